@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
+import { requireBearer } from './http/auth.js'
+import { clientErrorHandler, installErrorHandling } from './http/errors.js'
+import { installJsonBodyParser } from './http/json-body.js'
+import { healthRoutes, type Lifecycle } from './http/routes/health.js'
+import { plantRoutes } from './http/routes/plants.js'
+import { validatorCompiler } from './http/validation.js'
+import type { Store } from './store/types.js'
+import type { TokenService } from './tokens/service.js'
+
+export interface AppOptions {
+  store: Store
+  tokens: TokenService
+  logger?: FastifyBaseLogger
+  /** Largest accepted request body in bytes. */
+  bodyLimit?: number
+  lifecycle?: Lifecycle
+  /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
+  timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * Per-request lines go to debug: at the default level a request costs no log write, and failures
+ * that matter (5xx) are logged by the error handler at error level.
+ */
+class QuietRequestLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    request.log.debug(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request completed',
+    )
+  }
+}
+
+/** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const lifecycle = options.lifecycle ?? { draining: false }
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    logController: new QuietRequestLog(),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    clientErrorHandler,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
+    keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
+    connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
+  })
+
+  app.setValidatorCompiler(validatorCompiler)
+  installErrorHandling(app)
+  installJsonBodyParser(app)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  await app.register(healthRoutes, { store: options.store, lifecycle })
+  await app.register(async (api) => {
+    requireBearer(api, options.tokens)
+    await api.register(plantRoutes, { store: options.store })
+  })
+  return app
+}

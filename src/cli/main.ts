@@ -1,0 +1,87 @@
+import { Command, CommanderError, Option } from 'commander'
+import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
+import { withStore } from './database.js'
+import { serve } from './serve.js'
+import { tokenCreate, tokenList, tokenRevoke } from './token.js'
+
+// Exit codes, the same for every command: 0 success, 1 the operation failed, 2 usage or configuration.
+export const EXIT_OK = 0
+export const EXIT_FAILED = 1
+export const EXIT_USAGE = 2
+
+const databaseOption = () =>
+  new Option('--database-url <url>', 'sqlite:PATH, sqlite::memory: or postgres://… [env: DATABASE_URL]')
+
+function buildProgram(): Command {
+  const program = new Command('plantstore')
+    .description('Plant Store: a plant store HTTP API')
+    .exitOverride()
+    .showHelpAfterError(false)
+
+  const serveCommand = program.command('serve').description('run the HTTP service')
+  for (const s of SERVE_SETTINGS) {
+    const help = `${s.description} [env: ${envName(s.flag)}${s.default === undefined ? '' : `, default: ${s.default}`}]`
+    serveCommand.addOption(new Option(`--${s.flag} <${s.placeholder}>`, help))
+  }
+  serveCommand.action(async (flags: Record<string, string | undefined>) => {
+    await serve(resolveServeConfig(flags))
+  })
+
+  program
+    .command('migrate')
+    .description('create or update the database schema, then exit')
+    .addOption(databaseOption())
+    .action(async (options: { databaseUrl?: string }) => {
+      await withStore(options, async () => {
+        process.stderr.write('schema is up to date\n')
+      })
+    })
+
+  const token = program.command('token').description('issue, list and revoke bearer tokens')
+  token
+    .command('create')
+    .description('create a token and print it (the only time it is shown) as the one line on stdout')
+    .requiredOption('--name <name>', 'what the token is for')
+    .option(
+      '--scopes <list>',
+      'comma list of plants:read, plants:write, webhooks:manage, metrics:read',
+      'plants:read,plants:write',
+    )
+    .option('--expires-in <duration>', 'lifetime such as 30s, 15m, 12h, 30d; no expiry when absent')
+    .addOption(databaseOption())
+    .action(tokenCreate)
+  token
+    .command('list')
+    .description('list tokens (never their secrets)')
+    .option('--json', 'print one JSON array, for scripts')
+    .addOption(databaseOption())
+    .action(tokenList)
+  token
+    .command('revoke')
+    .description('revoke a token by its id (as shown by token list); refused from the next request on')
+    .argument('<id>', 'the public id of the token')
+    .addOption(databaseOption())
+    .action(async (id: string, options: { databaseUrl?: string }) => {
+      if (!(await tokenRevoke(id, options))) process.exitCode = EXIT_FAILED
+    })
+  return program
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv)
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has already printed its message (or the help/version text).
+      process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_USAGE
+      return
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`plantstore: ${error.message}\n`)
+      process.exitCode = EXIT_USAGE
+      return
+    }
+    process.stderr.write(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = EXIT_FAILED
+  }
+}

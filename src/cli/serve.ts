@@ -1,0 +1,73 @@
+import { writeFileSync } from 'node:fs'
+import { buildApp } from '../app.js'
+import type { ServeConfig } from '../config.js'
+import { createLogger } from '../log.js'
+import { openStore } from '../store/open.js'
+import { SCOPES } from '../tokens/scopes.js'
+import { TokenService } from '../tokens/service.js'
+
+/**
+ * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
+ * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
+ * and the process exits 0.
+ */
+export async function serve(config: ServeConfig): Promise<void> {
+  const logger = createLogger(config.logLevel)
+  const store = await openStore(config.database)
+  const tokens = new TokenService(store.tokens, {
+    onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
+  })
+
+  if (config.bootstrapTokenFile && (await store.tokens.count()) === 0) {
+    const { token, record } = await tokens.create('bootstrap', SCOPES)
+    writeFileSync(config.bootstrapTokenFile, `${token}\n`, { mode: 0o600 })
+    logger.info({ tokenId: record.id, file: config.bootstrapTokenFile }, 'bootstrap token created')
+  }
+
+  const lifecycle = { draining: false }
+  const app = await buildApp({
+    store,
+    tokens,
+    logger,
+    lifecycle,
+    bodyLimit: config.bodyLimit,
+    timeouts: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    },
+  })
+  app.server.headersTimeout = config.headersTimeoutMs
+
+  await app.listen({
+    host: config.host,
+    port: config.port,
+    listenTextResolver: (address) => `listening on ${address}`,
+  })
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    lifecycle.draining = true
+    logger.info({ signal }, 'shutting down')
+    const deadline = setTimeout(() => {
+      logger.error(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'shutdown timed out; exiting with requests unfinished',
+      )
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    deadline.unref()
+    try {
+      await app.close()
+      await store.close()
+      logger.info('stopped')
+      process.exit(0)
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed')
+      process.exit(1)
+    }
+  }
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  process.once('SIGINT', () => void stop('SIGINT'))
+}

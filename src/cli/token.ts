@@ -1,0 +1,108 @@
+import { ConfigError } from '../config.js'
+import { parseDuration } from '../duration.js'
+import type { TokenRecord } from '../store/types.js'
+import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
+import { TokenService } from '../tokens/service.js'
+import { type CliDatabaseOptions, withStore } from './database.js'
+
+export interface CreateOptions extends CliDatabaseOptions {
+  name: string
+  scopes?: string
+  expiresIn?: string
+}
+
+export function parseScopes(raw: string | undefined): Scope[] {
+  if (raw === undefined) return [...DEFAULT_SCOPES]
+  const scopes = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  const unknown = scopes.filter((s) => !isScope(s))
+  if (scopes.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      `invalid --scopes ${JSON.stringify(raw)}: expected a comma list of ${SCOPES.join(', ')}`,
+    )
+  }
+  return [...new Set(scopes)] as Scope[]
+}
+
+export async function tokenCreate(options: CreateOptions): Promise<void> {
+  const name = options.name.trim()
+  if (name === '' || name.length > 100) throw new ConfigError('invalid --name: expected 1 to 100 characters')
+  const scopes = parseScopes(options.scopes)
+  let expiresInMs: number | undefined
+  if (options.expiresIn !== undefined) {
+    const ms = parseDuration(options.expiresIn)
+    if (ms === null || ms <= 0) {
+      throw new ConfigError(
+        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d`,
+      )
+    }
+    expiresInMs = ms
+  }
+  await withStore(options, async (store) => {
+    const { token } = await new TokenService(store.tokens).create(name, scopes, expiresInMs)
+    process.stdout.write(`${token}\n`)
+  })
+}
+
+function status(token: TokenRecord, now: number): string {
+  if (token.revokedAt) return 'revoked'
+  if (token.expiresAt && token.expiresAt.getTime() <= now) return 'expired'
+  return 'active'
+}
+
+function toJson(token: TokenRecord, now: number) {
+  return {
+    id: token.id,
+    name: token.name,
+    prefix: `pst_${token.id}_`,
+    scopes: token.scopes,
+    createdAt: token.createdAt.toISOString(),
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+    revokedAt: token.revokedAt?.toISOString() ?? null,
+    status: status(token, now),
+  }
+}
+
+export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
+  await withStore(options, async (store) => {
+    const now = Date.now()
+    const tokens = (await store.tokens.list()).map((t) => toJson(t, now))
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`)
+      return
+    }
+    const header = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'EXPIRES', 'LAST USED', 'STATUS']
+    const rows = tokens.map((t) => [
+      t.id,
+      t.name,
+      t.prefix,
+      t.scopes.join(','),
+      t.createdAt,
+      t.expiresAt ?? '-',
+      t.lastUsedAt ?? '-',
+      t.status,
+    ])
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)))
+    for (const row of [header, ...rows]) {
+      process.stdout.write(
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] as number))
+          .join('  ')
+          .trimEnd()}\n`,
+      )
+    }
+  })
+}
+
+/** Returns false when no token has that id (the command then exits 1). */
+export async function tokenRevoke(id: string, options: CliDatabaseOptions): Promise<boolean> {
+  return withStore(options, async (store) => {
+    const revoked = await new TokenService(store.tokens).revoke(id)
+    if (revoked) process.stderr.write(`token ${id} revoked\n`)
+    else process.stderr.write(`no token with id ${id}\n`)
+    return revoked
+  })
+}

@@ -1,0 +1,77 @@
+// The one catalog of error conditions. Every `error` code the service can answer with is listed here,
+// with its HTTP status and default message; the README table and the OpenAPI document are generated
+// from it. Codes are stable: never renumber one, only add.
+
+export interface CatalogEntry {
+  readonly code: number
+  readonly status: number
+  readonly message: string
+}
+
+function entry(code: number, message: string): CatalogEntry {
+  return { code, status: Math.floor(code / 100), message }
+}
+
+export const errors = {
+  BAD_REQUEST: entry(40000, 'The request is malformed.'),
+  BODY_MISSING: entry(40001, 'A request body is required.'),
+  BODY_MALFORMED: entry(40002, 'The request body is not valid JSON.'),
+  BODY_NOT_OBJECT: entry(40003, 'The request body must be a JSON object.'),
+  ID_MISSING: entry(40004, 'The field id is required.'),
+  ID_INVALID: entry(
+    40005,
+    'The field id must be a JSON integer from -9223372036854775808 to 9223372036854775807.',
+  ),
+  NAME_INVALID: entry(40006, 'The field name is required and must be a string.'),
+  NAME_LENGTH: entry(40007, 'The field name must be 1 to 200 characters long.'),
+  TAG_INVALID: entry(40008, 'The field tag must be a string.'),
+  TAG_LENGTH: entry(40009, 'The field tag must be 1 to 100 characters long.'),
+  TEXT_CHARACTERS: entry(40010, 'Text fields must not contain control characters or lone surrogates.'),
+  PATH_ID_INVALID: entry(
+    40011,
+    'The plant id in the path must be an integer from -9223372036854775808 to 9223372036854775807.',
+  ),
+  QUERY_INVALID: entry(40012, 'A query parameter is invalid.'),
+  ID_MISMATCH: entry(40013, 'The id in the body must equal the id in the path.'),
+  IDEMPOTENCY_KEY_INVALID: entry(40014, 'The Idempotency-Key header must be 1 to 255 visible characters.'),
+  HEADER_INVALID: entry(40015, 'A request header is invalid.'),
+  TOKEN_MISSING: entry(40101, 'A bearer token is required.'),
+  TOKEN_MALFORMED: entry(40102, 'The bearer token is malformed.'),
+  TOKEN_UNKNOWN: entry(40103, 'The bearer token is not valid.'),
+  TOKEN_EXPIRED: entry(40104, 'The bearer token has expired.'),
+  TOKEN_REVOKED: entry(40105, 'The bearer token has been revoked.'),
+  SCOPE_MISSING: entry(40301, 'The token lacks the scope this operation needs.'),
+  ROUTE_NOT_FOUND: entry(40401, 'No such route.'),
+  PLANT_NOT_FOUND: entry(40402, 'No plant has this id.'),
+  METHOD_NOT_ALLOWED: entry(40501, 'This method is not allowed on this route.'),
+  REQUEST_TIMEOUT: entry(40801, 'The request took too long to arrive.'),
+  PLANT_EXISTS: entry(40901, 'A plant with this id already exists.'),
+  IDEMPOTENCY_IN_PROGRESS: entry(40902, 'A request with this Idempotency-Key is still being processed.'),
+  PRECONDITION_FAILED: entry(41201, 'The plant has changed: If-Match does not match its current ETag.'),
+  BODY_TOO_LARGE: entry(41301, 'The request body is too large.'),
+  URI_TOO_LONG: entry(41401, 'The request URL is too long.'),
+  UNSUPPORTED_MEDIA_TYPE: entry(41501, 'The request body must be application/json.'),
+  IDEMPOTENCY_KEY_REUSED: entry(
+    42201,
+    'This Idempotency-Key was already used with a different request body.',
+  ),
+  RATE_LIMITED: entry(42901, 'Too many requests: slow down and retry after the time given.'),
+  HEADERS_TOO_LARGE: entry(43101, 'The request headers are too large.'),
+  INTERNAL: entry(50001, 'An unexpected error occurred.'),
+  UNAVAILABLE: entry(50301, 'The service is temporarily unavailable: retry after the time given.'),
+} as const satisfies Record<string, CatalogEntry>
+
+export type ErrorName = keyof typeof errors
+
+/** An expected failure with its catalog entry; anything else that is thrown counts as a 500. */
+export class AppError extends Error {
+  readonly entry: CatalogEntry
+  readonly headers: Record<string, string> | undefined
+
+  constructor(entry: CatalogEntry, message?: string, headers?: Record<string, string>) {
+    super(message ?? entry.message)
+    this.name = 'AppError'
+    this.entry = entry
+    this.headers = headers
+  }
+}

@@ -1,0 +1,107 @@
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, type CatalogEntry, errors } from '../errors.js'
+
+export function errorBody(
+  entry: CatalogEntry,
+  message: string = entry.message,
+): { error: number; message: string } {
+  return { error: entry.code, message }
+}
+
+// Fastify's own errors, by code, mapped onto the catalog. Anything not here that carries a 4xx status
+// still gets the catalog's generic entry for its status; anything else is a 500.
+const FASTIFY_ERRORS: Record<string, CatalogEntry> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: errors.UNSUPPORTED_MEDIA_TYPE,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: errors.BAD_REQUEST,
+  FST_ERR_CTP_BODY_TOO_LARGE: errors.BODY_TOO_LARGE,
+  FST_ERR_CTP_EMPTY_JSON_BODY: errors.BODY_MISSING,
+  FST_ERR_CTP_INVALID_JSON_BODY: errors.BODY_MALFORMED,
+  FST_ERR_CTP_EMPTY_TYPE: errors.UNSUPPORTED_MEDIA_TYPE,
+  FST_ERR_CTP_INVALID_TYPE: errors.UNSUPPORTED_MEDIA_TYPE,
+  FST_ERR_ASYNC_CONSTRAINT: errors.BAD_REQUEST,
+}
+
+const BY_STATUS: Record<number, CatalogEntry> = {
+  400: errors.BAD_REQUEST,
+  404: errors.ROUTE_NOT_FOUND,
+  405: errors.METHOD_NOT_ALLOWED,
+  408: errors.REQUEST_TIMEOUT,
+  413: errors.BODY_TOO_LARGE,
+  414: errors.URI_TOO_LONG,
+  415: errors.UNSUPPORTED_MEDIA_TYPE,
+  429: errors.RATE_LIMITED,
+  431: errors.HEADERS_TOO_LARGE,
+  503: errors.UNAVAILABLE,
+}
+
+/** What an error thrown anywhere in a request answers with: an entry, a message, extra headers. */
+export function classify(error: unknown): {
+  entry: CatalogEntry
+  message: string
+  headers?: Record<string, string>
+} {
+  if (error instanceof AppError) return { entry: error.entry, message: error.message, headers: error.headers }
+  const fastifyError = error as Partial<FastifyError>
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
+  if (known) return { entry: known, message: known.message }
+  if (fastifyError.validation) return { entry: errors.BAD_REQUEST, message: fastifyError.message ?? '' }
+  const status = fastifyError.statusCode
+  const byStatus = status ? BY_STATUS[status] : undefined
+  if (byStatus) return { entry: byStatus, message: byStatus.message }
+  return { entry: errors.INTERNAL, message: errors.INTERNAL.message }
+}
+
+export function sendError(
+  reply: FastifyReply,
+  entry: CatalogEntry,
+  message?: string,
+  headers?: Record<string, string>,
+): FastifyReply {
+  if (headers) reply.headers(headers)
+  return reply.code(entry.status).type('application/json; charset=utf-8').send(errorBody(entry, message))
+}
+
+/** The one error handler: every failure leaves as exactly `{error, message}`, internals only in the log. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { entry, message, headers } = classify(error)
+    if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.debug({ code: entry.code, msg: message }, 'request rejected')
+    return sendError(reply, entry, message, headers)
+  })
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)
+  })
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (a broken request line, an
+ * oversized header block, a timeout) still answer with the Error shape, then close the connection.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const entry =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? errors.HEADERS_TOO_LARGE
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errors.REQUEST_TIMEOUT
+        : errors.BAD_REQUEST
+  const body = JSON.stringify(errorBody(entry))
+  socket.end(
+    `HTTP/1.1 ${entry.status} ${STATUS_TEXT[entry.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  )
+}

@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { errors } from '../../errors.js'
+import type { Store } from '../../store/types.js'
+import { sendError } from '../errors.js'
+
+export interface Lifecycle {
+  /** Set from the moment shutdown begins, so load balancers stop sending before the port closes. */
+  draining: boolean
+}
+
+const Status = Type.Object({ status: Type.String() })
+
+export async function healthRoutes(
+  app: FastifyInstance,
+  { store, lifecycle }: { store: Store; lifecycle: Lifecycle },
+): Promise<void> {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'health',
+        summary: 'Liveness: the process is up',
+        tags: ['operations'],
+        security: [],
+        response: { 200: Status },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  )
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'ready',
+        summary: 'Readiness: the database answers and the instance is not draining',
+        tags: ['operations'],
+        security: [],
+        response: { 200: Status },
+      },
+    },
+    async (request, reply) => {
+      if (lifecycle.draining) {
+        return sendError(reply, errors.UNAVAILABLE, 'The instance is shutting down.', { 'retry-after': '1' })
+      }
+      try {
+        await store.ping()
+      } catch (error) {
+        request.log.warn({ err: error }, 'database ping failed')
+        return sendError(reply, errors.UNAVAILABLE, 'The database is unreachable.', { 'retry-after': '1' })
+      }
+      return { status: 'ready' }
+    },
+  )
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance, FastifySchema, HTTPMethods } from 'fastify'
+import { AppError, errors } from '../../errors.js'
+
+const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+/**
+ * Answers the methods a path does not support with 405 and an `Allow` header, instead of a 404 that
+ * would suggest the path itself is wrong. Registered without authentication: 405 wins over 401.
+ */
+export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTTPMethods[]): void {
+  const others = METHODS.filter((m) => !allowed.includes(m))
+  if (others.length === 0) return
+  const allow = allowed.join(', ')
+  app.route({
+    method: others,
+    url,
+    exposeHeadRoute: false,
+    schema: { hide: true } as FastifySchema,
+    config: { public: true },
+    handler: async (request) => {
+      throw new AppError(errors.METHOD_NOT_ALLOWED, `${request.method} is not allowed here; use ${allow}.`, {
+        allow,
+      })
+    },
+  })
+}

@@ -1,0 +1,48 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import type { Store } from '../types.js'
+import { migrate } from './migrate.js'
+import { SqlitePlantStore } from './plants.js'
+import { SqliteTokenStore } from './tokens.js'
+
+export interface SqliteOptions {
+  /** A file path, or ':memory:' for a throwaway store. */
+  path: string
+  /** How long a writer waits for another process's lock before failing. */
+  busyTimeoutMs?: number
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  readonly plants: SqlitePlantStore
+  readonly tokens: SqliteTokenStore
+
+  constructor(readonly db: Database.Database) {
+    this.plants = new SqlitePlantStore(db)
+    this.tokens = new SqliteTokenStore(db)
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get()
+  }
+
+  async close(): Promise<void> {
+    await this.plants.drain()
+    if (this.db.open) this.db.close()
+  }
+}
+
+/** Opens (creating if needed) and migrates a SQLite database in durable WAL mode. */
+export function openSqlite(options: SqliteOptions): SqliteStore {
+  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
+  const db = new Database(options.path)
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
+  // create survives power loss, not just a process crash.
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('foreign_keys = ON')
+  migrate(db)
+  return new SqliteStore(db)
+}

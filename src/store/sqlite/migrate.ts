@@ -1,0 +1,51 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import type { Database } from 'better-sqlite3'
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+/** Numbered SQL files (`001_init.sql`, …) in version order. */
+export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((file) => /^\d+_.+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number.parseInt(file, 10),
+      name: file.replace(/\.sql$/, ''),
+      sql: readFileSync(new URL(file, dir), 'utf8'),
+    }))
+}
+
+/**
+ * Applies the migrations the database lacks, all in one IMMEDIATE transaction: a second process
+ * starting at the same moment waits on the write lock, then finds nothing left to do.
+ */
+export function migrate(db: Database, migrations: Migration[] = loadMigrations()): Migration[] {
+  const apply = db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    ) STRICT`)
+    const done = new Set(
+      db
+        .prepare('SELECT version FROM schema_migrations')
+        .pluck()
+        .all()
+        .map((v) => Number(v)),
+    )
+    const pending = migrations.filter((m) => !done.has(m.version))
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+    for (const m of pending) {
+      db.exec(m.sql)
+      record.run(m.version, m.name, Date.now())
+    }
+    return pending
+  })
+  return apply.immediate()
+}

@@ -1,0 +1,98 @@
+import type { Database, Statement } from 'better-sqlite3'
+import type { TokenRecord, TokenStore } from '../types.js'
+
+interface TokenRow {
+  id: string
+  name: string
+  secret_hash: string
+  scopes: string
+  created_at: number
+  expires_at: number | null
+  last_used_at: number | null
+  revoked_at: number | null
+}
+
+const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
+
+function toRecord(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: new Date(row.created_at),
+    expiresAt: date(row.expires_at),
+    lastUsedAt: date(row.last_used_at),
+    revokedAt: date(row.revoked_at),
+  }
+}
+
+export class SqliteTokenStore implements TokenStore {
+  private readonly selectOne: Statement
+  private readonly dataVersion: Statement
+  private readonly readEpoch: Statement
+  private lastDataVersion = -1
+  private epoch = 0
+
+  constructor(private readonly db: Database) {
+    this.selectOne = db.prepare('SELECT * FROM tokens WHERE id = ?')
+    // data_version moves when another connection (the CLI, another worker) commits; only then is the
+    // epoch worth reading. Both statements cost microseconds and touch no table page when idle.
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck()
+    this.readEpoch = db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck()
+  }
+
+  async insert(token: TokenRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
+      )
+      .run(
+        token.id,
+        token.name,
+        token.secretHash,
+        token.scopes.join(' '),
+        token.createdAt.getTime(),
+        token.expiresAt?.getTime() ?? null,
+      )
+  }
+
+  async find(id: string): Promise<TokenRecord | undefined> {
+    const row = this.selectOne.get(id) as TokenRow | undefined
+    return row && toRecord(row)
+  }
+
+  async list(): Promise<TokenRecord[]> {
+    const rows = this.db.prepare('SELECT * FROM tokens ORDER BY created_at, id').all() as TokenRow[]
+    return rows.map(toRecord)
+  }
+
+  async revoke(id: string, at: Date): Promise<boolean> {
+    const run = this.db.transaction(() => {
+      const changed = this.db
+        .prepare('UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?')
+        .run(at.getTime(), id).changes
+      if (changed > 0) this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      return changed > 0
+    })
+    return run.immediate()
+  }
+
+  async count(): Promise<number> {
+    return this.db.prepare('SELECT count(*) FROM tokens').pluck().get() as number
+  }
+
+  async touchLastUsed(id: string, at: Date): Promise<void> {
+    this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').run(at.getTime(), id)
+  }
+
+  revocationEpoch(): number {
+    const version = this.dataVersion.get() as number
+    if (version !== this.lastDataVersion) {
+      this.lastDataVersion = version
+      this.epoch = this.readEpoch.get() as number
+    }
+    return this.epoch
+  }
+}

@@ -1,0 +1,8 @@
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const DEFAULT_SCOPES: readonly Scope[] = ['plants:read', 'plants:write']
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value)
+}

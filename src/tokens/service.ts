@@ -1,0 +1,132 @@
+import { AppError, errors } from '../errors.js'
+import type { TokenRecord, TokenStore } from '../store/types.js'
+import { generateToken, parseToken, secretMatches } from './format.js'
+import type { Scope } from './scopes.js'
+
+export interface Principal {
+  tokenId: string
+  name: string
+  scopes: ReadonlySet<string>
+}
+
+interface CachedToken {
+  principal: Principal
+  expiresAt: number
+  lastTouched: number
+}
+
+export interface TokenServiceOptions {
+  now?: () => number
+  /** "Last used" is written at most this often per token. */
+  lastUsedIntervalMs?: number
+  /** Verified tokens kept in memory; the oldest is dropped past this. */
+  cacheSize?: number
+  onBackgroundError?: (error: unknown) => void
+}
+
+export interface CreatedToken {
+  token: string
+  record: TokenRecord
+}
+
+/**
+ * Issues and verifies bearer tokens. Verification is on every request's path, so a token that was
+ * verified once is remembered (keyed by the whole token string, so a hit proves the secret too) until
+ * its expiry, or until any process revokes any token: the store's revocation epoch is checked on every
+ * call and a move empties the cache, so a revocation is seen by the next request.
+ */
+export class TokenService {
+  private readonly cache = new Map<string, CachedToken>()
+  private epoch: number
+  private readonly now: () => number
+  private readonly lastUsedIntervalMs: number
+  private readonly cacheSize: number
+  private readonly onBackgroundError: (error: unknown) => void
+
+  constructor(
+    private readonly store: TokenStore,
+    options: TokenServiceOptions = {},
+  ) {
+    this.now = options.now ?? Date.now
+    this.lastUsedIntervalMs = options.lastUsedIntervalMs ?? 60_000
+    this.cacheSize = options.cacheSize ?? 10_000
+    this.onBackgroundError = options.onBackgroundError ?? (() => {})
+    this.epoch = store.revocationEpoch()
+  }
+
+  async create(name: string, scopes: readonly Scope[], expiresInMs?: number): Promise<CreatedToken> {
+    const { token, publicId, secretHash } = generateToken()
+    const createdAt = new Date(this.now())
+    const record: TokenRecord = {
+      id: publicId,
+      name,
+      secretHash,
+      scopes: [...scopes],
+      createdAt,
+      expiresAt: expiresInMs === undefined ? null : new Date(createdAt.getTime() + expiresInMs),
+      lastUsedAt: null,
+      revokedAt: null,
+    }
+    await this.store.insert(record)
+    return { token, record }
+  }
+
+  list(): Promise<TokenRecord[]> {
+    return this.store.list()
+  }
+
+  revoke(publicId: string): Promise<boolean> {
+    return this.store.revoke(publicId, new Date(this.now()))
+  }
+
+  /** Resolves to the token's principal, or throws the 401 AppError that says why not. */
+  async verify(token: string): Promise<Principal> {
+    const now = this.now()
+    const epoch = this.store.revocationEpoch()
+    if (epoch !== this.epoch) {
+      this.epoch = epoch
+      this.cache.clear()
+    }
+    const cached = this.cache.get(token)
+    if (cached) {
+      if (cached.expiresAt <= now) {
+        this.cache.delete(token)
+        throw new AppError(errors.TOKEN_EXPIRED)
+      }
+      this.touch(cached, now)
+      return cached.principal
+    }
+    return this.load(token, now)
+  }
+
+  private async load(token: string, now: number): Promise<Principal> {
+    const parsed = parseToken(token)
+    if (!parsed) throw new AppError(errors.TOKEN_MALFORMED)
+    const record = await this.store.find(parsed.publicId)
+    if (!record || !secretMatches(parsed.secret, record.secretHash)) throw new AppError(errors.TOKEN_UNKNOWN)
+    if (record.revokedAt) throw new AppError(errors.TOKEN_REVOKED)
+    const expiresAt = record.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
+    if (expiresAt <= now) throw new AppError(errors.TOKEN_EXPIRED)
+    const entry: CachedToken = {
+      principal: { tokenId: record.id, name: record.name, scopes: new Set(record.scopes) },
+      expiresAt,
+      lastTouched: record.lastUsedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
+    }
+    if (this.cache.size >= this.cacheSize) {
+      const oldest = this.cache.keys().next().value
+      if (oldest !== undefined) this.cache.delete(oldest)
+    }
+    this.cache.set(token, entry)
+    this.touch(entry, now)
+    return entry.principal
+  }
+
+  /** Records "last used" at most once per interval, after the response path has moved on. */
+  private touch(entry: CachedToken, now: number): void {
+    if (now - entry.lastTouched < this.lastUsedIntervalMs) return
+    entry.lastTouched = now
+    setImmediate(() => {
+      this.store.touchLastUsed(entry.principal.tokenId, new Date(now)).catch(this.onBackgroundError)
+    })
+  }
+}

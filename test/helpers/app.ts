@@ -1,0 +1,70 @@
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import type { Store } from '../../src/store/types.js'
+import type { Scope } from '../../src/tokens/scopes.js'
+import { TokenService } from '../../src/tokens/service.js'
+import { openFresh, type StoreKind } from './stores.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  store: Store
+  tokens: TokenService
+  url: string
+  /** A fresh token with the given scopes (default: read and write plants). */
+  token(scopes?: Scope[], expiresInMs?: number): Promise<string>
+  close(): Promise<void>
+}
+
+export async function makeApp(kind: StoreKind, options: { bodyLimit?: number } = {}): Promise<TestApp> {
+  const { store, url } = await openFresh(kind)
+  const tokens = new TokenService(store.tokens)
+  const app = await buildApp({ store, tokens, bodyLimit: options.bodyLimit })
+  return {
+    app,
+    store,
+    tokens,
+    url,
+    token: async (scopes = ['plants:read', 'plants:write'], expiresInMs) =>
+      (await tokens.create('test', scopes, expiresInMs)).token,
+    close: async () => {
+      await app.close()
+      await store.close()
+    },
+  }
+}
+
+/** POST /plants with a raw body string and a token. */
+export function postPlant(
+  app: FastifyInstance,
+  token: string,
+  body: string,
+  headers: Record<string, string> = {},
+) {
+  const options: InjectOptions = {
+    method: 'POST',
+    url: '/plants',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    payload: body,
+  }
+  return app.inject(options)
+}
+
+/** Asserts the body is exactly the Error shape and returns it. */
+export function errorOf(response: { body: string; headers: Record<string, unknown> }): {
+  error: number
+  message: string
+} {
+  const body = JSON.parse(response.body) as Record<string, unknown>
+  const keys = Object.keys(body).sort()
+  if (
+    keys.join(',') !== 'error,message' ||
+    typeof body.error !== 'number' ||
+    typeof body.message !== 'string'
+  ) {
+    throw new Error(`not the Error shape: ${response.body}`)
+  }
+  if (!String(response.headers['content-type']).startsWith('application/json')) {
+    throw new Error(`error content-type is ${String(response.headers['content-type'])}`)
+  }
+  return body as { error: number; message: string }
+}

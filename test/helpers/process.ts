@@ -1,0 +1,80 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const BIN = `${ROOT}bin/plantstore`
+
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs the real CLI as a user would. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      BIN,
+      args,
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  process: ChildProcess
+  /** Everything the process has written to stdout so far. */
+  output(): string
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `./bin/plantstore serve --port 0 …` and resolves once it logs its address. */
+export async function startServer(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  const child = spawn(BIN, ['serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk
+  })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}${err}`)), 20_000)
+    const check = () => {
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    }
+    child.stdout.on('data', check)
+    exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code}: ${out}${err}`))
+    })
+  })
+  return {
+    url,
+    port: Number(new URL(url).port),
+    process: child,
+    output: () => out + err,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
