@@ -5,9 +5,27 @@ import type { NewPlant, Plant } from '../plants/model.js'
 
 export type CreateOutcome = 'created' | 'exists'
 
+/** A domain event stored in the same transaction as the change that caused it (transactional outbox). */
+export interface OutboxEvent {
+  /** Unique, stable id (the Standard Webhooks `webhook-id`). */
+  id: string
+  type: string
+  occurredAt: Date
+  /** The complete JSON envelope, ready to deliver byte for byte. */
+  payload: string
+}
+
+/** What else a create writes in its transaction, only when the plant itself is inserted. */
+export interface CreateExtras {
+  event?: OutboxEvent
+}
+
 export interface PlantStore {
-  /** Durably inserts the plant; resolves only after the row is committed. */
-  create(plant: NewPlant): Promise<CreateOutcome>
+  /**
+   * Durably inserts the plant (and its extras, in the same transaction); resolves only after the
+   * row is committed. A duplicate id resolves to 'exists' and writes nothing.
+   */
+  create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome>
   get(id: bigint): Promise<Plant | undefined>
 }
 
@@ -39,10 +57,16 @@ export interface TokenStore {
   revocationEpoch(): number
 }
 
+export interface EventStore {
+  /** Events with a sequence number above `afterSeq`, oldest first. */
+  listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>>
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   readonly plants: PlantStore
   readonly tokens: TokenStore
+  readonly events: EventStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */

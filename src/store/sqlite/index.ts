@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
+import { SqliteEventStore } from './events.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
@@ -17,10 +18,12 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   readonly plants: SqlitePlantStore
   readonly tokens: SqliteTokenStore
+  readonly events: SqliteEventStore
 
   constructor(readonly db: Database.Database) {
     this.plants = new SqlitePlantStore(db)
     this.tokens = new SqliteTokenStore(db)
+    this.events = new SqliteEventStore(db)
   }
 
   async ping(): Promise<void> {

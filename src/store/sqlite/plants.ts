@@ -1,9 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { NewPlant, Plant } from '../../plants/model.js'
-import type { CreateOutcome, PlantStore } from '../types.js'
+import type { CreateExtras, CreateOutcome, PlantStore } from '../types.js'
 
 interface PendingCreate {
   plant: NewPlant
+  extras: CreateExtras | undefined
   resolve: (outcome: CreateOutcome) => void
   reject: (error: unknown) => void
 }
@@ -32,6 +33,7 @@ export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
   private flushing: Promise<void> | undefined
   private readonly insert: Statement
+  private readonly insertEvent: Statement
   private readonly begin: Statement
   private readonly commitStatement: Statement
   private readonly rollback: Statement
@@ -41,15 +43,18 @@ export class SqlitePlantStore implements PlantStore {
     this.insert = db.prepare(
       'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now)',
     )
+    this.insertEvent = db.prepare(
+      'INSERT INTO events (id, type, payload, created_at) VALUES (@id, @type, @payload, @createdAt)',
+    )
     this.begin = db.prepare('BEGIN IMMEDIATE')
     this.commitStatement = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
   }
 
-  create(plant: NewPlant): Promise<CreateOutcome> {
+  create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ plant, resolve, reject })
+      this.queue.push({ plant, extras, resolve, reject })
       if (this.queue.length === 1) {
         this.flushing = new Promise((done) => setImmediate(() => done(this.flush())))
       }
@@ -83,15 +88,25 @@ export class SqlitePlantStore implements PlantStore {
     try {
       this.begin.run()
       try {
-        for (const { plant } of batch) {
+        for (const { plant, extras } of batch) {
           try {
             this.insert.run({ id: plant.id, name: plant.name, tag: plant.tag ?? null, now })
-            outcomes.push('created')
           } catch (error) {
             // A duplicate fails only its own request; SQLite undoes just that statement.
             if (!isUniqueViolation(error)) throw error
             outcomes.push('exists')
+            continue
           }
+          const event = extras?.event
+          if (event) {
+            this.insertEvent.run({
+              id: event.id,
+              type: event.type,
+              payload: event.payload,
+              createdAt: event.occurredAt.getTime(),
+            })
+          }
+          outcomes.push('created')
         }
         this.commit()
       } catch (error) {

@@ -26,3 +26,12 @@ CREATE TABLE meta (
 ) STRICT;
 
 INSERT INTO meta (key, value) VALUES ('token_epoch', 0);
+
+-- Transactional outbox: one row per change to a plant, written in the change's own transaction.
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
