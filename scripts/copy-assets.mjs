@@ -1,7 +1,13 @@
-// tsc compiles only TypeScript; the numbered SQL migrations ship beside the compiled store code.
-import { cpSync, existsSync } from 'node:fs'
+// tsc compiles only TypeScript; the numbered SQL migrations and the plain-JavaScript modules the
+// SQLite writer thread loads ship beside the compiled store code.
+import { cpSync, existsSync, readdirSync } from 'node:fs'
 
 for (const store of ['sqlite', 'postgres']) {
   const from = `src/store/${store}/migrations`
   if (existsSync(from)) cpSync(from, `dist/store/${store}/migrations`, { recursive: true })
+}
+for (const file of readdirSync('src/store/sqlite').filter(
+  (name) => name.endsWith('.js') || name.endsWith('.d.ts'),
+)) {
+  cpSync(`src/store/sqlite/${file}`, `dist/store/sqlite/${file}`)
 }

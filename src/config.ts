@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open.js'
 
@@ -20,6 +21,7 @@ export interface ServeConfig {
   shutdownTimeoutMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
+  workers: number
 }
 
 export interface Setting<K extends keyof ServeConfig = keyof ServeConfig> {
@@ -56,6 +58,14 @@ function parseSize(raw: string): number {
 
 export function parseDatabaseSetting(raw: string): DatabaseLocation {
   return parseDatabaseUrl(raw) ?? fail('database-url', raw, 'sqlite:PATH, sqlite::memory: or postgres://…')
+}
+
+const MAX_WORKERS = 64
+
+function parseWorkers(raw: string): number {
+  if (raw === 'auto') return availableParallelism()
+  const n = /^\d{1,3}$/.test(raw) ? Number(raw) : 0
+  return n >= 1 && n <= MAX_WORKERS ? n : fail('workers', raw, `auto or an integer from 1 to ${MAX_WORKERS}`)
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plantstore.db'
@@ -148,6 +158,14 @@ export const SERVE_SETTINGS: Setting[] = [
     description: 'when the store has no token yet, create one with every scope and write it here (mode 0600)',
     parse: (raw) => raw,
   },
+  {
+    key: 'workers',
+    flag: 'workers',
+    placeholder: 'n|auto',
+    default: '1',
+    description: 'processes serving the port together (node:cluster); auto = one per CPU',
+    parse: parseWorkers,
+  },
 ]
 
 /** camelCase of a flag, as commander names parsed options. */
@@ -165,5 +183,13 @@ export function resolveServeConfig(
     const raw = flags[optionKey(setting.flag)] ?? env[envName(setting.flag)] ?? setting.default
     config[setting.key] = raw === undefined ? undefined : setting.parse(raw)
   }
-  return config as ServeConfig
+  const resolved = config as ServeConfig
+  if (resolved.workers > 1 && resolved.database.kind === 'sqlite' && resolved.database.path === ':memory:') {
+    // Each process would hold its own throwaway store: a plant created through one would not exist
+    // for the others.
+    throw new ConfigError(
+      `--workers ${resolved.workers} cannot share sqlite::memory: (each process would have its own store); use a sqlite file or postgres`,
+    )
+  }
+  return resolved
 }

@@ -2,7 +2,8 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
-import type { SqlitePlantStore } from '../src/store/sqlite/plants.js'
+import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
+import { inlineSink, threadSink } from '../src/store/sqlite/writer.js'
 import { tempDir } from './helpers/stores.js'
 
 describe('SQLite store', () => {
@@ -16,40 +17,59 @@ describe('SQLite store', () => {
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
   })
 
-  it('group-commits concurrent creates into one transaction, failing only the duplicate', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const commits: number[] = []
-    const plants = store.plants as unknown as { commit(): void }
-    const original = plants.commit.bind(plants)
-    plants.commit = () => {
-      commits.push(Date.now())
-      original()
-    }
-    const outcomes = await Promise.all([
-      store.plants.create({ id: 1n, name: 'a' }),
-      store.plants.create({ id: 2n, name: 'b' }),
-      store.plants.create({ id: 1n, name: 'dup' }),
-      store.plants.create({ id: 3n, name: 'c' }),
-    ])
-    expect(outcomes).toEqual(['created', 'created', 'exists', 'created'])
-    expect(commits).toHaveLength(1)
-    expect((await store.plants.get(1n))?.name).toBe('a')
-  })
+  // A file commits in the writer thread, `:memory:` on the caller's connection: both must batch alike.
+  const writers = [
+    { name: 'a file (writer thread)', path: () => join(tempDir(), 'p.db') },
+    { name: ':memory: (inline)', path: () => ':memory:' },
+  ]
 
-  it('fails every request of a batch whose commit fails, and keeps none of its rows', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const plants = store.plants as SqlitePlantStore & { commit(): void }
-    plants.commit = () => {
-      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })
-    }
-    const results = await Promise.allSettled([
-      store.plants.create({ id: 10n, name: 'a' }),
-      store.plants.create({ id: 11n, name: 'b' }),
-    ])
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
-    expect(await store.plants.get(10n)).toBeUndefined()
-    expect(await store.plants.get(11n)).toBeUndefined()
-    expect(store.db.inTransaction).toBe(false)
+  describe.each(writers)('group commit on $name', ({ path }) => {
+    it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
+      const location = path()
+      store = openSqlite({ path: location })
+      const sink = location === ':memory:' ? inlineSink(store.db) : threadSink(location, 5000)
+      const batches: number[] = []
+      const plants = new SqlitePlantStore(store.db, {
+        write: (batch, now) => {
+          batches.push(batch.length)
+          return sink.write(batch, now)
+        },
+        close: () => sink.close(),
+      })
+      const outcomes = await Promise.all([
+        plants.create({ id: 1n, name: 'a' }),
+        plants.create({ id: 2n, name: 'b' }),
+        plants.create({ id: 1n, name: 'dup' }),
+        plants.create({ id: 3n, name: 'c' }),
+      ])
+      expect(outcomes).toEqual(['created', 'created', 'exists', 'created'])
+      expect(batches).toEqual([4])
+      expect((await plants.get(1n))?.name).toBe('a')
+      await plants.drain()
+      await sink.close()
+    })
+
+    it('fails every request of a batch whose commit fails, and keeps none of its rows', async () => {
+      store = openSqlite({ path: path() })
+      // A deferred foreign key is checked at COMMIT: inserting id 666 makes the whole commit fail,
+      // as a full disk or an I/O error would.
+      store.db.exec(`
+        CREATE TABLE fault_parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE fault_child (parent INTEGER REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER fault AFTER INSERT ON plants WHEN NEW.id = 666
+        BEGIN INSERT INTO fault_child (parent) VALUES (-1); END;`)
+      const results = await Promise.allSettled([
+        store.plants.create({ id: 10n, name: 'a' }),
+        store.plants.create({ id: 666n, name: 'fault' }),
+        store.plants.create({ id: 11n, name: 'b' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      expect(await store.plants.get(10n)).toBeUndefined()
+      expect(await store.plants.get(11n)).toBeUndefined()
+      // The writer recovered: the next batch commits.
+      expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
+      expect(store.db.inTransaction).toBe(false)
+    })
   })
 
   it('writes a plant.created event with the plant in its transaction, and none for a duplicate', async () => {

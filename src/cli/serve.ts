@@ -1,28 +1,39 @@
+import cluster from 'node:cluster'
 import { writeFileSync } from 'node:fs'
+import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
 import { openStore } from '../store/open.js'
+import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
+import { runPrimary } from './cluster.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
  * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
- * and the process exits 0.
+ * and the process exits 0. With --workers N above 1 this process becomes the cluster primary and
+ * N worker processes serve the port (see cluster.ts).
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
+  if (config.workers > 1 && cluster.isPrimary) {
+    // Migrations and the bootstrap token happen once, before any worker opens the database.
+    const store = await openStore(config.database)
+    try {
+      await bootstrapToken(config, store, logger)
+    } finally {
+      await store.close()
+    }
+    await runPrimary(config, logger)
+    return
+  }
   const store = await openStore(config.database)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
   })
-
-  if (config.bootstrapTokenFile && (await store.tokens.count()) === 0) {
-    const { token, record } = await tokens.create('bootstrap', SCOPES)
-    writeFileSync(config.bootstrapTokenFile, `${token}\n`, { mode: 0o600 })
-    logger.info({ tokenId: record.id, file: config.bootstrapTokenFile }, 'bootstrap token created')
-  }
+  if (cluster.isPrimary) await bootstrapToken(config, store, logger)
 
   const lifecycle = { draining: false }
   const app = await buildApp({
@@ -41,7 +52,9 @@ export async function serve(config: ServeConfig): Promise<void> {
   await app.listen({
     host: config.host,
     port: config.port,
-    listenTextResolver: (address) => `listening on ${address}`,
+    // In a cluster the primary announces the address once every worker is ready.
+    listenTextResolver: (address) =>
+      cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
   })
 
   let stopping = false
@@ -70,4 +83,12 @@ export async function serve(config: ServeConfig): Promise<void> {
   }
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
+}
+
+async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger): Promise<void> {
+  if (!config.bootstrapTokenFile || (await store.tokens.count()) > 0) return
+  const tokens = new TokenService(store.tokens)
+  const { token, record } = await tokens.create('bootstrap', SCOPES)
+  writeFileSync(config.bootstrapTokenFile, `${token}\n`, { mode: 0o600 })
+  logger.info({ tokenId: record.id, file: config.bootstrapTokenFile }, 'bootstrap token created')
 }

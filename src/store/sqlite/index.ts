@@ -6,6 +6,7 @@ import { SqliteEventStore } from './events.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
+import { type BatchSink, inlineSink, threadSink } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -19,9 +20,16 @@ export class SqliteStore implements Store {
   readonly plants: SqlitePlantStore
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
+  private readonly sink: BatchSink
 
-  constructor(readonly db: Database.Database) {
-    this.plants = new SqlitePlantStore(db)
+  constructor(
+    readonly db: Database.Database,
+    options: { path: string; busyTimeoutMs: number },
+  ) {
+    // A file gets a writer thread so commits never stall requests; `:memory:` exists only on this
+    // connection, so it commits here.
+    this.sink = options.path === ':memory:' ? inlineSink(db) : threadSink(options.path, options.busyTimeoutMs)
+    this.plants = new SqlitePlantStore(db, this.sink)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
   }
@@ -32,6 +40,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.plants.drain()
+    await this.sink.close()
     if (this.db.open) this.db.close()
   }
 }
@@ -40,12 +49,13 @@ export class SqliteStore implements Store {
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   const db = new Database(options.path)
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
   // create survives power loss, not just a process crash.
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   migrate(db)
-  return new SqliteStore(db)
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs })
 }

@@ -1,17 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { NewPlant, Plant } from '../../plants/model.js'
 import type { CreateExtras, CreateOutcome, PlantStore } from '../types.js'
+import type { BatchRow } from './batch.js'
+import type { BatchSink } from './writer.js'
 
 interface PendingCreate {
-  plant: NewPlant
-  extras: CreateExtras | undefined
+  row: BatchRow
   resolve: (outcome: CreateOutcome) => void
   reject: (error: unknown) => void
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code
-  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
 }
 
 interface PlantRow {
@@ -28,36 +24,39 @@ function toPlant(row: PlantRow): Plant {
  * Plants in SQLite with group commit: every create that arrives within one turn of the event loop
  * joins one transaction, and each is answered only after that transaction has committed (with
  * synchronous=FULL, after the fsync). One fsync then pays for a whole batch instead of one request.
+ * While a batch commits (in the writer thread, for a file), the next one gathers: a batch holds every
+ * create that arrived during the previous commit.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
-  private flushing: Promise<void> | undefined
-  private readonly insert: Statement
-  private readonly insertEvent: Statement
-  private readonly begin: Statement
-  private readonly commitStatement: Statement
-  private readonly rollback: Statement
+  private scheduled = false
+  private writing: Promise<void> | undefined
+  private readonly idle: Array<() => void> = []
   private readonly selectOne: Statement
 
-  constructor(private readonly db: Database) {
-    this.insert = db.prepare(
-      'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now)',
-    )
-    this.insertEvent = db.prepare(
-      'INSERT INTO events (id, type, payload, created_at) VALUES (@id, @type, @payload, @createdAt)',
-    )
-    this.begin = db.prepare('BEGIN IMMEDIATE')
-    this.commitStatement = db.prepare('COMMIT')
-    this.rollback = db.prepare('ROLLBACK')
+  constructor(
+    db: Database,
+    private readonly sink: BatchSink,
+  ) {
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
+    const event = extras?.event
+    const row: BatchRow = {
+      id: plant.id,
+      name: plant.name,
+      tag: plant.tag ?? null,
+      event: event && {
+        id: event.id,
+        type: event.type,
+        payload: event.payload,
+        createdAt: event.occurredAt.getTime(),
+      },
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ plant, extras, resolve, reject })
-      if (this.queue.length === 1) {
-        this.flushing = new Promise((done) => setImmediate(() => done(this.flush())))
-      }
+      this.queue.push({ row, resolve, reject })
+      this.schedule()
     })
   }
 
@@ -66,57 +65,53 @@ export class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
-  /** Waits for the batch in flight, so that closing never drops an accepted create. */
+  /** Resolves once every accepted create has been answered, so that closing never drops one. */
   async drain(): Promise<void> {
-    while (this.flushing) {
-      const current = this.flushing
-      await current
-      if (this.flushing === current) this.flushing = undefined
+    while (this.scheduled || this.writing || this.queue.length > 0) {
+      await new Promise<void>((resolve) => this.idle.push(resolve))
     }
   }
 
-  /** Separate so a test can make the commit fail and see every request of the batch fail with it. */
-  protected commit(): void {
-    this.commitStatement.run()
+  /** Flushes after the current turn, so that every create of the turn joins the batch. */
+  private schedule(): void {
+    if (this.scheduled || this.writing) return
+    this.scheduled = true
+    setImmediate(() => this.flush())
   }
 
   private flush(): void {
+    this.scheduled = false
     const batch = this.queue
     this.queue = []
-    const outcomes: CreateOutcome[] = []
-    const now = Date.now()
-    try {
-      this.begin.run()
-      try {
-        for (const { plant, extras } of batch) {
-          try {
-            this.insert.run({ id: plant.id, name: plant.name, tag: plant.tag ?? null, now })
-          } catch (error) {
-            // A duplicate fails only its own request; SQLite undoes just that statement.
-            if (!isUniqueViolation(error)) throw error
-            outcomes.push('exists')
-            continue
-          }
-          const event = extras?.event
-          if (event) {
-            this.insertEvent.run({
-              id: event.id,
-              type: event.type,
-              payload: event.payload,
-              createdAt: event.occurredAt.getTime(),
-            })
-          }
-          outcomes.push('created')
-        }
-        this.commit()
-      } catch (error) {
-        if (this.db.inTransaction) this.rollback.run()
-        throw error
-      }
-    } catch (error) {
-      for (const item of batch) item.reject(error)
+    if (batch.length === 0) {
+      this.settled()
       return
     }
-    for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+    let write: Promise<CreateOutcome[]>
+    try {
+      write = this.sink.write(
+        batch.map((item) => item.row),
+        Date.now(),
+      )
+    } catch (error) {
+      write = Promise.reject(error)
+    }
+    this.writing = write.then(
+      (outcomes) => {
+        for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+      },
+      (error: unknown) => {
+        for (const item of batch) item.reject(error)
+      },
+    )
+    void this.writing.then(() => {
+      this.writing = undefined
+      if (this.queue.length > 0) this.schedule()
+      else this.settled()
+    })
+  }
+
+  private settled(): void {
+    for (const resolve of this.idle.splice(0)) resolve()
   }
 }

@@ -1,0 +1,80 @@
+// The ceiling the benchmark compares the service with: bare node:http in one process, doing the
+// least any correct server must (bearer comparison, native JSON.parse, the same type and length
+// checks) and storing nothing. No framework, no database, no logging.
+//
+//   node bench/ceiling.mjs --port 0 --token pst_…
+// prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+import { createServer } from 'node:http'
+import { parseArgs } from 'node:util'
+
+const { values } = parseArgs({
+  options: {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '0' },
+    token: { type: 'string' },
+  },
+})
+if (!values.token) {
+  process.stderr.write('ceiling: --token is required\n')
+  process.exit(2)
+}
+const expected = `Bearer ${values.token}`
+
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
+const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
+
+// What GET /plants?limit=100 answers: the same amount of JSON the service sends for a full page.
+const page = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, name: `plant ${i + 1}`, tag: 'bench' }))
+
+function answer(res, status, body) {
+  res.writeHead(status, JSON_TYPE)
+  res.end(JSON.stringify(body))
+}
+
+function create(req, res) {
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    let body
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
+    }
+    if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
+    if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
+    if (body.tag !== undefined && !isText(body.tag, 100)) {
+      return answer(res, 400, { error: 40008, message: 'bad tag' })
+    }
+    const plant = body.tag === undefined ? { id: body.id, name: body.name } : body
+    answer(res, 200, { id: plant.id, name: plant.name, tag: plant.tag })
+  })
+}
+
+const server = createServer((req, res) => {
+  if (req.headers.authorization !== expected) {
+    return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
+  }
+  const url = req.url ?? '/'
+  if (req.method === 'POST' && url === '/plants') return create(req, res)
+  if (req.method === 'GET' && url.startsWith('/plants?')) {
+    const limit = Number(new URLSearchParams(url.slice(8)).get('limit') ?? 100)
+    return answer(res, 200, { items: page.slice(0, limit), next: null })
+  }
+  if (req.method === 'GET' && url.startsWith('/plants/')) {
+    const id = url.slice(8)
+    if (!/^-?[0-9]{1,19}$/.test(id)) return answer(res, 400, { error: 40011, message: 'bad id' })
+    return answer(res, 200, { id: Number(id), name: `plant ${id}`, tag: 'bench' })
+  }
+  answer(res, 404, { error: 40401, message: 'No such route.' })
+})
+server.keepAliveTimeout = 5000
+
+server.listen(Number(values.port), values.host, () => {
+  const { address, port } = server.address()
+  process.stdout.write(`listening on http://${address}:${port}\n`)
+})
+for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => server.close(() => process.exit(0)))

@@ -1,0 +1,22 @@
+-- Shared by the wrk scripts: the bearer token comes from the environment, and done() prints one
+-- JSON line the benchmark runner reads (wrk's own text report is for people).
+local M = {}
+
+M.token = os.getenv("BENCH_TOKEN") or ""
+
+-- Added to wrk.headers rather than replacing it, which would drop the Host header wrk puts there.
+function M.set_headers()
+  wrk.headers["Authorization"] = "Bearer " .. M.token
+  wrk.headers["Content-Type"] = "application/json"
+end
+
+function M.done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    '\nBENCH_RESULT {"requests":%d,"durationUs":%d,"bytes":%d,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},"latencyUs":{"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%.1f}}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+end
+
+return M

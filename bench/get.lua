@@ -1,0 +1,16 @@
+-- GET /plants/{id} for a random id among the rows stored before the run (1..BENCH_ROWS).
+package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
+local common = require("common")
+
+local rows = tonumber(os.getenv("BENCH_ROWS") or "1")
+
+function init(args)
+  math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
+  common.set_headers()
+end
+
+function request()
+  return wrk.format("GET", "/plants/" .. math.random(1, rows))
+end
+
+done = common.done

@@ -1,0 +1,445 @@
+// `npm run bench`: loads the real service and, in the same run, the bare node:http ceiling
+// (bench/ceiling.mjs) with wrk, scenario by scenario, and prints how close the service comes.
+// Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
+// shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import Database from 'better-sqlite3'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const BENCH = join(ROOT, 'bench')
+const BIN = join(ROOT, 'bin', 'plantstore')
+const WRK = process.env.WRK ?? 'wrk'
+
+const HELP = `usage: npm run bench -- [options]
+
+  --duration <s>        seconds measured per scenario and server (default 10)
+  --warmup <s>          seconds of unmeasured load before each measurement (default 2)
+  --connections <n>     wrk connections (default 50)
+  --threads <n>         wrk threads (default 1)
+  --database-url <url>  postgres://… to bench PostgreSQL (its plants and events tables are emptied
+                        first: use a dedicated database); default a fresh SQLite file per setup
+  --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
+  --workers <list>      serve --workers values, e.g. 1,2 (default 1)
+  --scenarios <list>    create,get,list (default all)
+  --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
+  --out <file>          JSON results (default bench/results/bench-<time>.json)`
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    threads: { type: 'string', default: '1' },
+    'database-url': { type: 'string' },
+    prefill: { type: 'string', default: '0' },
+    workers: { type: 'string', default: '1' },
+    scenarios: { type: 'string', default: 'create,get,list' },
+    'cpu-prof': { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (opts.help) {
+  process.stdout.write(`${HELP}\n`)
+  process.exit(0)
+}
+
+const list = (raw: string) =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+const positive = (raw: string, name: string): number => {
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0) {
+    process.stderr.write(`bench: --${name} must be a whole number, not ${JSON.stringify(raw)}\n`)
+    process.exit(2)
+  }
+  return n
+}
+const duration = positive(opts.duration, 'duration')
+const warmup = positive(opts.warmup, 'warmup')
+const connections = positive(opts.connections, 'connections')
+const threads = positive(opts.threads, 'threads')
+const prefills = list(opts.prefill).map((p) => positive(p, 'prefill'))
+const workerCounts = list(opts.workers)
+const scenarioNames = list(opts.scenarios)
+
+interface Scenario {
+  name: string
+  label: string
+  script: string
+  path: string
+}
+const SCENARIOS: Scenario[] = [
+  { name: 'create', label: 'POST /plants', script: 'create.lua', path: '/plants' },
+  { name: 'get', label: 'GET /plants/{id}', script: 'get.lua', path: '/plants/1' },
+  { name: 'list', label: 'GET /plants?limit=100', script: 'list.lua', path: '/plants?limit=100' },
+]
+const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
+// GET scenarios read random ids among 1..N, so at least this many plants exist when they run.
+const READ_ROWS = 10_000
+
+interface Load {
+  requests: number
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  non2xx: number
+  socketErrors: number
+  wrkCpuPercent: number
+}
+
+interface Measured extends Load {
+  peakRssMb: number
+  serverCpuPercent: number
+}
+
+interface ResultRow {
+  scenario: string
+  rows: number
+  workers: string
+  ceiling: Measured | null
+  service: Measured | null
+  skipped?: string
+  ratio?: number
+  p99VsCeiling?: number
+}
+
+// --- processes --------------------------------------------------------------------------------
+
+interface Server {
+  url: string
+  process: ChildProcess
+  stop(): Promise<number | null>
+}
+
+async function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    output += c
+  })
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+    output += c
+  })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} did not start:\n${output}`)), 30_000)
+    const check = () => {
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    }
+    child.stdout?.on('data', check)
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`${command} exited with ${code}:\n${output}`))
+    })
+  })
+  return {
+    url,
+    process: child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      return exited
+    },
+  }
+}
+
+/** The process and its children (cluster workers), whose memory and CPU count as the server's. */
+function processTree(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
+    return [pid, ...(children ? children.split(/\s+/).map(Number).flatMap(processTree) : [])]
+  } catch {
+    return [pid]
+  }
+}
+
+function rssKb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) : 0
+  } catch {
+    return 0
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+// --- load -------------------------------------------------------------------------------------
+
+/** Runs wrk under bash so that `times` reports wrk's CPU use once it has exited. */
+async function runWrk(
+  url: string,
+  script: string,
+  seconds: number,
+  env: Record<string, string>,
+): Promise<Load> {
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url]
+  const child = spawn('bash', ['-c', `"${WRK}" "$@"; rc=$?; times >&2; exit $rc`, 'bash', ...args], {
+    cwd: BENCH,
+    env: { ...process.env, BENCH_DIR: BENCH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c
+  })
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c
+  })
+  const [code] = await once(child, 'close')
+  const line = /BENCH_RESULT (\{.*\})/.exec(stdout)
+  if (code !== 0 || !line) throw new Error(`wrk failed (${code}):\n${stdout}${stderr}`)
+  const result = JSON.parse(line[1] as string)
+  const nonOk = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)
+  // `times` prints the shell's own line, then its children's: "0m1.234s 0m0.567s".
+  const timesLines = stderr.trim().split('\n').slice(-2)
+  const [user, sys] = (timesLines[1] ?? '').split(' ').map((t) => {
+    const m = /(\d+)m([\d.]+)s/.exec(t)
+    return m ? Number(m[1]) * 60 + Number(m[2]) : 0
+  })
+  const wall = result.durationUs / 1e6
+  const e = result.errors
+  return {
+    requests: result.requests,
+    rps: result.requests / wall,
+    p50Ms: result.latencyUs.p50 / 1000,
+    p99Ms: result.latencyUs.p99 / 1000,
+    non2xx: nonOk ? Number(nonOk[1]) : 0,
+    socketErrors: e.connect + e.read + e.write + e.timeout,
+    wrkCpuPercent: (100 * ((user ?? 0) + (sys ?? 0))) / wall,
+  }
+}
+
+/** Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout. */
+async function measure(server: Server, scenario: Scenario, env: Record<string, string>): Promise<Measured> {
+  if (warmup > 0) await runWrk(server.url, scenario.script, warmup, env)
+  const root = server.process.pid as number
+  let pids = processTree(root)
+  const cpuBefore = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+  let peakKb = 0
+  const sample = () => {
+    pids = processTree(root)
+    peakKb = Math.max(
+      peakKb,
+      pids.reduce((sum, pid) => sum + rssKb(pid), 0),
+    )
+  }
+  sample()
+  const sampler = setInterval(sample, 100)
+  const started = process.hrtime.bigint()
+  try {
+    const load = await runWrk(server.url, scenario.script, duration, env)
+    sample()
+    const cpuAfter = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+    const wall = Number(process.hrtime.bigint() - started) / 1e9
+    return {
+      ...load,
+      peakRssMb: peakKb / 1024,
+      serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
+    }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
+// --- database set-up --------------------------------------------------------------------------
+
+interface Setup {
+  url: string
+  /** Stores plants 1..n (those not there yet), the way a large store would hold them. */
+  fill(n: number): Promise<void>
+  cleanup(): Promise<void>
+}
+
+async function freshDatabase(): Promise<Setup> {
+  const given = opts['database-url']
+  if (given?.startsWith('postgres')) {
+    const { default: pg } = await import('pg')
+    const client = new pg.Client({ connectionString: given })
+    await client.connect()
+    execFileSync(BIN, ['migrate', '--database-url', given], { stdio: 'ignore' })
+    await client.query('TRUNCATE plants, events')
+    return {
+      url: given,
+      fill: async (n) => {
+        await client.query(
+          `INSERT INTO plants (id, name, tag, created_at, updated_at)
+           SELECT x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, now(), now()
+           FROM generate_series(1, $1::bigint) AS x ON CONFLICT (id) DO NOTHING`,
+          [n],
+        )
+      },
+      cleanup: async () => {
+        await client.end()
+      },
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'plantstore-bench-'))
+  const file = join(dir, 'bench.db')
+  const url = `sqlite:${file}`
+  execFileSync(BIN, ['migrate', '--database-url', url], { stdio: 'ignore' })
+  return {
+    url,
+    fill: async (n) => {
+      const db = new Database(file)
+      db.pragma('busy_timeout = 10000')
+      const now = Date.now()
+      // One statement, one transaction: a million rows in a few seconds.
+      db.prepare(
+        `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
+         INSERT OR IGNORE INTO plants (id, name, tag, created_at, updated_at)
+         SELECT x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, ?, ? FROM n`,
+      ).run(n, now, now)
+      db.close()
+    },
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  }
+}
+
+/** Whether the route exists on this build: a route that does not answers 404 or 405. */
+async function routeExists(url: string, path: string, token: string): Promise<boolean> {
+  const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } })
+  await response.arrayBuffer()
+  return response.ok
+}
+
+// --- report -----------------------------------------------------------------------------------
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits })
+
+function table(rows: ResultRow[]): string {
+  const header = [
+    'scenario',
+    'stored',
+    'workers',
+    'server',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'peak RSS MB',
+    'req/s ÷ ceiling',
+    'p99 ÷ ceiling',
+    'wrk CPU',
+    'server CPU',
+    'errors',
+  ]
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`]
+  for (const row of rows) {
+    const scenario = SCENARIOS.find((s) => s.name === row.scenario)?.label ?? row.scenario
+    if (row.skipped) {
+      lines.push(
+        `| ${scenario} | ${fmt(row.rows)} | ${row.workers} | skipped: ${row.skipped} |${' |'.repeat(9)}`,
+      )
+      continue
+    }
+    for (const [name, m] of [
+      ['ceiling', row.ceiling],
+      ['plantstore', row.service],
+    ] as const) {
+      if (!m) continue
+      const isService = name === 'plantstore'
+      lines.push(
+        `| ${scenario} | ${fmt(row.rows)} | ${isService ? row.workers : '1'} | ${name} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 2)} | ${fmt(m.p99Ms, 2)} | ${fmt(m.peakRssMb)} | ${isService ? fmt(row.ratio ?? 0, 2) : '1.00'} | ${isService ? fmt(row.p99VsCeiling ?? 0, 2) : '1.00'} | ${fmt(m.wrkCpuPercent)}% | ${fmt(m.serverCpuPercent)}% | ${fmt(m.non2xx + m.socketErrors)} |`,
+      )
+    }
+  }
+  return lines.join('\n')
+}
+
+// --- run --------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const results: ResultRow[] = []
+  const started = new Date()
+  process.stderr.write(
+    `bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ${duration}s per run after ${warmup}s warm-up, ${connections} connections, ${threads} wrk thread(s)\n`,
+  )
+  const profileDir = join(BENCH, 'results', 'profiles')
+  for (const workers of workerCounts) {
+    for (const rows of prefills) {
+      const setup = await freshDatabase()
+      const token = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', setup.url], {
+        encoding: 'utf8',
+      }).trim()
+      if (rows > 0) {
+        process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
+        await setup.fill(rows)
+      }
+      const ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
+      const nodeArgs = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+      const service = await startProcess(process.execPath, [
+        ...nodeArgs,
+        BIN,
+        'serve',
+        '--port',
+        '0',
+        '--database-url',
+        setup.url,
+        '--workers',
+        workers,
+      ])
+      try {
+        for (const scenario of scenarios) {
+          const readRows = Math.max(rows, READ_ROWS)
+          if (scenario.name !== 'create' && rows < READ_ROWS) await setup.fill(READ_ROWS)
+          const env = { BENCH_TOKEN: token, BENCH_ROWS: String(readRows), BENCH_SEED: String(Date.now()) }
+          const row: ResultRow = { scenario: scenario.name, rows, workers, ceiling: null, service: null }
+          results.push(row)
+          if (!(await routeExists(service.url, scenario.path, token))) {
+            row.skipped = 'route not in this build'
+            process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
+            continue
+          }
+          process.stderr.write(`bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}\n`)
+          row.ceiling = await measure(ceiling, scenario, env)
+          row.service = await measure(service, scenario, env)
+          row.ratio = row.service.rps / row.ceiling.rps
+          row.p99VsCeiling = row.service.p99Ms / row.ceiling.p99Ms
+        }
+      } finally {
+        const code = await service.stop()
+        await ceiling.stop()
+        await setup.cleanup()
+        if (code !== 0) process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
+      }
+    }
+  }
+
+  const out = opts.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)
+  mkdirSync(join(out, '..'), { recursive: true })
+  const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
+  const settings = { duration, warmup, connections, threads, prefills, workers: workerCounts }
+  writeFileSync(out, `${JSON.stringify({ started, machine, settings, results }, null, 2)}\n`)
+  process.stdout.write(`${table(results)}\n\nresults: ${out}\n`)
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})

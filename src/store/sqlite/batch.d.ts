@@ -1,0 +1,15 @@
+import type { Database } from 'better-sqlite3'
+import type { CreateOutcome } from '../types.js'
+
+/** A create as the writer receives it: plain values only, so it crosses to the writer thread as is. */
+export interface BatchRow {
+  id: bigint
+  name: string
+  tag: string | null
+  event: { id: string; type: string; payload: string; createdAt: number } | undefined
+}
+
+/** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
+export type WriteBatch = (batch: BatchRow[], now: number) => CreateOutcome[]
+
+export function prepareBatchWriter(db: Database): WriteBatch
