@@ -54,11 +54,16 @@ export async function runPrimary(config: ServeConfig, logger: Logger): Promise<v
     stopping = true
     logger.info({ signal: reason }, 'shutting down workers')
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
+    // A worker still starting has no handler yet and dies of the signal itself: it had served
+    // nothing, so that is a clean stop too.
     const exits = workers.map(
       (w) =>
         new Promise<number>((resolve) => {
           if (w.isDead()) resolve(w.process.exitCode ?? 1)
-          else w.once('exit', (code: number | null) => resolve(code ?? 1))
+          else
+            w.once('exit', (code: number | null, signal: string | null) =>
+              resolve(signal === 'SIGTERM' ? 0 : (code ?? 1)),
+            )
         }),
     )
     for (const w of workers) w.process.kill('SIGTERM')

@@ -49,14 +49,6 @@ export async function serve(config: ServeConfig): Promise<void> {
   })
   app.server.headersTimeout = config.headersTimeoutMs
 
-  await app.listen({
-    host: config.host,
-    port: config.port,
-    // In a cluster the primary announces the address once every worker is ready.
-    listenTextResolver: (address) =>
-      cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
-  })
-
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
@@ -81,8 +73,17 @@ export async function serve(config: ServeConfig): Promise<void> {
       process.exit(1)
     }
   }
+  // Listening before the handlers are in place would let an early SIGTERM kill the process outright.
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
+
+  await app.listen({
+    host: config.host,
+    port: config.port,
+    // In a cluster the primary announces the address once every worker is ready.
+    listenTextResolver: (address) =>
+      cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
+  })
 }
 
 async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger): Promise<void> {

@@ -1,0 +1,158 @@
+import { request } from 'node:http'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { tempDir } from './helpers/stores.js'
+
+interface Answer {
+  status: number
+  body: string
+}
+
+/**
+ * One request on a new connection: the cluster hands each connection to the next worker in turn,
+ * so consecutive calls reach every worker.
+ */
+function call(url: string, method: string, path: string, token: string, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Worker pids, as the primary lists them when it announces the address. */
+function workerPids(server: RunningServer): number[] {
+  const line = server
+    .output()
+    .split('\n')
+    .find((l) => l.includes('listening on'))
+  return (JSON.parse(line ?? '{}') as { workers?: number[] }).workers ?? []
+}
+
+describe('serve --workers', () => {
+  let server: RunningServer | undefined
+  afterEach(async () => {
+    await server?.stop('SIGKILL')
+    server = undefined
+  })
+
+  it('refuses more than one worker on sqlite::memory:, with exit 2 and one line', async () => {
+    const result = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      'sqlite::memory:',
+      '--workers',
+      '2',
+    ])
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toMatch(/--workers 2 cannot share sqlite::memory:/)
+  })
+
+  it.each(['0', 'two', '-1', '65'])('refuses --workers %s with exit 2', async (value) => {
+    const result = await runCli(['serve', '--port', '0', '--workers', value])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/invalid --workers \(WORKERS\)/)
+  })
+
+  it('loses and duplicates no create when two processes write one SQLite file', async () => {
+    const file = join(tempDir(), 'p.db')
+    const url = `sqlite:${file}`
+    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    server = await startServer(['--database-url', url, '--workers', '2', '--log-level', 'debug'])
+    const pids = workerPids(server)
+    expect(pids).toHaveLength(2)
+
+    // Every id is sent twice at once: exactly one of the two may win, whichever worker takes it.
+    const ids = Array.from({ length: 150 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i))
+    const answers = await Promise.all(
+      ids.flatMap((id) =>
+        [0, 1].map(() => call(server!.url, 'POST', '/plants', token, `{"id":${id},"name":"p${id}"}`)),
+      ),
+    )
+    for (let i = 0; i < ids.length; i++) {
+      const pair = [answers[2 * i]?.status, answers[2 * i + 1]?.status].sort()
+      expect(pair).toEqual([200, 409])
+    }
+    // Both workers served: their request lines carry their own pid.
+    const servedBy = new Set(
+      server
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('request completed'))
+        .map((l) => (JSON.parse(l) as { pid: number }).pid),
+    )
+    expect([...servedBy].sort()).toEqual([...pids].sort())
+
+    expect(await server.stop('SIGTERM')).toBe(0)
+    server = undefined
+    const db = new Database(file, { readonly: true })
+    const stored = db.prepare('SELECT id FROM plants ORDER BY id').safeIntegers(true).pluck().all()
+    const events = db.prepare("SELECT count(*) FROM events WHERE type = 'plant.created'").pluck().get()
+    db.close()
+    expect(stored).toEqual(ids)
+    expect(events).toBe(ids.length)
+  })
+
+  it('refuses a revoked token in every worker from the next request on', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    server = await startServer(['--database-url', url, '--workers', '2'])
+    const before = await Promise.all(
+      Array.from({ length: 6 }, () => call(server!.url, 'GET', '/plants/1', token)),
+    )
+    // 404: the token was accepted (and is now cached in both workers), the plant does not exist.
+    expect(before.map((a) => a.status)).toEqual(Array(6).fill(404))
+
+    const id = (
+      JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout) as {
+        id: string
+      }[]
+    )[0]?.id as string
+    expect((await runCli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
+
+    for (let i = 0; i < 6; i++) {
+      const answer = await call(server.url, 'GET', '/plants/1', token)
+      expect(answer.status).toBe(401)
+      expect(JSON.parse(answer.body).error).toBe(40105)
+    }
+  })
+
+  it('stops every worker on SIGTERM and exits 0', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer(['--database-url', url, '--workers', '2'])
+    const pids = workerPids(server)
+    expect(pids).toHaveLength(2)
+    expect(pids.every(alive)).toBe(true)
+    expect(await server.stop('SIGTERM')).toBe(0)
+    server = undefined
+    expect(pids.filter(alive)).toEqual([])
+  })
+})
