@@ -87,6 +87,7 @@ describe('serve --workers', () => {
     const url = `sqlite:${file}`
     const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
     server = await startServer(['--database-url', url, '--workers', '2', '--log-level', 'debug'])
+    const base = server.url
     const pids = workerPids(server)
     expect(pids).toHaveLength(2)
 
@@ -94,7 +95,7 @@ describe('serve --workers', () => {
     const ids = Array.from({ length: 150 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i))
     const answers = await Promise.all(
       ids.flatMap((id) =>
-        [0, 1].map(() => call(server!.url, 'POST', '/plants', token, `{"id":${id},"name":"p${id}"}`)),
+        [0, 1].map(() => call(base, 'POST', '/plants', token, `{"id":${id},"name":"p${id}"}`)),
       ),
     )
     for (let i = 0; i < ids.length; i++) {
@@ -125,9 +126,8 @@ describe('serve --workers', () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
     server = await startServer(['--database-url', url, '--workers', '2'])
-    const before = await Promise.all(
-      Array.from({ length: 6 }, () => call(server!.url, 'GET', '/plants/1', token)),
-    )
+    const base = server.url
+    const before = await Promise.all(Array.from({ length: 6 }, () => call(base, 'GET', '/plants/1', token)))
     // 404: the token was accepted (and is now cached in both workers), the plant does not exist.
     expect(before.map((a) => a.status)).toEqual(Array(6).fill(404))
 
