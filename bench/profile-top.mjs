@@ -1,9 +1,11 @@
 // Prints where a --cpu-prof profile spent its time: the functions with the most self time, and the
-// share of each source (our code, Fastify, lossless-json, the SQLite driver, Node itself).
+// share of each source (our code, Fastify, lossless-json, the SQLite driver, Node itself). Each
+// thread writes its own profile (the service's main thread and its SQLite writer thread).
 //
 //   node bench/profile-top.mjs bench/results/profiles/CPU.….cpuprofile [count]
 import { readFileSync } from 'node:fs'
 
+process.stdout.on('error', () => process.exit(0)) // `| head` closing the pipe is fine
 const [file, countArg] = process.argv.slice(2)
 if (!file) {
   process.stderr.write('usage: node bench/profile-top.mjs FILE.cpuprofile [count]\n')

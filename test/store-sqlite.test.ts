@@ -85,6 +85,22 @@ describe('SQLite store', () => {
     expect(JSON.parse(envelope)).toMatchObject({ type: 'plant.created', timestamp: expect.any(String) })
   })
 
+  it('gives events unique ids that sort by creation time, so a batch fills one index page', async () => {
+    store = openSqlite({ path: ':memory:' })
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => createPlant(store.plants, { id: BigInt(i), name: `p${i}` })),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await createPlant(store.plants, { id: 1000n, name: 'later' })
+    const ids = (await store.events.listSince(0, 500)).map((e) => e.id)
+    expect(ids).toHaveLength(201)
+    expect(new Set(ids).size).toBe(201)
+    expect(ids.every((id) => /^msg_[0-9a-f]{12}[A-Za-z0-9_-]{14}$/.test(id))).toBe(true)
+    // The last event was created later, so its id sorts after every earlier one.
+    const last = ids[200] as string
+    expect(ids.slice(0, 200).every((id) => id < last)).toBe(true)
+  })
+
   it('migrates once, however many times it is opened', async () => {
     const path = join(tempDir(), 'p.db')
     openSqlite({ path }).db.close()

@@ -42,6 +42,8 @@ export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
   const start = (): Worker => {
     const thread = new Worker(new URL('./writer-thread.js', import.meta.url), {
       workerData: { path, busyTimeoutMs },
+      // It holds one batch at a time; a small heap keeps the service's memory near one process's.
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
     })
     thread.unref()
     thread.on('message', (reply: WriterReply) => {
