@@ -158,6 +158,28 @@ describe('the real plantstore serve process', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
   })
 
+  it('answers a client that never finishes its headers with 408 once --headers-timeout passes', async () => {
+    const db = await newDatabase()
+    const server = await start([
+      '--database-url',
+      db.url,
+      '--headers-timeout',
+      '1s',
+      '--request-timeout',
+      '2s',
+    ])
+    const socket = await openSocket(server.port)
+    const answer = readUntilClose(socket, 8000)
+    socket.write('POST /plants HTTP/1.1\r\nHost: localhost\r\n')
+    const text = await answer
+    expect(text).toMatch(/^HTTP\/1\.1 408 /)
+    expect(JSON.parse(bodyOf(text))).toEqual({
+      error: errors.REQUEST_TIMEOUT.code,
+      message: expect.any(String),
+    })
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  })
+
   it('never writes a token to its log, even at trace level', async () => {
     const db = await newDatabase()
     const server = await start(['--database-url', db.url, '--log-level', 'trace'])

@@ -33,10 +33,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     bodyLimit: config.bodyLimit,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
   })
-  app.server.headersTimeout = config.headersTimeoutMs
 
   await app.listen({
     host: config.host,
