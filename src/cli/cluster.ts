@@ -79,8 +79,8 @@ export async function runPrimary(config: ServeConfig, logger: Logger): Promise<v
     logger.info({ codes }, 'stopped')
     process.exit(clean ? exitCode : 1)
   }
-  process.once('SIGTERM', () => void stop('SIGTERM'))
-  process.once('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
 
   for (let i = 0; i < config.workers; i++) fork()
 }

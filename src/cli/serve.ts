@@ -44,14 +44,17 @@ export async function serve(config: ServeConfig): Promise<void> {
     bodyLimit: config.bodyLimit,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
   })
-  app.server.headersTimeout = config.headersTimeoutMs
 
   let stopping = false
   const stop = async (signal: string) => {
-    if (stopping) return
+    if (stopping) {
+      logger.warn({ signal }, 'already shutting down; --shutdown-timeout bounds the wait')
+      return
+    }
     stopping = true
     lifecycle.draining = true
     logger.info({ signal }, 'shutting down')
@@ -74,8 +77,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     }
   }
   // Listening before the handlers are in place would let an early SIGTERM kill the process outright.
-  process.once('SIGTERM', () => void stop('SIGTERM'))
-  process.once('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
 
   await app.listen({
     host: config.host,
