@@ -25,8 +25,8 @@ interface WriterReply {
 
 /**
  * Commits in a worker thread with its own connection, so the fsync never stalls the event loop. The
- * thread starts on the first write (commands that never create a plant never pay for it) and does
- * not keep the process alive by itself. One batch is in flight at a time.
+ * thread starts on the first write (commands that never create a plant never pay for it) and keeps
+ * the process alive only while a batch is in flight. One batch is in flight at a time.
  */
 export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
   let worker: Worker | undefined
@@ -49,6 +49,7 @@ export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
     thread.on('message', (reply: WriterReply) => {
       const pending = inFlight
       inFlight = undefined
+      thread.unref()
       if (reply.outcomes) pending?.resolve(reply.outcomes)
       else pending?.reject(Object.assign(new Error(reply.error?.message), { code: reply.error?.code }))
     })
@@ -64,12 +65,17 @@ export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
       const target = worker
       return new Promise((resolve, reject) => {
         inFlight = { resolve, reject }
+        // Referenced only while a batch is in flight, so that a waiting create keeps the process up.
+        target.ref()
         target.postMessage({ batch, now })
       })
     },
     async close() {
       if (!worker) return
       const exited = new Promise((resolve) => worker?.once('exit', resolve))
+      // Held referenced until it is gone: otherwise the process could end while the last commit
+      // and the close are still under way.
+      worker.ref()
       worker.postMessage('close')
       await exited
     },
