@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { main } from '../src/cli/main.js'
 import { ConfigError, resolveServeConfig } from '../src/config.js'
 
 describe('the workers setting', () => {
@@ -21,5 +22,37 @@ describe('the workers setting', () => {
       ConfigError,
     )
     expect(resolveServeConfig({ databaseUrl: 'sqlite::memory:', workers: '1' }, {}).workers).toBe(1)
+  })
+})
+
+describe('plantstore serve, run in this process', () => {
+  async function run(argv: string[]): Promise<{ code: number | undefined; stderr: string }> {
+    let stderr = ''
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr += String(chunk)
+      return true
+    })
+    const before = process.exitCode
+    try {
+      await main(['node', 'plantstore', ...argv])
+      return { code: process.exitCode === undefined ? undefined : Number(process.exitCode), stderr }
+    } finally {
+      spy.mockRestore()
+      process.exitCode = before
+    }
+  }
+
+  it('refuses two workers on sqlite::memory: before opening anything, with exit code 2', async () => {
+    const result = await run(['serve', '--database-url', 'sqlite::memory:', '--workers', '2'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toBe(
+      'plantstore: --workers 2 cannot share sqlite::memory: (each process would have its own store); use a sqlite file or postgres\n',
+    )
+  })
+
+  it('names the setting when --workers is not a count', async () => {
+    const result = await run(['serve', '--workers', 'many'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^plantstore: invalid --workers \(WORKERS\) "many"/)
   })
 })
