@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { watchContract } from './contract.js'
 import { openFresh, type StoreKind } from './stores.js'
 
 export interface TestApp {
@@ -15,10 +16,15 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function makeApp(kind: StoreKind, options: { bodyLimit?: number } = {}): Promise<TestApp> {
+export async function makeApp(
+  kind: StoreKind,
+  options: { bodyLimit?: number; idempotencyTtlMs?: number } = {},
+): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, bodyLimit: options.bodyLimit })
+  const app = await buildApp({ store, tokens, ...options })
+  await app.ready()
+  const recordContract = watchContract(app)
   return {
     app,
     store,
@@ -27,6 +33,7 @@ export async function makeApp(kind: StoreKind, options: { bodyLimit?: number } =
     token: async (scopes = ['plants:read', 'plants:write'], expiresInMs) =>
       (await tokens.create('test', scopes, expiresInMs)).token,
     close: async () => {
+      recordContract()
       await app.close()
       await store.close()
     },
