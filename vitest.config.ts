@@ -15,7 +15,7 @@ export default defineConfig({
       exclude: ['src/**/*.d.ts'],
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it.
-      thresholds: { lines: 80, functions: 80, branches: 70, statements: 80 },
+      thresholds: { lines: 85, functions: 85, branches: 75, statements: 85 },
     },
   },
 })

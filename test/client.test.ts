@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { createClient, type PlantStoreClient, PlantStoreError } from 'plantstore/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, type PlantStoreClient, PlantStoreError } from '../src/client/index.js'
 import { errors } from '../src/errors.js'
 import { makeApp, type TestApp } from './helpers/app.js'
 import { ROOT } from './helpers/process.js'
@@ -102,7 +102,16 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
   })
 })
 
-describe('the client types', () => {
+describe('the client package', () => {
+  it('is exported as plantstore/client from the build', async () => {
+    const shipped = await import('plantstore/client')
+    expect(typeof shipped.createClient).toBe('function')
+    expect(shipped.parseExactJson('{"id":9223372036854775807,"error":40402}')).toEqual({
+      id: 9223372036854775807n,
+      error: 40402,
+    })
+  })
+
   it('are current: regenerating them from the document changes nothing', async () => {
     const target = join(tempDir(), 'schema.d.ts')
     await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/generate-client.ts', target], {

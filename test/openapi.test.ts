@@ -12,6 +12,11 @@ interface Document {
   'x-error-codes': Array<{ code: number; status: number; name: string; message: string }>
 }
 
+/** The value at a path of keys in parsed JSON; undefined when any step is missing. */
+function pick(value: unknown, ...keys: string[]): unknown {
+  return keys.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value)
+}
+
 describe('the published contract', () => {
   let t: TestApp
   let doc: Document
@@ -59,32 +64,39 @@ describe('the published contract', () => {
   })
 
   it('keeps create wire-compatible with the spec: NewPlant in, a Plant-compatible 200, Error on 400', () => {
-    const create = doc.paths['/plants']?.post as Record<string, any>
-    expect(create.requestBody.required).toBe(true)
-    expect(create.requestBody.content['application/json'].schema).toEqual({
+    const create = pick(doc, 'paths', '/plants', 'post')
+    expect(pick(create, 'requestBody', 'required')).toBe(true)
+    expect(pick(create, 'requestBody', 'content', 'application/json', 'schema')).toEqual({
       $ref: '#/components/schemas/NewPlant',
     })
-    expect(create.responses['200'].content['application/json'].schema).toEqual({
+    expect(pick(create, 'responses', '200', 'content', 'application/json', 'schema')).toEqual({
       $ref: '#/components/schemas/StoredPlant',
     })
-    expect(create.responses['400'].content['application/json'].schema).toEqual({
+    expect(pick(create, 'responses', '400', 'content', 'application/json', 'schema')).toEqual({
       $ref: '#/components/schemas/Error',
     })
-    const stored = doc.components.schemas.StoredPlant as Record<string, any>
-    expect(stored.required).toEqual(expect.arrayContaining(['name']))
-    expect(Object.keys(stored.properties)).toEqual(expect.arrayContaining(['name', 'tag']))
-    const newPlant = doc.components.schemas.NewPlant as Record<string, any>
-    expect(newPlant.required).toEqual(['id', 'name'])
-    expect(newPlant.properties.id).toMatchObject({ type: 'integer', format: 'int64' })
+    expect(pick(doc, 'components', 'schemas', 'StoredPlant', 'required')).toEqual(
+      expect.arrayContaining(['name']),
+    )
+    expect(Object.keys(pick(doc, 'components', 'schemas', 'StoredPlant', 'properties') as object)).toEqual(
+      expect.arrayContaining(['name', 'tag']),
+    )
+    expect(pick(doc, 'components', 'schemas', 'NewPlant', 'required')).toEqual(['id', 'name'])
+    expect(pick(doc, 'components', 'schemas', 'NewPlant', 'properties', 'id')).toMatchObject({
+      type: 'integer',
+      format: 'int64',
+    })
   })
 
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
-      for (const op of Object.values(item) as Array<Record<string, any>>) {
-        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+      for (const op of Object.values(item)) {
+        for (const [status, response] of Object.entries(pick(op, 'responses') as Record<string, unknown>)) {
           if (Number(status) < 400) continue
-          expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
-          expect(response.description).toMatch(/error codes: \d{5}/)
+          expect(pick(response, 'content', 'application/json', 'schema')).toEqual({
+            $ref: '#/components/schemas/Error',
+          })
+          expect(pick(response, 'description')).toMatch(/error codes: \d{5}/)
         }
       }
     }
@@ -112,18 +124,18 @@ describe('the published contract', () => {
   })
 
   it('documents ETag, If-Match, If-None-Match, Link and Idempotency-Key', () => {
-    const item = doc.paths['/plants/{id}'] as Record<string, any>
-    const headerNames = (op: any) =>
-      (op.parameters as Array<{ in: string; name: string }>)
+    const headerNames = (path: string, method: string) =>
+      (pick(doc, 'paths', path, method, 'parameters') as Array<{ in: string; name: string }>)
         .filter((p) => p.in === 'header')
         .map((p) => p.name)
-    expect(headerNames(item.put)).toContain('if-match')
-    expect(headerNames(item.get)).toContain('if-none-match')
-    expect(headerNames(doc.paths['/plants']?.post)).toContain('idempotency-key')
-    expect(item.get.responses['200'].headers.ETag).toBeDefined()
-    expect(item.get.responses['304']).toBeDefined()
-    expect(item.patch.requestBody.content['application/merge-patch+json']).toBeDefined()
-    expect((doc.paths['/plants']?.get as any).responses['200'].headers.Link).toBeDefined()
+    expect(headerNames('/plants/{id}', 'put')).toContain('if-match')
+    expect(headerNames('/plants/{id}', 'get')).toContain('if-none-match')
+    expect(headerNames('/plants', 'post')).toContain('idempotency-key')
+    const item = pick(doc, 'paths', '/plants/{id}')
+    expect(pick(item, 'get', 'responses', '200', 'headers', 'ETag')).toBeDefined()
+    expect(pick(item, 'get', 'responses', '304')).toBeDefined()
+    expect(pick(item, 'patch', 'requestBody', 'content', 'application/merge-patch+json')).toBeDefined()
+    expect(pick(doc, 'paths', '/plants', 'get', 'responses', '200', 'headers', 'Link')).toBeDefined()
   })
 
   it('serves the docs page and every asset it loads from this service, without a token', async () => {

@@ -211,6 +211,9 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       const retagged = await call('PATCH', '/plants/300', { body: '{"tag":"aroid","id":300}' })
       expect(retagged.body).toBe('{"id":300,"name":"Golden pothos","tag":"aroid"}')
       expect(retagged.headers.etag).toMatch(/^"4-/)
+      const unchanged = await call('PATCH', '/plants/300', { body: '{}' })
+      expect(unchanged.statusCode).toBe(200)
+      expect(unchanged.headers.etag).toBe(retagged.headers.etag)
     })
 
     it.each([

@@ -50,6 +50,18 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     expect(await store.plants.read(2n)).toBeUndefined()
   })
 
+  it('keeps the version and writes no event for a change that changes nothing', async () => {
+    await store.plants.create({ id: 1n, name: 'a', tag: 't' })
+    const event = (plant: { id: bigint; name: string }) => plantEvent('plant.updated', plant)
+    expect(await store.plants.update(1n, { name: 'a', tag: 't' }, { event })).toEqual({
+      outcome: 'done',
+      plant: { id: 1n, name: 'a', tag: 't' },
+      version: 1,
+    })
+    expect(await store.plants.update(1n, {}, { event, expectedVersion: 1 })).toMatchObject({ version: 1 })
+    expect(await types()).toEqual([])
+  })
+
   it('writes only when the expected version is the stored one', async () => {
     await store.plants.create({ id: 1n, name: 'a' })
     expect(await store.plants.update(1n, { name: 'x' }, { expectedVersion: 2 })).toEqual({

@@ -197,6 +197,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPlants: {

@@ -91,7 +91,11 @@ export interface PlantStore {
   read(id: bigint): Promise<VersionedPlant | undefined>
   /** One page in ascending id order; the cost must not grow with the position of `after`. */
   list(query: ListQuery): Promise<Plant[]>
-  /** Applies the change and bumps the version, atomically with the check of `expectedVersion`. */
+  /**
+   * Applies the change, bumps the version and writes the event, atomically with the check of
+   * `expectedVersion`. A change that leaves name and tag as they were writes nothing: the result
+   * carries the current plant and its unchanged version.
+   */
   update(id: bigint, change: PlantChange, options?: WriteOptions): Promise<WriteResult>
   /** Deletes the plant; the result carries the plant as it was. */
   remove(id: bigint, options?: WriteOptions): Promise<WriteResult>

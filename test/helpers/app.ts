@@ -18,7 +18,7 @@ export interface TestApp {
 
 export async function makeApp(
   kind: StoreKind,
-  options: { bodyLimit?: number; idempotencyTtlMs?: number } = {},
+  options: { bodyLimit?: number; idempotencyTtlMs?: number; lifecycle?: { draining: boolean } } = {},
 ): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)

@@ -136,6 +136,7 @@ export class SqlitePlantStore implements PlantStore {
       const next: Plant = { id, name: change.name ?? current.name }
       const tag = change.tag === undefined ? current.tag : change.tag
       if (tag !== null && tag !== undefined) next.tag = tag
+      if (next.name === current.name && next.tag === current.tag) return undefined
       this.updateRow.run({ id, name: next.name, tag: next.tag ?? null, now: Date.now() })
       return next
     })
@@ -163,7 +164,11 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /** Check version, write, record the event: one IMMEDIATE transaction, so no change slips between. */
-  private writeOne(id: bigint, options: WriteOptions, apply: (current: Plant) => Plant): WriteResult {
+  private writeOne(
+    id: bigint,
+    options: WriteOptions,
+    apply: (current: Plant) => Plant | undefined,
+  ): WriteResult {
     const run = this.db.transaction((): WriteResult => {
       const row = this.selectVersioned.get(id) as VersionedRow | undefined
       if (!row) return { outcome: 'missing' }
@@ -171,7 +176,10 @@ export class SqlitePlantStore implements PlantStore {
       if (options.expectedVersion !== undefined && options.expectedVersion !== version) {
         return { outcome: 'version-mismatch' }
       }
-      const plant = apply(toPlant(row))
+      const current = toPlant(row)
+      const plant = apply(current)
+      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+      if (plant === undefined) return { outcome: 'done', plant: current, version }
       if (options.event) this.writeEvent(options.event(plant))
       return { outcome: 'done', plant, version: version + 1 }
     })
