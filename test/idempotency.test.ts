@@ -114,3 +114,20 @@ describe('idempotency retention', () => {
     await t.close()
   })
 })
+
+describe('idempotency across instances', () => {
+  it('replays the record another instance committed while this one was creating the same plant', async () => {
+    const t = await makeApp(storeKinds[0] as (typeof storeKinds)[0])
+    const token = await t.token()
+    const first = await postPlant(t.app, token, '{"id": 1, "name": "a"}', { 'idempotency-key': 'k' })
+    // This instance has not seen the record yet when it looks; the create then finds the id taken.
+    const find = t.store.idempotency.find.bind(t.store.idempotency)
+    let calls = 0
+    t.store.idempotency.find = async (...args) => (calls++ === 0 ? undefined : find(...args))
+    const retry = await postPlant(t.app, token, '{"id": 1, "name": "a"}', { 'idempotency-key': 'k' })
+    expect(retry.statusCode).toBe(200)
+    expect(retry.body).toBe(first.body)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    await t.close()
+  })
+})

@@ -62,10 +62,11 @@ export class IdempotentCreates {
         idempotency: record,
       })
       if (outcome === 'created') return { status: record.status, body: record.body, replayed: false }
-      if (outcome === 'exists') throw plantExists(plant.id)
-      // Another instance holds the key: its record is committed, or its request is still running.
+      // Another instance may have run the same key meanwhile (several instances share PostgreSQL):
+      // if its record is committed, this is a retry of it.
       const winner = await this.records.find(tokenId, key, new Date(now))
       if (winner) return replay(winner, fingerprint)
+      if (outcome === 'exists') throw plantExists(plant.id)
       throw new AppError(errors.IDEMPOTENCY_IN_PROGRESS)
     } finally {
       this.running.delete(slot)
