@@ -30,7 +30,12 @@ export interface AppOptions {
   /** How long an Idempotency-Key's first answer is kept for replay. */
   idempotencyTtlMs?: number
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
-  timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
+  timeouts?: {
+    requestTimeoutMs?: number
+    headersTimeoutMs?: number
+    keepAliveTimeoutMs?: number
+    connectionTimeoutMs?: number
+  }
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -70,6 +75,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
     connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
+    http: {
+      headersTimeout: options.timeouts?.headersTimeoutMs ?? 60_000,
+      // Node checks the header and request timeouts on this interval (30 s by default), which would
+      // let a slow client hold a connection that long past its deadline.
+      connectionsCheckingInterval: 1000,
+    },
   })
 
   app.setValidatorCompiler(validatorCompiler)
