@@ -97,7 +97,7 @@ export interface PlantStore {
    * carries the current plant and its unchanged version.
    */
   update(id: bigint, change: PlantChange, options?: WriteOptions): Promise<WriteResult>
-  /** Deletes the plant; the result carries the plant as it was. */
+  /** Deletes the plant (and writes the event) atomically with the check; the result carries the plant and version it had. */
   remove(id: bigint, options?: WriteOptions): Promise<WriteResult>
 }
 

@@ -143,10 +143,12 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.writeOne(id, options, (current) => {
+    const result = this.writeOne(id, options, (current) => {
       this.deleteRow.run(id)
       return current
     })
+    // The plant as it was, with the version it had: a deleted plant has no next version.
+    return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
   }
 
   /** Waits for the batch in flight, so that closing never drops an accepted create. */
