@@ -23,7 +23,7 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
       token,
       fetch: async (request) => {
         sent.push(request.clone())
-        return fetch(request)
+        return t.checkedFetch(request)
       },
     })
   })
@@ -58,7 +58,7 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
       token: await t.token(),
       fetch: async (request) => {
         calls++
-        const response = await fetch(request)
+        const response = await t.checkedFetch(request)
         // The first answer is lost after the plant was committed.
         if (calls === 1) throw new TypeError('fetch failed')
         return response

@@ -11,6 +11,8 @@ export interface TestApp {
   store: Store
   tokens: TokenService
   url: string
+  /** fetch for real HTTP calls to this app: each response is checked against the document too. */
+  checkedFetch(request: Request): Promise<Response>
   /** A fresh token with the given scopes (default: read and write plants). */
   token(scopes?: Scope[], expiresInMs?: number): Promise<string>
   close(): Promise<void>
@@ -24,16 +26,17 @@ export async function makeApp(
   const tokens = new TokenService(store.tokens)
   const app = await buildApp({ store, tokens, ...options })
   await app.ready()
-  const recordContract = watchContract(app)
+  const contract = watchContract(app)
   return {
     app,
     store,
     tokens,
     url,
+    checkedFetch: contract.fetch,
     token: async (scopes = ['plants:read', 'plants:write'], expiresInMs) =>
       (await tokens.create('test', scopes, expiresInMs)).token,
     close: async () => {
-      recordContract()
+      contract.done()
       await app.close()
       await store.close()
     },

@@ -56,14 +56,13 @@ export class ContractChecker {
   }
 
   /** Throws when the response is not one the document promises. */
-  check(method: string, url: string, response: LightMyRequestResponse): void {
-    const path = url.split('?')[0] as string
+  check(method: string, url: string, status: number, contentType: string | undefined, text: string): void {
+    const path = new URL(url, 'http://x').pathname
     const wanted = method === 'HEAD' ? 'GET' : method
     const operation = this.operations.find((o) => o.method === wanted && o.pattern.test(path))
     if (!operation) return // undocumented routes: unknown paths (404) and wrong methods (405)
     this.exercised.add(operation.operationId)
-    const status = String(response.statusCode)
-    const documented = operation.responses[status] ?? operation.responses.default
+    const documented = operation.responses[String(status)] ?? operation.responses.default
     if (!documented) {
       throw new Error(
         `${method} ${path} answered ${status}, which ${operation.operationId} does not document`,
@@ -71,22 +70,22 @@ export class ContractChecker {
     }
     const media = documented.content?.['application/json']
     if (!media || method === 'HEAD') {
-      if (method !== 'HEAD' && response.body !== '') {
-        throw new Error(`${operation.operationId} ${status} documents no body but sent ${response.body}`)
+      if (method !== 'HEAD' && text !== '') {
+        throw new Error(`${operation.operationId} ${status} documents no body but sent ${text}`)
       }
       return
     }
-    if (!String(response.headers['content-type']).startsWith('application/json')) {
-      throw new Error(`${operation.operationId} ${status} sent ${String(response.headers['content-type'])}`)
+    if (!String(contentType).startsWith('application/json')) {
+      throw new Error(`${operation.operationId} ${status} sent ${String(contentType)}`)
     }
     let validate = this.validators.get(media.schema)
     if (!validate) {
       validate = this.ajv.compile(media.schema as object)
       this.validators.set(media.schema, validate)
     }
-    if (!validate(JSON.parse(bodyText(response)))) {
+    if (!validate(JSON.parse(text))) {
       throw new Error(
-        `${operation.operationId} ${status} body does not match its schema: ${this.ajv.errorsText(validate.errors)}: ${response.body}`,
+        `${operation.operationId} ${status} body does not match its schema: ${this.ajv.errorsText(validate.errors)}: ${text}`,
       )
     }
   }
@@ -115,8 +114,15 @@ function record(checker: ContractChecker): void {
   )
 }
 
-/** Checks every response of `app.inject` from now on; call `done` when the app closes. */
-export function watchContract(app: FastifyInstance): () => void {
+export interface ContractWatch {
+  /** Records the operations seen; call it when the app closes. */
+  done(): void
+  /** A fetch whose responses are checked too, for tests that go through real HTTP. */
+  fetch(request: Request): Promise<Response>
+}
+
+/** Checks every response of `app.inject` from now on, and of the fetch it returns. */
+export function watchContract(app: FastifyInstance): ContractWatch {
   const checker = new ContractChecker(app.swagger() as unknown as OpenApiDocument)
   const original = app.inject.bind(app) as (
     options: InjectOptions | string,
@@ -125,9 +131,32 @@ export function watchContract(app: FastifyInstance): () => void {
     const response = await original(options)
     const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET').toUpperCase()
     const url = typeof options === 'string' ? options : String(options.url ?? options.path ?? '/')
-    checker.check(method, url, response)
+    const type = response.headers['content-type']
+    checker.check(
+      method,
+      url,
+      response.statusCode,
+      type === undefined ? undefined : String(type),
+      bodyText(response),
+    )
     return response
   }
   ;(app as unknown as { inject: typeof checked }).inject = checked
-  return () => record(checker)
+  return {
+    done: () => record(checker),
+    fetch: async (request) => {
+      const method = request.method
+      const response = await globalThis.fetch(request)
+      // fetch has already undone any Content-Encoding.
+      const text = await response.clone().text()
+      checker.check(
+        method,
+        request.url,
+        response.status,
+        response.headers.get('content-type') ?? undefined,
+        text,
+      )
+      return response
+    },
+  }
 }
