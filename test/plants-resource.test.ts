@@ -228,6 +228,14 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect(errorOf(res).error).toBe(entry.code)
     })
 
+    it('takes application/merge-patch+json only for PATCH', async () => {
+      const headers = { 'content-type': 'application/merge-patch+json' }
+      expect((await call('PUT', '/plants/300', { body: '{"name":"x"}', headers })).statusCode).toBe(415)
+      const post = await postPlant(t.app, token, '{"id": 390, "name": "x"}', headers)
+      expect(post.statusCode).toBe(415)
+      expect(errorOf(post).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
+    })
+
     it('answers 415 for a body that is not JSON', async () => {
       const res = await call('PATCH', '/plants/300', {
         body: 'tag=x',

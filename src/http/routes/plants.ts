@@ -77,6 +77,16 @@ const CreateHeaders = Type.Object({
   ),
 })
 
+/**
+ * A merge patch describes a change, so only PATCH takes application/merge-patch+json; a create or a
+ * replacement is a whole plant in application/json. Runs before the body is read, so 415 wins over 413.
+ */
+async function plainJsonOnly(request: FastifyRequest): Promise<void> {
+  if (/^\s*application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
+    throw new AppError(errors.UNSUPPORTED_MEDIA_TYPE)
+  }
+}
+
 /** The JSON body as sent the first time, or as replayed. */
 function sendRecorded(reply: FastifyReply, answer: { status: number; body: string; replayed: boolean }) {
   if (answer.replayed) reply.header('idempotent-replayed', 'true')
@@ -107,6 +117,7 @@ export async function plantRoutes(
     '/plants',
     {
       config: { scope: 'plants:write' },
+      preParsing: plainJsonOnly,
       schema: {
         operationId: 'createPlant',
         summary: 'Creates a new plant in the store',
@@ -207,6 +218,7 @@ export async function plantRoutes(
     '/plants/:id',
     {
       config: { scope: 'plants:write' },
+      preParsing: plainJsonOnly,
       schema: {
         operationId: 'replacePlant',
         summary: 'Replaces the name and tag of a plant',
