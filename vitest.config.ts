@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/contract-coverage.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -18,7 +19,7 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it. Code run only inside
       // spawned server and CLI processes is exercised by tests but not counted here.
-      thresholds: { lines: 65, functions: 63, branches: 56, statements: 65 },
+      thresholds: { lines: 85, functions: 85, branches: 75, statements: 85 },
     },
   },
 })

@@ -1,5 +1,6 @@
-// tsc compiles only TypeScript; the numbered SQL migrations and the plain-JavaScript modules the
-// SQLite writer thread loads ship beside the compiled store code.
+// tsc compiles only TypeScript: the numbered SQL migrations and the plain-JavaScript modules the
+// SQLite writer thread loads ship beside the compiled store code, and the client's generated types
+// (a .d.ts, which tsc does not emit) beside the compiled client.
 import { cpSync, existsSync, readdirSync } from 'node:fs'
 
 for (const store of ['sqlite', 'postgres']) {
@@ -11,3 +12,4 @@ for (const file of readdirSync('src/store/sqlite').filter(
 )) {
   cpSync(`src/store/sqlite/${file}`, `dist/store/sqlite/${file}`)
 }
+cpSync('src/client/schema.d.ts', 'dist/client/schema.d.ts')

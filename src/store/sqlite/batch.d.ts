@@ -7,6 +7,10 @@ export interface BatchRow {
   name: string
   tag: string | null
   event: { id: string; type: string; payload: string; createdAt: number } | undefined
+  /** Stored with the plant; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
+  idempotency:
+    | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
+    | undefined
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */

@@ -9,26 +9,51 @@ export function prepareBatchWriter(db) {
     'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
   )
   const insertEvent = db.prepare('INSERT INTO events (id, type, payload, created_at) VALUES (?, ?, ?, ?)')
+  // An expired record under the same key is overwritten; an unexpired one leaves changes at 0.
+  const insertKey = db.prepare(
+    `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
+     VALUES (@tokenId, @key, @fingerprint, @status, @body, @expiresAt)
+     ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+       status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= @now`,
+  )
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
+  const savepoint = db.prepare('SAVEPOINT create_one')
+  const releaseSavepoint = db.prepare('RELEASE create_one')
+  const rollbackSavepoint = db.prepare('ROLLBACK TO create_one')
+
+  /** One create inside the batch's transaction; a refusal undoes only its own writes. */
+  function insertOne(row, now) {
+    const record = row.idempotency
+    if (record) savepoint.run()
+    try {
+      insert.run(row.id, row.name, row.tag, now, now)
+    } catch (error) {
+      // A duplicate fails only its own request: SQLite undoes just that statement.
+      if (record) releaseSavepoint.run()
+      if (!UNIQUE_VIOLATIONS.has(error?.code)) throw error
+      return 'exists'
+    }
+    if (record) {
+      const stored = insertKey.run({ ...record, now })
+      if (stored.changes === 0) {
+        rollbackSavepoint.run()
+        releaseSavepoint.run()
+        return 'key-taken'
+      }
+      releaseSavepoint.run()
+    }
+    if (row.event) insertEvent.run(row.event.id, row.event.type, row.event.payload, row.event.createdAt)
+    return 'created'
+  }
 
   return function writeBatch(batch, now) {
     const outcomes = []
     begin.run()
     try {
-      for (const row of batch) {
-        try {
-          insert.run(row.id, row.name, row.tag, now, now)
-        } catch (error) {
-          // A duplicate fails only its own request: SQLite undoes just that statement.
-          if (!UNIQUE_VIOLATIONS.has(error?.code)) throw error
-          outcomes.push('exists')
-          continue
-        }
-        if (row.event) insertEvent.run(row.event.id, row.event.type, row.event.payload, row.event.createdAt)
-        outcomes.push('created')
-      }
+      for (const row of batch) outcomes.push(insertOne(row, now))
       commit.run()
     } catch (error) {
       if (db.inTransaction) rollback.run()

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
+import { SqliteIdempotencyStore } from './idempotency.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
@@ -21,6 +22,7 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   private readonly sink: BatchSink
+  readonly idempotency: SqliteIdempotencyStore
 
   constructor(
     readonly db: Database.Database,
@@ -32,6 +34,7 @@ export class SqliteStore implements Store {
     this.plants = new SqlitePlantStore(db, this.sink)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
+    this.idempotency = new SqliteIdempotencyStore(db)
   }
 
   async ping(): Promise<void> {

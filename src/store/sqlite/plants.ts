@@ -1,6 +1,17 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
-import type { CreateExtras, CreateOutcome, PlantStore } from '../types.js'
+import type {
+  CreateExtras,
+  CreateOutcome,
+  ListQuery,
+  OutboxEvent,
+  PlantChange,
+  PlantStore,
+  VersionedPlant,
+  WriteOptions,
+  WriteResult,
+} from '../types.js'
 import type { BatchRow } from './batch.js'
 import type { BatchSink } from './writer.js'
 
@@ -16,6 +27,10 @@ interface PlantRow {
   tag: string | null
 }
 
+interface VersionedRow extends PlantRow {
+  version: bigint
+}
+
 function toPlant(row: PlantRow): Plant {
   return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag }
 }
@@ -25,24 +40,49 @@ function toPlant(row: PlantRow): Plant {
  * joins one transaction, and each is answered only after that transaction has committed (with
  * synchronous=FULL, after the fsync). One fsync then pays for a whole batch instead of one request.
  * While a batch commits (in the writer thread, for a file), the next one gathers: a batch holds every
- * create that arrived during the previous commit.
+ * create that arrived during the previous commit. Updates and deletes are single-row transactions
+ * on this connection.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
   private scheduled = false
   private writing: Promise<void> | undefined
   private readonly idle: Array<() => void> = []
+  private readonly insertEvent: Statement
   private readonly selectOne: Statement
+  private readonly selectVersioned: Statement
+  private readonly pageAll: Statement
+  private readonly pageByTag: Statement
+  private readonly updateRow: Statement
+  private readonly deleteRow: Statement
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly sink: BatchSink,
   ) {
+    this.insertEvent = db.prepare(
+      'INSERT INTO events (id, type, payload, created_at) VALUES (@id, @type, @payload, @createdAt)',
+    )
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
+    this.selectVersioned = db
+      .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
+      .safeIntegers(true)
+    // Keyset pagination: each page is one descent of the id (or tag, id) B-tree, at any depth.
+    this.pageAll = db
+      .prepare('SELECT id, name, tag FROM plants WHERE id >= @from ORDER BY id LIMIT @limit')
+      .safeIntegers(true)
+    this.pageByTag = db
+      .prepare('SELECT id, name, tag FROM plants WHERE tag = @tag AND id >= @from ORDER BY id LIMIT @limit')
+      .safeIntegers(true)
+    this.updateRow = db.prepare(
+      'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
+    )
+    this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
     const event = extras?.event
+    const key = extras?.idempotency
     const row: BatchRow = {
       id: plant.id,
       name: plant.name,
@@ -52,6 +92,14 @@ export class SqlitePlantStore implements PlantStore {
         type: event.type,
         payload: event.payload,
         createdAt: event.occurredAt.getTime(),
+      },
+      idempotency: key && {
+        tokenId: key.tokenId,
+        key: key.key,
+        fingerprint: key.fingerprint,
+        status: key.status,
+        body: key.body,
+        expiresAt: key.expiresAt.getTime(),
       },
     }
     return new Promise((resolve, reject) => {
@@ -65,11 +113,79 @@ export class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
+  async read(id: bigint): Promise<VersionedPlant | undefined> {
+    const row = this.selectVersioned.get(id) as VersionedRow | undefined
+    return row && { plant: toPlant(row), version: Number(row.version) }
+  }
+
+  async list(query: ListQuery): Promise<Plant[]> {
+    // `id >= from` rather than `id > after`: with no cursor the page starts at the smallest int64.
+    if (query.after === INT64_MAX) return []
+    const from = query.after === undefined ? INT64_MIN : query.after + 1n
+    const rows =
+      query.tag === undefined
+        ? this.pageAll.all({ from, limit: query.limit })
+        : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
+    return (rows as PlantRow[]).map(toPlant)
+  }
+
+  async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.writeOne(id, options, (current) => {
+      const next: Plant = { id, name: change.name ?? current.name }
+      const tag = change.tag === undefined ? current.tag : change.tag
+      if (tag !== null && tag !== undefined) next.tag = tag
+      if (next.name === current.name && next.tag === current.tag) return undefined
+      this.updateRow.run({ id, name: next.name, tag: next.tag ?? null, now: Date.now() })
+      return next
+    })
+  }
+
+  async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
+    const result = this.writeOne(id, options, (current) => {
+      this.deleteRow.run(id)
+      return current
+    })
+    // The plant as it was, with the version it had: a deleted plant has no next version.
+    return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
+  }
+
   /** Resolves once every accepted create has been answered, so that closing never drops one. */
   async drain(): Promise<void> {
     while (this.scheduled || this.writing || this.queue.length > 0) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
+  }
+
+  /** Check version, write, record the event: one IMMEDIATE transaction, so no change slips between. */
+  private writeOne(
+    id: bigint,
+    options: WriteOptions,
+    apply: (current: Plant) => Plant | undefined,
+  ): WriteResult {
+    const run = this.db.transaction((): WriteResult => {
+      const row = this.selectVersioned.get(id) as VersionedRow | undefined
+      if (!row) return { outcome: 'missing' }
+      const version = Number(row.version)
+      if (options.expectedVersion !== undefined && options.expectedVersion !== version) {
+        return { outcome: 'version-mismatch' }
+      }
+      const current = toPlant(row)
+      const plant = apply(current)
+      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+      if (plant === undefined) return { outcome: 'done', plant: current, version }
+      if (options.event) this.writeEvent(options.event(plant))
+      return { outcome: 'done', plant, version: version + 1 }
+    })
+    return run.immediate()
+  }
+
+  private writeEvent(event: OutboxEvent): void {
+    this.insertEvent.run({
+      id: event.id,
+      type: event.type,
+      payload: event.payload,
+      createdAt: event.occurredAt.getTime(),
+    })
   }
 
   /** Flushes after the current turn, so that every create of the turn joins the batch. */
