@@ -5,21 +5,36 @@ import type { ServeConfig } from '../config.js'
 // A worker that dies this soon after starting is not restarted: it would only die again.
 const MIN_UPTIME_MS = 5_000
 
+export interface RunningCluster {
+  /** Resolves with the address once every worker listens. */
+  ready: Promise<string>
+  /** Stops every worker; resolves 0 when all of them stopped cleanly, else 1. */
+  stop(reason: string): Promise<number>
+  /** Resolves with the exit code the primary should end with (after stop, or a failing worker). */
+  done: Promise<number>
+}
+
 /**
  * The cluster primary of `serve --workers N`: it forks N workers that share the listening port (Node
  * hands each accepted connection to one of them in turn), announces the address once all of them
- * are ready, replaces a worker that crashes, and on SIGTERM/SIGINT stops them all and exits 0 when
- * every one of them stopped cleanly. It serves no request and holds no database connection.
+ * are ready, replaces a worker that crashes, and stops them all on request. It serves no request
+ * and holds no database connection.
  *
  * State that must agree across workers lives in the database, never in a worker's memory: token
  * revocation (each worker sees the store's revocation epoch move) and, for the features that need
- * it, a lease row. Anything to be aggregated over workers (e.g. metrics) goes through this
- * process: worker.on('message') below is where it arrives.
+ * it, a lease row. Anything to be aggregated over workers (e.g. metrics) goes through this process:
+ * a cluster.on('message') handler here is the place for it.
  */
-export async function runPrimary(config: ServeConfig, logger: Logger): Promise<void> {
-  let stopping = false
+export function startCluster(config: ServeConfig, logger: Logger): RunningCluster {
+  let stopping: Promise<number> | undefined
+  let failed = false
   let ready = 0
   const startedAt = new Map<Worker, number>()
+  let announce: (address: string) => void = () => {}
+  let finish: (code: number) => void = () => {}
+  const done = new Promise<number>((resolve) => {
+    finish = resolve
+  })
 
   const fork = (): Worker => {
     const worker = cluster.fork()
@@ -27,31 +42,36 @@ export async function runPrimary(config: ServeConfig, logger: Logger): Promise<v
     return worker
   }
 
-  cluster.on('listening', (_worker, address) => {
+  const onListening = (_worker: Worker, address: { address: string | null; port: number }) => {
     ready += 1
     if (ready !== config.workers) return
     const host = address.address ?? config.host
-    const shown = host.includes(':') ? `[${host}]` : host
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
     const pids = Object.values(cluster.workers ?? {}).map((w) => w?.process.pid)
-    logger.info({ workers: pids }, `listening on http://${shown}:${address.port}`)
-  })
+    logger.info({ workers: pids }, `listening on ${url}`)
+    announce(url)
+  }
 
-  cluster.on('exit', (worker, code, signal) => {
+  const onExit = (worker: Worker, code: number | null, signal: string | null) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0)
     startedAt.delete(worker)
     if (stopping) return
     logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
     if (lived < MIN_UPTIME_MS) {
       logger.fatal('a worker failed right after starting; stopping')
-      void stop('worker failure', 1)
+      failed = true
+      void stop('worker failure')
       return
     }
     fork()
-  })
+  }
 
-  const stop = async (reason: string, exitCode = 0) => {
-    if (stopping) return
-    stopping = true
+  const stop = (reason: string): Promise<number> => {
+    stopping ??= stopAll(reason)
+    return stopping
+  }
+
+  const stopAll = async (reason: string): Promise<number> => {
     logger.info({ signal: reason }, 'shutting down workers')
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
     // A worker still starting has no handler yet and dies of the signal itself: it had served
@@ -75,12 +95,27 @@ export async function runPrimary(config: ServeConfig, logger: Logger): Promise<v
     backstop.unref()
     const codes = await Promise.all(exits)
     clearTimeout(backstop)
-    const clean = codes.every((code) => code === 0)
+    cluster.off('listening', onListening)
+    cluster.off('exit', onExit)
     logger.info({ codes }, 'stopped')
-    process.exit(clean ? exitCode : 1)
+    const code = !failed && codes.every((c) => c === 0) ? 0 : 1
+    finish(code)
+    return code
   }
-  process.on('SIGTERM', () => void stop('SIGTERM'))
-  process.on('SIGINT', () => void stop('SIGINT'))
 
+  const readyPromise = new Promise<string>((resolve) => {
+    announce = resolve
+  })
+  cluster.on('listening', onListening)
+  cluster.on('exit', onExit)
   for (let i = 0; i < config.workers; i++) fork()
+  return { ready: readyPromise, stop, done }
+}
+
+/** Runs the primary until SIGTERM/SIGINT (or a worker that cannot start), then exits. */
+export async function runPrimary(config: ServeConfig, logger: Logger): Promise<void> {
+  const running = startCluster(config, logger)
+  process.on('SIGTERM', () => void running.stop('SIGTERM'))
+  process.on('SIGINT', () => void running.stop('SIGINT'))
+  process.exit(await running.done)
 }

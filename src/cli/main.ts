@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
 import { withStore } from './database.js'
@@ -71,17 +72,23 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildProgram().parseAsync(argv)
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // Commander has already printed its message (or the help/version text).
-      process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_USAGE
-      return
-    }
-    if (error instanceof ConfigError) {
-      process.stderr.write(`plantstore: ${error.message}\n`)
-      process.exitCode = EXIT_USAGE
-      return
-    }
-    process.stderr.write(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exitCode = EXIT_FAILED
+    reportFailure(error)
+    // A cluster worker's channel to the primary would keep a failed worker alive.
+    if (cluster.isWorker) process.exit()
   }
+}
+
+function reportFailure(error: unknown): void {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (or the help/version text).
+    process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_USAGE
+    return
+  }
+  if (error instanceof ConfigError) {
+    process.stderr.write(`plantstore: ${error.message}\n`)
+    process.exitCode = EXIT_USAGE
+    return
+  }
+  process.stderr.write(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exitCode = EXIT_FAILED
 }
