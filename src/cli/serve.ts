@@ -29,7 +29,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     await runPrimary(config, logger)
     return
   }
-  const store = await openStore(config.database)
+  const store = await openStore(config.database, { serving: true })
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
   })

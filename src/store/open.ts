@@ -15,12 +15,14 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | null {
 
 export interface OpenOptions {
   busyTimeoutMs?: number
+  /** The store will serve requests: get ready for writes now rather than on the first one. */
+  serving?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
 export async function openStore(location: DatabaseLocation, options: OpenOptions = {}): Promise<Store> {
   if (location.kind === 'sqlite') {
-    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs })
+    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs, serving: options.serving })
   }
   const { openPostgres } = await import('./postgres/index.js')
   return openPostgres({ url: location.url })

@@ -14,6 +14,8 @@ export interface SqliteOptions {
   path: string
   /** How long a writer waits for another process's lock before failing. */
   busyTimeoutMs?: number
+  /** Start the writer thread at once (serve), instead of on the first create (CLI commands never need it). */
+  serving?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -26,11 +28,14 @@ export class SqliteStore implements Store {
 
   constructor(
     readonly db: Database.Database,
-    options: { path: string; busyTimeoutMs: number },
+    options: { path: string; busyTimeoutMs: number; serving?: boolean },
   ) {
     // A file gets a writer thread so commits never stall requests; `:memory:` exists only on this
     // connection, so it commits here.
-    this.sink = options.path === ':memory:' ? inlineSink(db) : threadSink(options.path, options.busyTimeoutMs)
+    this.sink =
+      options.path === ':memory:'
+        ? inlineSink(db)
+        : threadSink(options.path, options.busyTimeoutMs, { eager: options.serving ?? false })
     this.plants = new SqlitePlantStore(db, this.sink)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
@@ -60,5 +65,5 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   migrate(db)
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs })
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs, serving: options.serving })
 }

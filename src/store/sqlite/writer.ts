@@ -25,10 +25,15 @@ interface WriterReply {
 
 /**
  * Commits in a worker thread with its own connection, so the fsync never stalls the event loop. The
- * thread starts on the first write (commands that never create a plant never pay for it) and keeps
+ * thread starts on the first write unless `eager` (commands that never create a plant never pay
+ * for it) and keeps
  * the process alive only while a batch is in flight. One batch is in flight at a time.
  */
-export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
+export function threadSink(
+  path: string,
+  busyTimeoutMs: number,
+  options: { eager?: boolean } = {},
+): BatchSink {
   let worker: Worker | undefined
   let failure: Error | undefined
   let inFlight: { resolve: (o: CreateOutcome[]) => void; reject: (e: Error) => void } | undefined
@@ -57,6 +62,9 @@ export function threadSink(path: string, busyTimeoutMs: number): BatchSink {
     thread.on('exit', () => fail(new Error('the SQLite writer thread has stopped')))
     return thread
   }
+
+  // A server starts it at once, so that its first creates do not wait for the thread to boot.
+  if (options.eager) worker = start()
 
   return {
     write(batch, now) {
