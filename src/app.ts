@@ -6,12 +6,18 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
+import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
 import { clientErrorHandler, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
+import { installRateLimit, type Limiter } from './http/rate-limit.js'
+import { recordRequestMetrics } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
+import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
+import { installCors, installLoadShedding, installSecurityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
+import { createMetrics, type Metrics } from './metrics/registry.js'
 import type { Store } from './store/types.js'
 import type { TokenService } from './tokens/service.js'
 
@@ -24,6 +30,18 @@ export interface AppOptions {
   lifecycle?: Lifecycle
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
   timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
+  /** Where /metrics reads from; the token service and store should report into the same one. */
+  metrics?: Metrics
+  /** Per token (per address without one); absent or null: no limit. */
+  rateLimit?: RateLimit | null
+  /** Shed load past this event-loop lag; absent or 0: never. */
+  maxEventLoopDelayMs?: number
+  /** Browser origins allowed by CORS; absent or null: CORS off. */
+  corsOrigins?: string[] | null
+  /** Addresses or CIDR ranges of proxies whose X-Forwarded-* headers are believed. */
+  trustProxy?: string[] | null
+  /** Largest request line plus headers, in bytes (Node's default is 16 KiB). */
+  maxHeaderSize?: number
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -45,7 +63,16 @@ class QuietRequestLog extends LogController {
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
+  const metrics = options.metrics ?? createMetrics()
+  const requestTimeoutMs = options.timeouts?.requestTimeoutMs ?? 0
   const app = Fastify({
+    http: {
+      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
+      // Node checks request and header deadlines on this tick (30 s by default), so a slow client
+      // would otherwise hold its connection up to 30 s past --headers-timeout.
+      connectionsCheckingInterval: 1000,
+    },
+    trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     logController: new QuietRequestLog(),
@@ -57,7 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
+    requestTimeout: requestTimeoutMs,
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
     connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
@@ -70,11 +97,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
+  recordRequestMetrics(app, metrics)
+  await installSecurityHeaders(app)
+  await installCors(app, options.corsOrigins)
+  await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
+  let limit: Limiter | undefined
+  if (options.rateLimit) {
+    limit = await installRateLimit(app, options.rateLimit, {
+      onLimited: (key) => metrics.rateLimited.inc({ key }),
+    })
+  }
 
   await app.register(healthRoutes, { store: options.store, lifecycle })
   await app.register(async (api) => {
-    requireBearer(api, options.tokens)
+    requireBearer(api, options.tokens, limit)
     await api.register(plantRoutes, { store: options.store })
+    await api.register(metricsRoutes, { metrics })
   })
   return app
 }

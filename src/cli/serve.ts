@@ -2,6 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { createMetrics } from '../metrics/registry.js'
+import { timeStore } from '../metrics/store-timing.js'
+import { scheduleRetention } from '../retention.js'
 import { openStore } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -13,9 +16,11 @@ import { TokenService } from '../tokens/service.js'
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
-  const store = await openStore(config.database)
+  const metrics = createMetrics({ processMetrics: true })
+  const store = timeStore(await openStore(config.database), metrics)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
+    onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
   })
 
   if (config.bootstrapTokenFile && (await store.tokens.count()) === 0) {
@@ -35,8 +40,17 @@ export async function serve(config: ServeConfig): Promise<void> {
       requestTimeoutMs: config.requestTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
+    metrics,
+    rateLimit: config.rateLimit,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+    corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
+    maxHeaderSize: config.maxHeaderSize,
   })
   app.server.headersTimeout = config.headersTimeoutMs
+  // Past this, Node closes new sockets at once: memory per connection stays bounded under a flood.
+  app.server.maxConnections = config.maxConnections
+  const stopRetention = scheduleRetention(store, config, logger, metrics)
 
   await app.listen({
     host: config.host,
@@ -59,6 +73,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
+      stopRetention()
       await app.close()
       await store.close()
       logger.info('stopped')

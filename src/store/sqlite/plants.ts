@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { NewPlant, Plant } from '../../plants/model.js'
-import type { CreateExtras, CreateOutcome, PlantStore } from '../types.js'
+import type { CreateExtras, CreateOutcome, ImportItem, ImportOutcome, PlantStore } from '../types.js'
 
 interface PendingCreate {
   plant: NewPlant
@@ -38,6 +38,9 @@ export class SqlitePlantStore implements PlantStore {
   private readonly commitStatement: Statement
   private readonly rollback: Statement
   private readonly selectOne: Statement
+  private readonly insertIfAbsent: Statement
+  private readonly selectPage: Statement
+  private readonly selectFirstPage: Statement
 
   constructor(private readonly db: Database) {
     this.insert = db.prepare(
@@ -50,6 +53,46 @@ export class SqlitePlantStore implements PlantStore {
     this.commitStatement = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
+    this.insertIfAbsent = db.prepare(
+      'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now) ON CONFLICT (id) DO NOTHING',
+    )
+    this.selectPage = db
+      .prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+      .safeIntegers(true)
+    this.selectFirstPage = db
+      .prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?')
+      .safeIntegers(true)
+  }
+
+  async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
+    const now = Date.now()
+    const run = this.db.transaction(() =>
+      items.map(({ plant, extras }): ImportOutcome => {
+        const tag = plant.tag ?? null
+        if (this.insertIfAbsent.run({ id: plant.id, name: plant.name, tag, now }).changes === 0) {
+          const existing = this.selectOne.get(plant.id) as PlantRow
+          return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
+        }
+        const event = extras?.event
+        if (event) {
+          this.insertEvent.run({
+            id: event.id,
+            type: event.type,
+            payload: event.payload,
+            createdAt: event.occurredAt.getTime(),
+          })
+        }
+        return 'created'
+      }),
+    )
+    return run.immediate()
+  }
+
+  async scan(after: bigint | null, limit: number): Promise<Plant[]> {
+    const rows = (
+      after === null ? this.selectFirstPage.all(BigInt(limit)) : this.selectPage.all(after, BigInt(limit))
+    ) as PlantRow[]
+    return rows.map(toPlant)
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
