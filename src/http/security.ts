@@ -72,6 +72,8 @@ export async function installLoadShedding(app: FastifyInstance, maxEventLoopDela
   await app.register(underPressure, {
     maxEventLoopDelay: maxEventLoopDelayMs,
     retryAfter: 1,
-    sampleInterval: Math.min(1000, Math.max(5, Math.floor(maxEventLoopDelayMs / 2))),
+    // The lag is the mean over one sample window; a window of only a few 10 ms ticks could hold no
+    // sample at all, which the plugin reads as infinite lag.
+    sampleInterval: Math.min(1000, Math.max(100, maxEventLoopDelayMs)),
   })
 }

@@ -38,6 +38,14 @@ export class SqliteStore implements Store {
     if (existsSync(file)) throw new Error(`${file} already exists; backups never overwrite`)
     mkdirSync(dirname(file), { recursive: true })
     this.db.prepare('VACUUM INTO ?').run(file)
+    const copy = new Database(file, { readonly: true })
+    try {
+      const check = copy.pragma('quick_check', { simple: true })
+      if (check !== 'ok')
+        throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
+    } finally {
+      copy.close()
+    }
   }
 
   async ping(): Promise<void> {
