@@ -96,10 +96,7 @@ function overflowEntry(error: Error) {
  * Errors Node's HTTP parser raises before Fastify sees a request (a broken request line, an
  * oversized header block, a timeout) still answer with the Error shape, then close the connection.
  */
-export function clientErrorHandler(
-  error: Error & { code?: string; rawPacket?: Buffer },
-  socket: Socket,
-): void {
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy()
     return
