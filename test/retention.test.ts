@@ -82,3 +82,23 @@ describe('SQLite WAL checkpoint', () => {
     }
   })
 })
+
+describe('retention sweep extension point', () => {
+  it('sweeps expired idempotency keys where that table exists, and leaves other shapes alone', async () => {
+    const store = openSqlite({ path: ':memory:' })
+    try {
+      expect(await sweepOnce(store, settings)).not.toHaveProperty('idempotency_keys')
+      store.db.exec('CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)')
+      const now = Date.now()
+      store.db
+        .prepare('INSERT INTO idempotency_keys VALUES (?, ?), (?, ?)')
+        .run('old', now - 1000, 'live', now + 60_000)
+      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ idempotency_keys: 1 })
+      expect(store.db.prepare('SELECT key FROM idempotency_keys').pluck().all()).toEqual(['live'])
+      store.db.exec('CREATE TABLE webhook_deliveries (id INTEGER PRIMARY KEY, attempted_at INTEGER)')
+      expect(await sweepOnce(store, settings)).not.toHaveProperty('webhook_deliveries')
+    } finally {
+      await store.close()
+    }
+  })
+})

@@ -7,6 +7,8 @@ const CHUNK = 1000
 interface Sweep {
   kind: string
   table: string
+  /** The column the cutoff is compared with; a table without it is left alone. */
+  column: string
   /** A DELETE of at most @limit rows, given @now and the policy's cutoffs. */
   sql: string
   cutoff: (policy: RetentionPolicy) => number
@@ -18,6 +20,7 @@ const SWEEPS: Sweep[] = [
   {
     kind: 'events',
     table: 'events',
+    column: 'created_at',
     // seq grows with time, so walking it from the start stops at the first young event.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT seq FROM events WHERE created_at < @cutoff ORDER BY seq LIMIT @limit)`,
@@ -26,6 +29,7 @@ const SWEEPS: Sweep[] = [
   {
     kind: 'tokens',
     table: 'tokens',
+    column: 'revoked_at',
     sql: `DELETE FROM tokens WHERE id IN (
             SELECT id FROM tokens WHERE revoked_at < @cutoff OR expires_at < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.tokensBefore.getTime(),
@@ -33,6 +37,7 @@ const SWEEPS: Sweep[] = [
   {
     kind: 'idempotency_keys',
     table: 'idempotency_keys',
+    column: 'expires_at',
     sql: `DELETE FROM idempotency_keys WHERE rowid IN (
             SELECT rowid FROM idempotency_keys WHERE expires_at < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.now.getTime(),
@@ -40,6 +45,7 @@ const SWEEPS: Sweep[] = [
   {
     kind: 'webhook_deliveries',
     table: 'webhook_deliveries',
+    column: 'created_at',
     sql: `DELETE FROM webhook_deliveries WHERE rowid IN (
             SELECT rowid FROM webhook_deliveries WHERE created_at < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
@@ -47,18 +53,18 @@ const SWEEPS: Sweep[] = [
 ]
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
-  private readonly tableExists: Statement
+  private readonly columnExists: Statement
   private readonly checkpointStatement: Statement
 
   constructor(private readonly db: Database) {
-    this.tableExists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").pluck()
+    this.columnExists = db.prepare('SELECT 1 FROM pragma_table_info(?) WHERE name = ?').pluck()
     this.checkpointStatement = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
   }
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
-      if (!this.tableExists.get(sweep.table)) continue
+      if (!this.columnExists.get(sweep.table, sweep.column)) continue
       const remove = this.db.prepare(sweep.sql)
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
       let total = 0
