@@ -29,7 +29,12 @@ export interface AppOptions {
   bodyLimit?: number
   lifecycle?: Lifecycle
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
-  timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
+  timeouts?: {
+    requestTimeoutMs?: number
+    headersTimeoutMs?: number
+    keepAliveTimeoutMs?: number
+    connectionTimeoutMs?: number
+  }
   /** Where /metrics reads from; the token service and store should report into the same one. */
   metrics?: Metrics
   /** Per token (per address without one); absent or null: no limit. */
@@ -64,14 +69,7 @@ class QuietRequestLog extends LogController {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
   const metrics = options.metrics ?? createMetrics()
-  const requestTimeoutMs = options.timeouts?.requestTimeoutMs ?? 0
   const app = Fastify({
-    http: {
-      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
-      // Node checks request and header deadlines on this tick (30 s by default), so a slow client
-      // would otherwise hold its connection up to 30 s past --headers-timeout.
-      connectionsCheckingInterval: 1000,
-    },
     trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
@@ -84,10 +82,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    requestTimeout: requestTimeoutMs,
+    requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
     connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
+    http: {
+      headersTimeout: options.timeouts?.headersTimeoutMs ?? 60_000,
+      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
+      // Node checks the header and request timeouts on this interval (30 s by default), which would
+      // let a slow client hold a connection that long past its deadline.
+      connectionsCheckingInterval: 1000,
+    },
   })
 
   app.setValidatorCompiler(validatorCompiler)

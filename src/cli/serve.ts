@@ -38,6 +38,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     bodyLimit: config.bodyLimit,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
     metrics,
@@ -47,7 +48,6 @@ export async function serve(config: ServeConfig): Promise<void> {
     trustProxy: config.trustProxy,
     maxHeaderSize: config.maxHeaderSize,
   })
-  app.server.headersTimeout = config.headersTimeoutMs
   // Past this, Node closes new sockets at once: memory per connection stays bounded under a flood.
   app.server.maxConnections = config.maxConnections
   const stopRetention = scheduleRetention(store, config, logger, metrics)
@@ -60,7 +60,10 @@ export async function serve(config: ServeConfig): Promise<void> {
 
   let stopping = false
   const stop = async (signal: string) => {
-    if (stopping) return
+    if (stopping) {
+      logger.warn({ signal }, 'already shutting down; --shutdown-timeout bounds the wait')
+      return
+    }
     stopping = true
     lifecycle.draining = true
     logger.info({ signal }, 'shutting down')
@@ -83,6 +86,6 @@ export async function serve(config: ServeConfig): Promise<void> {
       process.exit(1)
     }
   }
-  process.once('SIGTERM', () => void stop('SIGTERM'))
-  process.once('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
 }
