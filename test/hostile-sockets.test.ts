@@ -203,3 +203,42 @@ describe('raw-socket clients against a real server', () => {
     expect(await res.json()).toEqual({ id: 5, name: 'chunk' })
   })
 })
+
+describe('connection and header caps', () => {
+  it('closes connections past --max-connections and honours --max-header-size', async () => {
+    const server = await startServer([
+      '--database-url',
+      'sqlite::memory:',
+      '--max-connections',
+      '2',
+      '--max-header-size',
+      '32kb',
+      '--keep-alive-timeout',
+      '30s',
+    ])
+    try {
+      const bigHeader = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`
+      const accepted = await rawExchange(server.port, [bigHeader])
+      expect(parseResponses(accepted.received).map((r) => r.status)).toEqual([200])
+
+      // Two idle keep-alive connections fill the cap; a third is closed without an answer.
+      const held = [0, 1].map(() =>
+        rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { deadlineMs: 1500 }),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const refused = await rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
+        deadlineMs: 1000,
+      })
+      expect(refused).toEqual({ received: '', closed: true })
+      const results = await Promise.all(held)
+      for (const r of results) expect(r.received).toMatch(/^HTTP\/1\.1 200 /)
+      // Once they are gone, connections are accepted again.
+      const again = await rawExchange(server.port, [
+        'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      ])
+      expect(parseResponses(again.received).map((r) => r.status)).toEqual([200])
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+})
