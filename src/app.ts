@@ -59,7 +59,14 @@ class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
     request.log.debug(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+        // The client's address, taken from X-Forwarded-For only behind a --trust-proxy.
+        ip: request.ip,
+      },
       'request completed',
     )
   }

@@ -1,6 +1,8 @@
+import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AppOptions, buildApp } from '../src/app.js'
 import { errors } from '../src/errors.js'
+import { createLogger } from '../src/log.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf } from './helpers/app.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
@@ -81,6 +83,23 @@ describe('abuse limits and response headers', () => {
     const { app: direct } = await app(limits)
     expect((await from(direct, '203.0.113.1')).statusCode).toBe(401)
     expect((await from(direct, '203.0.113.2')).statusCode).toBe(429)
+  })
+
+  it('logs the forwarded client address and the request id behind a trusted proxy', async () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    const { app: a } = await app({ trustProxy: ['127.0.0.1'], logger: createLogger('debug', sink) })
+    await a.inject({
+      url: '/healthz',
+      headers: { 'x-forwarded-for': '198.51.100.7', 'x-request-id': 'req-42' },
+    })
+    const completed = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request completed')
+    expect(completed).toMatchObject({ reqId: 'req-42', ip: '198.51.100.7', status: 200 })
   })
 
   it('sheds load with 503, the Error shape and Retry-After while the event loop lags', async () => {
