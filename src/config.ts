@@ -21,6 +21,7 @@ export interface ServeConfig {
   shutdownTimeoutMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
+  idempotencyTtlMs: number
   rateLimit: RateLimit | null
   maxEventLoopDelayMs: number
   maxConnections: number
@@ -213,6 +214,14 @@ export const SERVE_SETTINGS: Setting[] = [
       (LOG_LEVELS as readonly string[]).includes(raw)
         ? (raw as LogLevel)
         : fail('log-level', raw, LOG_LEVELS.join(', ')),
+  },
+  {
+    key: 'idempotencyTtlMs',
+    flag: 'idempotency-ttl',
+    placeholder: 'duration',
+    default: '24h',
+    description: 'how long the first answer to a create with an Idempotency-Key is kept for replay',
+    parse: duration('idempotency-ttl'),
   },
   {
     key: 'bootstrapTokenFile',

@@ -11,13 +11,16 @@ export interface RetentionSettings {
   walCheckpointIntervalMs: number
 }
 
-/** One sweep with the settings' cutoffs, as of `now`. */
-export function sweepOnce(store: Store, settings: RetentionSettings, now = new Date()) {
-  return store.maintenance.sweep({
+/** One sweep with the settings' cutoffs, as of `now`: rows deleted, by kind. */
+export async function sweepOnce(store: Store, settings: RetentionSettings, now = new Date()) {
+  const counts = await store.maintenance.sweep({
     now,
     eventsBefore: new Date(now.getTime() - settings.eventsRetentionMs),
     tokensBefore: new Date(now.getTime() - settings.tokensRetentionMs),
   })
+  // Requests purge expired keys now and then too, but only while creates with keys keep coming.
+  counts.idempotency_keys = await store.idempotency.purgeExpired(now)
+  return counts
 }
 
 /**

@@ -5,6 +5,7 @@ import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf } from './helpers/app.js'
+import { watchContract } from './helpers/contract.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 const kind = storeKinds[0] as (typeof storeKinds)[0]
@@ -20,7 +21,10 @@ describe('abuse limits and response headers', () => {
     const { store } = await openFresh(kind)
     const tokens = new TokenService(store.tokens)
     const built = await buildApp({ store, tokens, ...options })
+    await built.ready()
+    const contract = watchContract(built)
     close = async () => {
+      contract.done()
       await built.close()
       await store.close()
     }

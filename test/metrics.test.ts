@@ -6,6 +6,7 @@ import { timeStore } from '../src/metrics/store-timing.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf, postPlant } from './helpers/app.js'
+import { type ContractWatch, watchContract } from './helpers/contract.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 describe.each(storeKinds)('GET /metrics on $name', (kind) => {
@@ -15,6 +16,7 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
   let tokens: TokenService
   let reader: string
   let writer: string
+  let contract: ContractWatch
 
   beforeAll(async () => {
     metrics = createMetrics({ processMetrics: true })
@@ -23,10 +25,13 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
       onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
     })
     app = await buildApp({ store, tokens, metrics })
+    await app.ready()
+    contract = watchContract(app)
     reader = (await tokens.create('prometheus', ['metrics:read'])).token
     writer = (await tokens.create('writer', ['plants:read', 'plants:write'])).token
   })
   afterAll(async () => {
+    contract.done()
     await app.close()
     await store.close()
   })
@@ -95,7 +100,7 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
       /plantstore_db_operation_duration_seconds_count\{operation="plants.create",outcome="ok"\} 1/,
     )
     expect(body).toMatch(
-      /plantstore_db_operation_duration_seconds_count\{operation="plants.get",outcome="ok"\} 2/,
+      /plantstore_db_operation_duration_seconds_count\{operation="plants.read",outcome="ok"\} 2/,
     )
     expect(body).toMatch(
       /plantstore_db_operation_duration_seconds_count\{operation="tokens.find",outcome="ok"\} \d+/,

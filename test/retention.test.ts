@@ -84,19 +84,25 @@ describe('SQLite WAL checkpoint', () => {
 })
 
 describe('retention sweep extension point', () => {
-  it('sweeps expired idempotency keys where that table exists, and leaves other shapes alone', async () => {
+  it('sweeps expired idempotency keys, and tables of other features only where they exist', async () => {
     const store = openSqlite({ path: ':memory:' })
     try {
-      expect(await sweepOnce(store, settings)).not.toHaveProperty('idempotency_keys')
-      store.db.exec('CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)')
+      expect(await sweepOnce(store, settings)).not.toHaveProperty('webhook_deliveries')
       const now = Date.now()
-      store.db
-        .prepare('INSERT INTO idempotency_keys VALUES (?, ?), (?, ?)')
-        .run('old', now - 1000, 'live', now + 60_000)
+      const insert = store.db.prepare(
+        "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
+      )
+      insert.run('old', now - 1000)
+      insert.run('live', now + 60_000)
       expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ idempotency_keys: 1 })
       expect(store.db.prepare('SELECT key FROM idempotency_keys').pluck().all()).toEqual(['live'])
+      // A table without the column the sweep compares is left alone rather than failing the sweep.
       store.db.exec('CREATE TABLE webhook_deliveries (id INTEGER PRIMARY KEY, attempted_at INTEGER)')
       expect(await sweepOnce(store, settings)).not.toHaveProperty('webhook_deliveries')
+      store.db.exec('DROP TABLE webhook_deliveries')
+      store.db.exec('CREATE TABLE webhook_deliveries (id INTEGER PRIMARY KEY, created_at INTEGER)')
+      store.db.prepare('INSERT INTO webhook_deliveries (created_at) VALUES (?), (?)').run(now - 8 * DAY, now)
+      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ webhook_deliveries: 1 })
     } finally {
       await store.close()
     }

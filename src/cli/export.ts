@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { createWriteStream, renameSync, rmSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
+import type { Plant } from '../plants/model.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
 
 const PAGE = 5000
@@ -20,13 +21,13 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
     const out: Writable = partial === undefined ? process.stdout : createWriteStream(partial)
     let count = 0
     try {
-      let after: bigint | null = null
+      let after: bigint | undefined
       for (;;) {
-        const page = await store.plants.scan(after, PAGE)
+        const page: Plant[] = await store.plants.list({ after, limit: PAGE })
         if (page.length === 0) break
         await write(out, `${page.map(plantJson).join('\n')}\n`)
         count += page.length
-        after = (page[page.length - 1] as { id: bigint }).id
+        after = (page[page.length - 1] as Plant).id
       }
       if (partial !== undefined) {
         out.end()

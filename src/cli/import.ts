@@ -130,9 +130,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       try {
         const plant =
           format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
-        batch.push(
-          options.emitEvents ? { plant, extras: { event: plantEvent('plant.created', plant) } } : { plant },
-        )
+        batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
         batchLines.push(lineNumber)
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error

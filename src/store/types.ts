@@ -3,7 +3,11 @@ import type { NewPlant, Plant } from '../plants/model.js'
 // The repository interfaces the application depends on. Implementations live one folder per
 // database; neither side knows about HTTP, and the same behaviour tests run against each.
 
-export type CreateOutcome = 'created' | 'exists'
+/**
+ * 'exists': the id is taken, nothing was written. 'key-taken': the plant was free but the
+ * idempotency record's (token, key) is held by an unexpired record, so nothing was written either.
+ */
+export type CreateOutcome = 'created' | 'exists' | 'key-taken'
 
 /**
  * What importing one plant did: inserted it, found an identical plant already there (a re-run), or
@@ -13,8 +17,8 @@ export type ImportOutcome = 'created' | 'unchanged' | 'conflict'
 
 export interface ImportItem {
   plant: NewPlant
-  /** Written in the same transaction only when the plant is inserted, as for create. */
-  extras?: CreateExtras
+  /** Written in the same transaction only when the plant is inserted, as a create's event is. */
+  event?: OutboxEvent
 }
 
 /** A domain event stored in the same transaction as the change that caused it (transactional outbox). */
@@ -27,10 +31,67 @@ export interface OutboxEvent {
   payload: string
 }
 
+/** The first answer to a create that carried an Idempotency-Key, kept to replay to its retries. */
+export interface IdempotencyRecord {
+  /** The public id of the token that sent the key: keys of different tokens never meet. */
+  tokenId: string
+  key: string
+  /** A digest of the request's parsed content; a retry with another fingerprint is refused. */
+  fingerprint: string
+  status: number
+  /** The response body, byte for byte. */
+  body: string
+  expiresAt: Date
+}
+
 /** What else a create writes in its transaction, only when the plant itself is inserted. */
 export interface CreateExtras {
   event?: OutboxEvent
+  /**
+   * Stored with the plant. An expired record under the same (tokenId, key) is replaced; an unexpired
+   * one makes the create write nothing and resolve to 'key-taken'.
+   */
+  idempotency?: IdempotencyRecord
 }
+
+/** A plant with its version, which starts at 1 and grows by one on every change (the ETag's source). */
+export interface VersionedPlant {
+  plant: Plant
+  version: number
+}
+
+export interface ListQuery {
+  /** Keyset cursor: only plants with an id greater than this one. */
+  after?: bigint
+  /** Only plants with exactly this tag. */
+  tag?: string
+  /** At most this many plants, in ascending id order. */
+  limit: number
+}
+
+/**
+ * A change to a stored plant: a field that is absent stays as it is, `tag: null` removes the tag.
+ * A full replacement names both fields.
+ */
+export interface PlantChange {
+  name?: string
+  tag?: string | null
+}
+
+export interface WriteOptions {
+  /** Apply only when the stored version is this one (If-Match); otherwise nothing is written. */
+  expectedVersion?: number
+  /**
+   * Builds the outbox event from the plant as the write leaves it (for a delete, as it was); the
+   * event is stored in the write's own transaction.
+   */
+  event?: (plant: Plant) => OutboxEvent
+}
+
+export type WriteResult =
+  | { outcome: 'done'; plant: Plant; version: number }
+  | { outcome: 'missing' }
+  | { outcome: 'version-mismatch' }
 
 export interface PlantStore {
   /**
@@ -45,11 +106,24 @@ export interface PlantStore {
    * equal the item's, else 'conflict'. Used by `plantstore import`.
    */
   importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]>
+  read(id: bigint): Promise<VersionedPlant | undefined>
+  /** One page in ascending id order; the cost must not grow with the position of `after`. */
+  list(query: ListQuery): Promise<Plant[]>
   /**
-   * Up to `limit` plants with an id greater than `after` (from the smallest id when null), in id
-   * order. Keyset pages: an export walks the whole table in bounded memory without OFFSET.
+   * Applies the change, bumps the version and writes the event, atomically with the check of
+   * `expectedVersion`. A change that leaves name and tag as they were writes nothing: the result
+   * carries the current plant and its unchanged version.
    */
-  scan(after: bigint | null, limit: number): Promise<Plant[]>
+  update(id: bigint, change: PlantChange, options?: WriteOptions): Promise<WriteResult>
+  /** Deletes the plant (and writes the event) atomically with the check; the result carries the plant and version it had. */
+  remove(id: bigint, options?: WriteOptions): Promise<WriteResult>
+}
+
+export interface IdempotencyStore {
+  /** The unexpired record for this token and key, if any. */
+  find(tokenId: string, key: string, now: Date): Promise<IdempotencyRecord | undefined>
+  /** Deletes records that expired before `now`; returns how many. */
+  purgeExpired(now: Date): Promise<number>
 }
 
 export interface TokenRecord {
@@ -100,8 +174,8 @@ export type SweepCounts = Record<string, number>
 export interface MaintenanceStore {
   /**
    * Deletes what the policy says has expired, in small transactions so that writers are never held
-   * up for long. Implementations also sweep expired idempotency keys and old webhook delivery
-   * attempts where their tables exist (see the SQLite implementation's list of sweeps).
+   * up for long. Implementations also sweep old webhook delivery attempts where their table exists
+   * (see the SQLite implementation's list of sweeps). Idempotency keys have their own purge.
    */
   sweep(policy: RetentionPolicy): Promise<SweepCounts>
   /**
@@ -124,6 +198,7 @@ export interface Store {
    * says what to use instead.
    */
   backup(file: string): Promise<void>
+  readonly idempotency: IdempotencyStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */

@@ -13,8 +13,11 @@ export async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics
         summary: 'Prometheus metrics of this instance (text exposition format)',
         tags: ['operations'],
         response: {
-          200: Type.String({ description: 'Prometheus text format 0.0.4' }),
-          ...errorResponses(401, 403, 429),
+          200: {
+            description: 'Every series of this instance, in the Prometheus text exposition format 0.0.4',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+          ...errorResponses(401, 403),
         },
       },
     },

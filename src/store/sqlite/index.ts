@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
+import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
@@ -21,12 +22,14 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   readonly maintenance: SqliteMaintenanceStore
+  readonly idempotency: SqliteIdempotencyStore
 
   constructor(readonly db: Database.Database) {
     this.plants = new SqlitePlantStore(db)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db)
+    this.idempotency = new SqliteIdempotencyStore(db)
   }
 
   /**

@@ -35,14 +35,6 @@ const SWEEPS: Sweep[] = [
     cutoff: (p) => p.tokensBefore.getTime(),
   },
   {
-    kind: 'idempotency_keys',
-    table: 'idempotency_keys',
-    column: 'expires_at',
-    sql: `DELETE FROM idempotency_keys WHERE rowid IN (
-            SELECT rowid FROM idempotency_keys WHERE expires_at < @cutoff LIMIT @limit)`,
-    cutoff: (p) => p.now.getTime(),
-  },
-  {
     kind: 'webhook_deliveries',
     table: 'webhook_deliveries',
     column: 'created_at',
