@@ -223,19 +223,26 @@ describe('connection and header caps', () => {
 
       // Two idle keep-alive connections fill the cap; a third is closed without an answer.
       const held = [0, 1].map(() =>
-        rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { deadlineMs: 1500 }),
+        rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { deadlineMs: 3000 }),
       )
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Long enough for both to be accepted and answered even on a busy machine.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
       const refused = await rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
         deadlineMs: 1000,
       })
       expect(refused).toEqual({ received: '', closed: true })
       const results = await Promise.all(held)
       for (const r of results) expect(r.received).toMatch(/^HTTP\/1\.1 200 /)
-      // Once they are gone, connections are accepted again.
-      const again = await rawExchange(server.port, [
+      // Once they are gone (the server notices the close a moment later), connections are accepted again.
+      let again = await rawExchange(server.port, [
         'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
       ])
+      for (let attempt = 0; again.received === '' && attempt < 20; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        again = await rawExchange(server.port, [
+          'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        ])
+      }
       expect(parseResponses(again.received).map((r) => r.status)).toEqual([200])
     } finally {
       expect(await server.stop()).toBe(0)
