@@ -1,7 +1,7 @@
 import type { Store } from '../store/types.js'
 import type { Metrics } from './registry.js'
 
-const TIMED_PARTS = ['plants', 'tokens', 'events', 'maintenance'] as const
+const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance'] as const
 
 function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
   return new Proxy(target, {
