@@ -11,6 +11,7 @@ import { clientErrorHandler, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { plantRoutes } from './http/routes/plants.js'
+import { webhookRoutes } from './http/routes/webhooks.js'
 import { validatorCompiler } from './http/validation.js'
 import type { Store } from './store/types.js'
 import type { TokenService } from './tokens/service.js'
@@ -22,6 +23,8 @@ export interface AppOptions {
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
   lifecycle?: Lifecycle
+  /** Accept loopback, private and link-local webhook URLs (local development and tests). */
+  allowPrivateWebhookUrls?: boolean
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
   timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
 }
@@ -75,6 +78,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (api) => {
     requireBearer(api, options.tokens)
     await api.register(plantRoutes, { store: options.store })
+    await api.register(webhookRoutes, {
+      store: options.store,
+      allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
+    })
   })
   return app
 }

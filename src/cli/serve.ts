@@ -5,10 +5,13 @@ import { createLogger } from '../log.js'
 import { openStore } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
+import { Dispatcher } from '../webhooks/dispatcher.js'
+import { WebhookSender } from '../webhooks/sender.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
- * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
+ * in-flight requests finish (within --shutdown-timeout), webhook attempts still in flight get a moment
+ * to finish and the rest are handed back to the queue, pending writes commit, the database closes,
  * and the process exits 0.
  */
 export async function serve(config: ServeConfig): Promise<void> {
@@ -31,6 +34,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
@@ -43,6 +47,21 @@ export async function serve(config: ServeConfig): Promise<void> {
     port: config.port,
     listenTextResolver: (address) => `listening on ${address}`,
   })
+
+  // Webhook delivery runs in the serving process, beside requests but never in their path.
+  const dispatcher = new Dispatcher({
+    store: store.webhooks,
+    sender: new WebhookSender({
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivateUrls: config.webhookAllowPrivateUrls,
+    }),
+    logger,
+    retrySchedule: config.webhookRetryScheduleMs,
+    timeoutMs: config.webhookTimeoutMs,
+    disableAfterMs: config.webhookDisableAfterMs,
+    pollIntervalMs: config.webhookPollIntervalMs,
+  })
+  dispatcher.start()
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -59,7 +78,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
-      await app.close()
+      await Promise.all([app.close(), dispatcher.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
       await store.close()
       logger.info('stopped')
       process.exit(0)

@@ -15,10 +15,18 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function makeApp(kind: StoreKind, options: { bodyLimit?: number } = {}): Promise<TestApp> {
+export async function makeApp(
+  kind: StoreKind,
+  options: { bodyLimit?: number; allowPrivateWebhookUrls?: boolean } = {},
+): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, bodyLimit: options.bodyLimit })
+  const app = await buildApp({
+    store,
+    tokens,
+    bodyLimit: options.bodyLimit,
+    allowPrivateWebhookUrls: options.allowPrivateWebhookUrls,
+  })
   return {
     app,
     store,

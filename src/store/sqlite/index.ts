@@ -6,6 +6,7 @@ import { SqliteEventStore } from './events.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
+import { SqliteWebhookStore } from './webhooks.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -19,11 +20,13 @@ export class SqliteStore implements Store {
   readonly plants: SqlitePlantStore
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
+  readonly webhooks: SqliteWebhookStore
 
   constructor(readonly db: Database.Database) {
     this.plants = new SqlitePlantStore(db)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
+    this.webhooks = new SqliteWebhookStore(db)
   }
 
   async ping(): Promise<void> {
