@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { tempDir } from './helpers/stores.js'
+
+// Real processes on one SQLite file: what a crash, an outage or a second instance does to delivery.
+
+interface Setup {
+  db: string
+  tokenFile: string
+}
+
+function setup(): Setup {
+  const dir = tempDir()
+  return { db: `sqlite:${join(dir, 'plantstore.db')}`, tokenFile: join(dir, 'token') }
+}
+
+async function serve(s: Setup, ...extra: string[]): Promise<RunningServer> {
+  return startServer([
+    '--database-url',
+    s.db,
+    '--bootstrap-token-file',
+    s.tokenFile,
+    '--webhook-allow-private-urls',
+    ...extra,
+  ])
+}
+
+function api(server: RunningServer, s: Setup) {
+  const token = readFileSync(s.tokenFile, 'utf8').trim()
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, never> }
+  }
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('webhook delivery across processes', () => {
+  const servers: RunningServer[] = []
+  const receivers: Receiver[] = []
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.stop('SIGKILL')
+    for (const r of receivers.splice(0)) await r.close()
+  })
+
+  it('delivers an event whose process was killed right after the create answered', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    // A dispatcher that never gets round to a second pass: only the outbox can carry the event over.
+    const first = await serve(s, '--webhook-poll-interval', '1h')
+    servers.push(first)
+    const call = api(first, s)
+    const hook = await call('POST', '/webhooks', { url: receiver.url })
+    expect(hook.status).toBe(201)
+    const created = await call('POST', '/plants', { id: 1, name: 'survivor' })
+    expect(created.status).toBe(200)
+    expect(await first.stop('SIGKILL')).toBeNull()
+    expect(receiver.received).toHaveLength(0)
+
+    servers.push(await serve(s))
+    const [request] = await receiver.waitFor(1)
+    const verified = new Webhook(hook.body.secret as string).verify(
+      request?.body ?? '',
+      request?.headers as Record<string, string>,
+    )
+    expect(verified).toMatchObject({ type: 'plant.created', data: { id: 1, name: 'survivor' } })
+  })
+
+  it('delivers every event once a receiver that was down comes back', async () => {
+    const s = setup()
+    const probe = await startReceiver()
+    const port = probe.port
+    await probe.close()
+    const server = await serve(s, '--webhook-retry-schedule', Array(12).fill('400ms').join(','))
+    servers.push(server)
+    const call = api(server, s)
+    const hook = await call('POST', '/webhooks', { url: `http://127.0.0.1:${port}/hook` })
+    for (let i = 0; i < 20; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await until(async () => {
+      const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body.data as Array<{
+        lastError: string | null
+      }>
+      return rows.length === 20 && rows.every((r) => r.lastError !== null)
+    })
+
+    const receiver = await startReceiver(port)
+    receivers.push(receiver)
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
+    const ids = receiver.received.map((r) => JSON.parse(r.body).data.id).sort((a, b) => a - b)
+    expect([...new Set(ids)]).toEqual(Array.from({ length: 20 }, (_, i) => i))
+  })
+
+  it('sends each event exactly once with two processes on one database and a healthy receiver', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const a = await serve(s)
+    servers.push(a)
+    const b = await serve(s)
+    servers.push(b)
+    const callA = api(a, s)
+    const callB = api(b, s)
+    const hook = await callA('POST', '/webhooks', { url: receiver.url })
+    const creates = Array.from({ length: 100 }, (_, i) =>
+      (i % 2 === 0 ? callA : callB)('POST', '/plants', { id: 1000 + i, name: `p${i}` }),
+    )
+    for (const res of await Promise.all(creates)) expect(res.status).toBe(200)
+    await until(async () => {
+      const rows = (await callB('GET', `/webhooks/${hook.body.id}/deliveries?limit=500`)).body.data as Array<{
+        status: string
+      }>
+      return rows.length === 100 && rows.every((r) => r.status === 'succeeded')
+    })
+    expect(receiver.received).toHaveLength(100)
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(100)
+  })
+
+  it('lists the webhook settings in serve --help and refuses a bad retry schedule', async () => {
+    const help = await runCli(['serve', '--help'])
+    for (const flag of [
+      '--webhook-allow-private-urls',
+      '--webhook-retry-schedule',
+      '--webhook-timeout',
+      '--webhook-disable-after',
+    ]) {
+      expect(help.stdout).toContain(flag)
+    }
+    const bad = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      'sqlite::memory:',
+      '--webhook-retry-schedule',
+      '5s,soon',
+    ])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--webhook-retry-schedule (WEBHOOK_RETRY_SCHEDULE)')
+  })
+})
