@@ -131,6 +131,27 @@ describe('webhook delivery across processes', () => {
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(100)
   })
 
+  it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    receiver.respondWith('hang')
+    const first = await serve(s, '--webhook-timeout', '5m')
+    servers.push(first)
+    const call = api(first, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    for (let i = 0; i < 20; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await receiver.waitFor(1)
+    expect(await first.stop('SIGTERM')).toBe(0)
+    expect(first.output()).toContain('"msg":"stopped"')
+
+    // The attempts cut short were handed back: the next process sends every event.
+    receiver.respondWith(200)
+    servers.push(await serve(s))
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
+  })
+
   it('lists the webhook settings in serve --help and refuses a bad retry schedule', async () => {
     const help = await runCli(['serve', '--help'])
     for (const flag of [
