@@ -37,7 +37,7 @@ function api(server: RunningServer, s: Setup) {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
-    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, never> }
+    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> }
   }
 }
 
@@ -93,7 +93,7 @@ describe('webhook delivery across processes', () => {
     for (let i = 0; i < 20; i++)
       expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
     await until(async () => {
-      const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body.data as Array<{
+      const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body.data as unknown as Array<{
         lastError: string | null
       }>
       return rows.length === 20 && rows.every((r) => r.lastError !== null)
@@ -122,7 +122,8 @@ describe('webhook delivery across processes', () => {
     )
     for (const res of await Promise.all(creates)) expect(res.status).toBe(200)
     await until(async () => {
-      const rows = (await callB('GET', `/webhooks/${hook.body.id}/deliveries?limit=500`)).body.data as Array<{
+      const rows = (await callB('GET', `/webhooks/${hook.body.id}/deliveries?limit=500`)).body
+        .data as unknown as Array<{
         status: string
       }>
       return rows.length === 100 && rows.every((r) => r.status === 'succeeded')

@@ -62,6 +62,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     pollIntervalMs: config.webhookPollIntervalMs,
   })
   dispatcher.start()
+  store.events.watch?.(() => dispatcher.eventsWritten())
 
   let stopping = false
   const stop = async (signal: string) => {

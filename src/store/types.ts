@@ -60,6 +60,13 @@ export interface TokenStore {
 export interface EventStore {
   /** Events with a sequence number above `afterSeq`, oldest first. */
   listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>>
+  /**
+   * Calls `listener` after a transaction that appended events commits, so a dispatcher can start at
+   * once instead of at its next poll. Optional and best effort: dispatchers poll anyway, and an
+   * implementation may report only its own process's commits (or others' too, e.g. LISTEN/NOTIFY).
+   * Returns a function that removes the listener.
+   */
+  watch?(listener: () => void): () => void
 }
 
 export type WebhookDisabledReason = 'manual' | 'failing'

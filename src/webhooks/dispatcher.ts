@@ -45,6 +45,7 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | undefined
   private passing: Promise<void> | undefined
   private again = false
+  private wakeSoon: NodeJS.Immediate | undefined
   private stopped = true
   private readonly pollIntervalMs: number
   private readonly concurrency: number
@@ -54,13 +55,25 @@ export class Dispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 100
     this.concurrency = options.concurrency ?? 64
-    this.perWebhook = options.perWebhook ?? 8
+    this.perWebhook = options.perWebhook ?? 16
     this.now = options.now ?? Date.now
   }
 
   start(): void {
     this.stopped = false
     this.wake()
+  }
+
+  /**
+   * New events were committed: run a pass soon. Deferred to the next turn of the event loop so the
+   * creates that wrote them are answered first.
+   */
+  eventsWritten(): void {
+    if (this.wakeSoon) return
+    this.wakeSoon = setImmediate(() => {
+      this.wakeSoon = undefined
+      this.wake()
+    })
   }
 
   /** Runs a pass now (or right after the current one), instead of at the next poll. */
@@ -90,6 +103,7 @@ export class Dispatcher {
   async stop(graceMs = 2000): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    clearImmediate(this.wakeSoon)
     await this.passing
     const deadline = Date.now() + graceMs
     while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20)

@@ -39,7 +39,7 @@ export class WebhookSender {
   constructor(private readonly options: SenderOptions) {
     const resolve = options.resolve ?? systemResolver
     this.lookup = options.allowPrivateUrls ? plainLookup(resolve) : guardedLookup(resolve)
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 8, timeout: 60_000 }
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 16, timeout: 60_000 }
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
   }
 

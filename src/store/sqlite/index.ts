@@ -23,9 +23,9 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhookStore
 
   constructor(readonly db: Database.Database) {
-    this.plants = new SqlitePlantStore(db)
-    this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
+    this.plants = new SqlitePlantStore(db, () => this.events.appended())
+    this.tokens = new SqliteTokenStore(db)
     this.webhooks = new SqliteWebhookStore(db)
   }
 

@@ -39,7 +39,11 @@ export class SqlitePlantStore implements PlantStore {
   private readonly rollback: Statement
   private readonly selectOne: Statement
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Told after a commit that wrote outbox events. */
+    private readonly onEventsCommitted: () => void = () => {},
+  ) {
     this.insert = db.prepare(
       'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now)',
     )
@@ -85,6 +89,7 @@ export class SqlitePlantStore implements PlantStore {
     this.queue = []
     const outcomes: CreateOutcome[] = []
     const now = Date.now()
+    let wroteEvents = false
     try {
       this.begin.run()
       try {
@@ -105,6 +110,7 @@ export class SqlitePlantStore implements PlantStore {
               payload: event.payload,
               createdAt: event.occurredAt.getTime(),
             })
+            wroteEvents = true
           }
           outcomes.push('created')
         }
@@ -118,5 +124,6 @@ export class SqlitePlantStore implements PlantStore {
       return
     }
     for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+    if (wroteEvents) this.onEventsCommitted()
   }
 }
