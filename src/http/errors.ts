@@ -67,7 +67,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { entry, message, headers } = classify(error)
     if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.debug({ code: entry.code, msg: message }, 'request rejected')
+    else request.log.debug({ code: entry.code, detail: message }, 'request rejected')
     return sendError(reply, entry, message, headers)
   })
   app.setNotFoundHandler((request, reply) => {
