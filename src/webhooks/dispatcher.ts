@@ -25,7 +25,13 @@ export interface DispatcherOptions {
   now?: () => number
 }
 
-const LEASE_MARGIN_MS = 30_000
+/**
+ * A lease outlasts the attempt by as long again (at least 5 s), time to record its outcome. A lease
+ * that runs out too soon costs a duplicate send; one too long delays recovery after a crash.
+ */
+function leaseFor(timeoutMs: number): number {
+  return timeoutMs + Math.max(5000, timeoutMs)
+}
 const FAN_OUT_BATCH = 500
 
 /**
@@ -131,7 +137,7 @@ export class Dispatcher {
       const claimed = await store.claim({
         owner: this.owner,
         now: new Date(this.now()),
-        leaseMs: this.options.timeoutMs + LEASE_MARGIN_MS,
+        leaseMs: leaseFor(this.options.timeoutMs),
         limit: free,
         perWebhook: this.perWebhook,
         skipWebhooks,
