@@ -2,7 +2,8 @@
 // 127.0.0.1, and creates at a fixed concurrency for a bounded time. Reports the time from each
 // create's 200 to the arrival of its webhook (p50, p99), and deliveries per second.
 //
-//   npm run bench:webhooks                      (BENCH_SECONDS=5 BENCH_CONCURRENCY=16 by default)
+//   npm run bench:webhooks     (BENCH_SECONDS=5 BENCH_CONCURRENCY=16 BENCH_SUBSCRIBERS=1 by default)
+// With several subscribers each create fans out to each of them (one receiver, one path each).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1)
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
 const arrived = new Map<string, number>()
@@ -25,8 +27,9 @@ const receiver = createServer((req, res) => {
     body += c
   })
   req.on('end', () => {
-    const id = /"data":\{"id":(-?\d+)/.exec(body)?.[1]
-    if (id !== undefined) {
+    const plant = /"data":\{"id":(-?\d+)/.exec(body)?.[1]
+    if (plant !== undefined) {
+      const id = `${req.url}:${plant}`
       if (arrived.has(id)) duplicates++
       else arrived.set(id, performance.now())
     }
@@ -71,12 +74,14 @@ const base = await new Promise<string>((resolve, reject) => {
 const token = readFileSync(tokenFile, 'utf8').trim()
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 
-const hook = await fetch(`${base}/webhooks`, {
-  method: 'POST',
-  headers,
-  body: JSON.stringify({ url: receiverUrl, events: ['plant.created'] }),
-})
-if (hook.status !== 201) throw new Error(`subscribe failed: ${hook.status}`)
+for (let i = 0; i < SUBSCRIBERS; i++) {
+  const hook = await fetch(`${base}/webhooks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: `${receiverUrl}/${i}`, events: ['plant.created'] }),
+  })
+  if (hook.status !== 201) throw new Error(`subscribe failed: ${hook.status}`)
+}
 
 const answered = new Map<string, number>()
 let next = 1
@@ -101,13 +106,13 @@ const createsDone = performance.now()
 
 // Wait (bounded) for the deliveries still on their way.
 const waitUntil = performance.now() + 30_000
-while (arrived.size < answered.size && performance.now() < waitUntil) {
+while (arrived.size < answered.size * SUBSCRIBERS && performance.now() < waitUntil) {
   await new Promise((r) => setTimeout(r, 20))
 }
 const finished = performance.now()
 
-const latencies = [...answered]
-  .map(([id, at]) => (arrived.get(id) ?? Number.NaN) - at)
+const latencies = [...arrived]
+  .map(([key, at]) => at - (answered.get(key.slice(key.lastIndexOf(':') + 1)) ?? Number.NaN))
   .filter((v) => !Number.isNaN(v))
   .sort((a, b) => a - b)
 const pct = (p: number) =>
@@ -117,12 +122,13 @@ const lastArrival = Math.max(...arrived.values())
 const report = {
   seconds: SECONDS,
   concurrency: CONCURRENCY,
+  subscribers: SUBSCRIBERS,
   creates: answered.size,
   createFailures: failures,
   createsPerSecond: Math.round(answered.size / ((createsDone - started) / 1000)),
   delivered: arrived.size,
   duplicates,
-  missing: answered.size - arrived.size,
+  missing: answered.size * SUBSCRIBERS - arrived.size,
   deliveriesPerSecond: Math.round(arrived.size / ((lastArrival - started) / 1000)),
   createToDeliveryMs: {
     p50: Math.round(pct(50) * 10) / 10,

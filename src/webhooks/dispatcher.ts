@@ -71,8 +71,8 @@ export class Dispatcher {
   }
 
   /**
-   * New events were committed: run a pass soon. Deferred to the next turn of the event loop so the
-   * creates that wrote them are answered first.
+   * New events were committed (or more work is waiting): run a pass soon, deferred to the next turn
+   * of the event loop so the creates that wrote them are answered first.
    */
   eventsWritten(): void {
     if (this.wakeSoon) return
@@ -94,8 +94,9 @@ export class Dispatcher {
       this.passing = undefined
       if (this.stopped) return
       if (this.again) {
+        // Through setImmediate, so requests waiting on the event loop go first even under a backlog.
         this.again = false
-        this.wake()
+        this.eventsWritten()
       } else {
         this.timer = setTimeout(() => this.wake(), this.pollIntervalMs)
       }

@@ -123,7 +123,9 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly fanOutEvent: Statement
   private readonly markFannedOut: Statement
   private readonly anyDue: Statement
-  private readonly due: Statement
+  private readonly enabledWebhooks: Statement
+  private readonly dueOfWebhook: Statement
+  private readonly claimDetails: Statement
   private readonly lease: Statement
   private readonly finish: Statement
   private readonly clearFailing: Statement
@@ -151,23 +153,22 @@ export class SqliteWebhookStore implements WebhookStore {
     this.anyDue = db
       .prepare("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1")
       .pluck()
-    // A lease moves next_attempt_at to its end, so a leased delivery is not due until the lease runs
-    // out: then another dispatcher may take it (its owner is presumed dead).
-    // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries (an index
-    // probe each), so a subscription with a large backlog never crowds out the others.
-    this.due = db.prepare(
+    // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries, one index
+    // probe each, so a subscription with a large backlog never crowds out the others.
+    this.enabledWebhooks = db.prepare('SELECT id FROM webhooks WHERE disabled_at IS NULL').pluck()
+    this.dueOfWebhook = db.prepare(
+      `SELECT id, next_attempt_at FROM webhook_deliveries
+       WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at LIMIT ?`,
+    )
+    this.claimDetails = db.prepare(
       `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
               e.id AS event_id, e.type AS event_type, e.payload
-       FROM webhooks w
-       JOIN webhook_deliveries d ON d.id IN (
-         SELECT id FROM webhook_deliveries
-         WHERE webhook_id = w.id AND status = 'pending' AND next_attempt_at <= @now
-         ORDER BY next_attempt_at LIMIT @perWebhook)
-       JOIN events e ON e.seq = d.event_seq
-       WHERE w.disabled_at IS NULL AND w.id NOT IN (SELECT value FROM json_each(@skip))
-       ORDER BY d.next_attempt_at, d.id
-       LIMIT @limit`,
+       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
+       WHERE d.id = ?`,
     )
+    // A lease moves next_attempt_at to its end, so a leased delivery is not due until the lease runs
+    // out: then another dispatcher may take it (its owner is presumed dead).
     this.lease = db.prepare(
       `UPDATE webhook_deliveries SET lease_owner = @owner, lease_until = @until, next_attempt_at = @until,
          attempts = attempts + 1
@@ -362,12 +363,14 @@ export class SqliteWebhookStore implements WebhookStore {
     const now = options.now.getTime()
     if (options.limit <= 0 || this.anyDue.get(now) === undefined) return []
     const claimed = this.relaxed(() => {
-      const rows = this.due.all({
-        now,
-        skip: JSON.stringify(options.skipWebhooks),
-        perWebhook: options.perWebhook,
-        limit: options.limit,
-      }) as ClaimRow[]
+      const skip = new Set(options.skipWebhooks)
+      const candidates: Array<{ id: string; next_attempt_at: number }> = []
+      for (const webhookId of this.enabledWebhooks.all() as string[]) {
+        if (skip.has(webhookId)) continue
+        candidates.push(...(this.dueOfWebhook.all(webhookId, now, options.perWebhook) as typeof candidates))
+      }
+      candidates.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.id < b.id ? -1 : 1))
+      const rows = candidates.slice(0, options.limit).map((c) => this.claimDetails.get(c.id) as ClaimRow)
       const until = now + options.leaseMs
       for (const row of rows) this.lease.run({ owner: options.owner, until, id: row.id })
       return rows
