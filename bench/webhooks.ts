@@ -3,7 +3,8 @@
 // create's 200 to the arrival of its webhook (p50, p99), and deliveries per second.
 //
 //   npm run bench:webhooks     (BENCH_SECONDS=5 BENCH_CONCURRENCY=16 BENCH_SUBSCRIBERS=1 by default)
-// With several subscribers each create fans out to each of them (one receiver, one path each).
+// With several subscribers each create fans out to each of them (one receiver, one path each);
+// BENCH_SUBSCRIBERS=0 gives the create rate without webhooks, for comparison.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
@@ -129,7 +130,7 @@ const report = {
   delivered: arrived.size,
   duplicates,
   missing: answered.size * SUBSCRIBERS - arrived.size,
-  deliveriesPerSecond: Math.round(arrived.size / ((lastArrival - started) / 1000)),
+  deliveriesPerSecond: arrived.size === 0 ? 0 : Math.round(arrived.size / ((lastArrival - started) / 1000)),
   createToDeliveryMs: {
     p50: Math.round(pct(50) * 10) / 10,
     p90: Math.round(pct(90) * 10) / 10,

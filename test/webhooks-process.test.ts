@@ -161,6 +161,19 @@ describe('webhook delivery across processes', () => {
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
+  it('delivers from a throwaway sqlite::memory: store too', async () => {
+    const s = { ...setup(), db: 'sqlite::memory:' }
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const server = await serve(s)
+    servers.push(server)
+    const call = api(server, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    expect((await call('POST', '/plants', { id: 5, name: 'ephemeral' })).status).toBe(200)
+    const [request] = await receiver.waitFor(1)
+    expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 5 } })
+  })
+
   it('lists the webhook settings in serve --help and refuses a bad retry schedule', async () => {
     const help = await runCli(['serve', '--help'])
     for (const flag of [

@@ -5,8 +5,7 @@ import { createLogger } from '../log.js'
 import { openStore } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
-import { Dispatcher } from '../webhooks/dispatcher.js'
-import { WebhookSender } from '../webhooks/sender.js'
+import { startDispatcher } from '../webhooks/runner.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
@@ -48,20 +47,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     listenTextResolver: (address) => `listening on ${address}`,
   })
 
-  // Webhook delivery runs in the serving process, beside requests but never in their path.
-  const dispatcher = new Dispatcher({
-    store: store.webhooks,
-    sender: new WebhookSender({
-      timeoutMs: config.webhookTimeoutMs,
-      allowPrivateUrls: config.webhookAllowPrivateUrls,
-    }),
-    logger,
-    retrySchedule: config.webhookRetryScheduleMs,
-    timeoutMs: config.webhookTimeoutMs,
-    disableAfterMs: config.webhookDisableAfterMs,
-    pollIntervalMs: config.webhookPollIntervalMs,
-  })
-  dispatcher.start()
+  // Webhook delivery runs beside requests, never in their path: see startDispatcher.
+  const dispatcher = startDispatcher(store, config, logger)
   store.events.watch?.(() => dispatcher.eventsWritten())
 
   let stopping = false

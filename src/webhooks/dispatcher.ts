@@ -18,6 +18,8 @@ export interface DispatcherOptions {
   disableAfterMs: number
   /** How often to look for new events and due retries when there is nothing in hand. */
   pollIntervalMs?: number
+  /** Shortest time between two passes (and two result batches); 0 for no batching. */
+  batchWindowMs?: number
   /** Attempts in flight at once, over all subscriptions. */
   concurrency?: number
   /** Attempts in flight at once to one subscription, so a slow one cannot take every slot. */
@@ -51,7 +53,9 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | undefined
   private passing: Promise<void> | undefined
   private again = false
-  private wakeSoon: NodeJS.Immediate | undefined
+  private wakeSoon: NodeJS.Timeout | undefined
+  private lastPassAt = 0
+  private readonly batchWindowMs: number
   private stopped = true
   private readonly pollIntervalMs: number
   private readonly concurrency: number
@@ -60,6 +64,7 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 100
+    this.batchWindowMs = options.batchWindowMs ?? 10
     this.concurrency = options.concurrency ?? 64
     this.perWebhook = options.perWebhook ?? 16
     this.now = options.now ?? Date.now
@@ -71,15 +76,17 @@ export class Dispatcher {
   }
 
   /**
-   * New events were committed (or more work is waiting): run a pass soon, deferred to the next turn
-   * of the event loop so the creates that wrote them are answered first.
+   * New events were committed (or more work is waiting): run a pass soon. Passes start at most
+   * every `batchWindowMs`, so under load each takes many events and deliveries in one short
+   * transaction instead of competing with creates for the write lock once per create.
    */
   eventsWritten(): void {
-    if (this.wakeSoon) return
-    this.wakeSoon = setImmediate(() => {
+    if (this.wakeSoon || this.stopped) return
+    const wait = Math.max(0, this.lastPassAt + this.batchWindowMs - this.now())
+    this.wakeSoon = setTimeout(() => {
       this.wakeSoon = undefined
       this.wake()
-    })
+    }, wait)
   }
 
   /** Runs a pass now (or right after the current one), instead of at the next poll. */
@@ -90,11 +97,12 @@ export class Dispatcher {
       return
     }
     clearTimeout(this.timer)
+    this.lastPassAt = this.now()
     this.passing = this.pass().finally(() => {
       this.passing = undefined
       if (this.stopped) return
       if (this.again) {
-        // Through setImmediate, so requests waiting on the event loop go first even under a backlog.
+        // Through the batch window, so requests waiting on the event loop go first under a backlog.
         this.again = false
         this.eventsWritten()
       } else {
@@ -110,7 +118,7 @@ export class Dispatcher {
   async stop(graceMs = 2000): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
-    clearImmediate(this.wakeSoon)
+    clearTimeout(this.wakeSoon)
     await this.passing
     const deadline = Date.now() + graceMs
     while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20)
@@ -194,13 +202,13 @@ export class Dispatcher {
       disableIfFailingSince: new Date(at - this.options.disableAfterMs),
     })
     this.scheduleFlush()
-    this.wake()
+    this.eventsWritten()
   }
 
-  /** Results that arrive in one turn of the event loop are recorded in one transaction. */
+  /** Results that arrive within one batch window are recorded in one transaction. */
   private scheduleFlush(): void {
     if (this.flushing) return
-    this.flushing = new Promise<void>((done) => setImmediate(done))
+    this.flushing = new Promise<void>((done) => setTimeout(done, this.batchWindowMs))
       .then(() => this.flushResults())
       .finally(() => {
         this.flushing = undefined
