@@ -3,11 +3,15 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/contract-coverage.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests that start real server processes compete for two cores; a few files at once is enough.
     maxWorkers: 2,
+    // The JSON report lets CI print a one-line tally after the run.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/test-results.json' },
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
@@ -15,7 +19,7 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it. Code run only inside
       // spawned server and CLI processes is exercised by tests but not counted here.
-      thresholds: { lines: 65, functions: 63, branches: 56, statements: 65 },
+      thresholds: { lines: 85, functions: 85, branches: 75, statements: 85 },
     },
   },
 })

@@ -34,6 +34,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     lifecycle,
     bodyLimit: config.bodyLimit,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
+    idempotencyTtlMs: config.idempotencyTtlMs,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,

@@ -27,14 +27,45 @@ const Tag = Type.String({
   description: 'Tag that specifies the type of the plant',
 })
 
+// The named shapes: registered once as shared schemas (see `sharedSchemas`), referenced by routes
+// through `ref`, and published as components of the OpenAPI document under the same names.
+
 export const NewPlant = Type.Object(
   { id: PlantId, name: Name, tag: Type.Optional(Tag) },
-  { title: 'NewPlant', description: 'The request body for creation. Unknown fields are ignored.' },
+  {
+    $id: 'NewPlant',
+    title: 'NewPlant',
+    description: 'The request body for creation. Unknown fields are ignored.',
+  },
+)
+
+export const Plant = Type.Object(
+  { name: Name, tag: Type.Optional(Tag) },
+  {
+    $id: 'Plant',
+    title: 'Plant',
+    description:
+      'A plant without its id: the body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.',
+  },
+)
+
+export const PlantPatch = Type.Object(
+  { name: Type.Optional(Name), tag: Type.Optional(Type.Union([Tag, Type.Null()])) },
+  {
+    $id: 'PlantPatch',
+    title: 'PlantPatch',
+    description:
+      'A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay.',
+  },
 )
 
 export const StoredPlant = Type.Object(
   { id: PlantId, name: Name, tag: Type.Optional(Tag) },
-  { title: 'StoredPlant', description: 'A plant as stored: its id, name and, when it has one, tag.' },
+  {
+    $id: 'StoredPlant',
+    title: 'StoredPlant',
+    description: 'A plant as stored: its id, name and, when it has one, tag.',
+  },
 )
 
 const errorCodes = Object.values(errors).map((e) => e.code)
@@ -44,34 +75,15 @@ export const ErrorBody = Type.Object(
     error: Type.Integer({ format: 'int32', enum: errorCodes, description: 'Stable numeric error code' }),
     message: Type.String({ description: 'Text of the error' }),
   },
-  { title: 'Error', additionalProperties: false },
+  {
+    $id: 'Error',
+    title: 'Error',
+    additionalProperties: false,
+    description: 'Every failure, with a stable code from the error catalog.',
+  },
 )
 
-const STATUS_DESCRIPTIONS: Record<number, string> = {
-  400: 'The request is invalid',
-  401: 'Missing, malformed, unknown, expired or revoked bearer token',
-  403: 'The token lacks the required scope',
-  404: 'Not found',
-  405: 'Method not allowed',
-  409: 'Conflict',
-  412: 'Precondition failed',
-  413: 'Body too large',
-  415: 'Unsupported media type',
-  422: 'Unprocessable',
-  429: 'Rate limited',
-  500: 'Unexpected error',
-  503: 'Temporarily unavailable',
-}
-
-/** Error responses for the given statuses, each documented with the Error shape. */
-export function errorResponses(...statuses: number[]): Record<number, unknown> {
-  const responses: Record<number, unknown> = {}
-  for (const status of statuses) {
-    responses[status] = { ...ErrorBody, description: STATUS_DESCRIPTIONS[status] ?? 'Error' }
-  }
-  return responses
-}
-
+/** Registered with `app.addSchema` before any route. */
 const WebhookEvents = Type.Array(
   Type.Union([Type.Literal('plant.created'), Type.Literal('plant.updated'), Type.Literal('plant.deleted')]),
   { minItems: 1, description: 'Event types to receive; all of them when omitted on creation' },
@@ -90,7 +102,11 @@ export const DeliveryId = Type.String({ pattern: '^dlv_[0-9a-f]{24}$', descripti
 
 export const NewWebhook = Type.Object(
   { url: WebhookUrl, events: Type.Optional(WebhookEvents), description: Type.Optional(Description) },
-  { title: 'NewWebhook', description: 'A subscription to create. Unknown fields are ignored.' },
+  {
+    $id: 'NewWebhook',
+    title: 'NewWebhook',
+    description: 'A subscription to create. Unknown fields are ignored.',
+  },
 )
 
 export const WebhookUpdate = Type.Object(
@@ -100,7 +116,7 @@ export const WebhookUpdate = Type.Object(
     description: Type.Optional(Type.Union([Description, Type.Null()])),
     disabled: Type.Optional(Type.Boolean({ description: 'false re-enables a disabled subscription' })),
   },
-  { title: 'WebhookUpdate', description: 'Fields to change; at least one.' },
+  { $id: 'WebhookUpdate', title: 'WebhookUpdate', description: 'Fields to change; at least one.' },
 )
 
 const webhookFields = {
@@ -124,6 +140,7 @@ const webhookFields = {
 }
 
 export const Webhook = Type.Object(webhookFields, {
+  $id: 'Webhook',
   title: 'Webhook',
   description: 'A subscription (no secret).',
 })
@@ -135,10 +152,12 @@ const Secret = Type.String({
 
 export const WebhookWithSecret = Type.Object(
   { ...webhookFields, secret: Secret },
-  { title: 'WebhookWithSecret', description: 'A subscription with its signing secret.' },
+  {
+    $id: 'WebhookWithSecret',
+    title: 'WebhookWithSecret',
+    description: 'A subscription with its signing secret.',
+  },
 )
-
-export const WebhookList = Type.Object({ data: Type.Array(Webhook) }, { title: 'WebhookList' })
 
 export const Delivery = Type.Object(
   {
@@ -154,14 +173,106 @@ export const Delivery = Type.Object(
     lastDurationMs: Type.Union([Type.Integer(), Type.Null()]),
     createdAt: Timestamp,
   },
-  { title: 'Delivery', description: 'One event for one subscription, with its latest attempt.' },
+  {
+    $id: 'Delivery',
+    title: 'Delivery',
+    description: 'One event for one subscription, with its latest attempt.',
+  },
 )
-
-export const DeliveryList = Type.Object({ data: Type.Array(Delivery) }, { title: 'DeliveryList' })
 
 export const ReplayRequest = Type.Object(
   { since: Type.String({ format: 'date-time', description: 'Resend every event from this time on' }) },
-  { title: 'ReplayRequest' },
+  { $id: 'ReplayRequest', title: 'ReplayRequest' },
 )
 
-export const ReplayResult = Type.Object({ queued: Type.Integer() }, { title: 'ReplayResult' })
+export const ReplayResult = Type.Object(
+  { queued: Type.Integer() },
+  { $id: 'ReplayResult', title: 'ReplayResult' },
+)
+
+export const PlantEvent = Type.Object(
+  {
+    type: Type.Union([
+      Type.Literal('plant.created'),
+      Type.Literal('plant.updated'),
+      Type.Literal('plant.deleted'),
+    ]),
+    timestamp: Timestamp,
+    data: Type.Unsafe(ref('StoredPlant')),
+  },
+  {
+    $id: 'PlantEvent',
+    title: 'PlantEvent',
+    description:
+      'A Standard Webhooks message: the plant as stored (for plant.deleted, as it was). Headers webhook-id, webhook-timestamp and webhook-signature sign it.',
+  },
+)
+
+export const sharedSchemas = [
+  NewPlant,
+  Plant,
+  PlantPatch,
+  StoredPlant,
+  ErrorBody,
+  NewWebhook,
+  WebhookUpdate,
+  Webhook,
+  WebhookWithSecret,
+  Delivery,
+  ReplayRequest,
+  ReplayResult,
+  PlantEvent,
+]
+
+type SharedName =
+  | 'NewPlant'
+  | 'Plant'
+  | 'PlantPatch'
+  | 'StoredPlant'
+  | 'Error'
+  | 'NewWebhook'
+  | 'WebhookUpdate'
+  | 'Webhook'
+  | 'WebhookWithSecret'
+  | 'Delivery'
+  | 'ReplayRequest'
+  | 'ReplayResult'
+  | 'PlantEvent'
+
+/** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
+export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { $ref: `${name}#`, ...extra }
+}
+
+const STATUS_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request is invalid',
+  401: 'Missing, malformed, unknown, expired or revoked bearer token',
+  403: 'The token lacks the required scope',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  412: 'Precondition failed',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable',
+  429: 'Rate limited',
+  500: 'Unexpected error',
+  503: 'Temporarily unavailable',
+}
+
+function codesOf(status: number): string {
+  return Object.values(errors)
+    .filter((e) => e.status === status)
+    .map((e) => e.code)
+    .join(', ')
+}
+
+/** Error responses for the given statuses, each documented with the Error shape and its codes. */
+export function errorResponses(...statuses: number[]): Record<number, unknown> {
+  const responses: Record<number, unknown> = {}
+  for (const status of statuses) {
+    const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${codesOf(status)})`
+    responses[status] = ref('Error', { description })
+  }
+  return responses
+}

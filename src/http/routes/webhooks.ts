@@ -20,20 +20,7 @@ import {
   validateWebhookUpdate,
   type WebhookUpdateInput,
 } from '../../webhooks/validate.js'
-import {
-  Delivery,
-  DeliveryId,
-  DeliveryList,
-  errorResponses,
-  NewWebhook,
-  ReplayRequest,
-  ReplayResult,
-  Webhook,
-  WebhookId,
-  WebhookList,
-  WebhookUpdate,
-  WebhookWithSecret,
-} from '../schemas.js'
+import { DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -85,7 +72,13 @@ const DeliveryParams = checkedBy(
   Type.Object({ id: WebhookId, deliveryId: DeliveryId }),
   validateWebhookParams,
 )
-const ReplayBody = checkedBy(ReplayRequest, (body) => validateReplay(body))
+const ReplayBody = checkedBy(ref('ReplayRequest'), (body) => validateReplay(body))
+const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
+  type: 'object',
+  description,
+  required: ['data'],
+  properties: { data: { type: 'array', items: ref(name) } },
+})
 const DeliveriesQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
   status: Type.Optional(
@@ -101,8 +94,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   const config = { scope: 'webhooks:manage' as const }
   const tags = ['webhooks']
   // Schema objects are per registration: their checks depend on this app's URL policy.
-  const CreateBody = checkedBy({ ...NewWebhook }, (b) => validateNewWebhook(b, options.allowPrivateUrls))
-  const UpdateBody = checkedBy({ ...WebhookUpdate }, (b) =>
+  const CreateBody = checkedBy(ref('NewWebhook'), (b) => validateNewWebhook(b, options.allowPrivateUrls))
+  const UpdateBody = checkedBy(ref('WebhookUpdate'), (b) =>
     validateWebhookUpdate(b, options.allowPrivateUrls),
   )
 
@@ -115,7 +108,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Subscribes a URL to events; the answer carries the signing secret, shown only here',
         tags,
         body: CreateBody,
-        response: { 201: WebhookWithSecret, ...errorResponses(400, 401, 403, 413, 415, 500) },
+        response: {
+          201: ref('WebhookWithSecret', { description: 'The subscription, with its secret' }),
+          ...errorResponses(400, 401, 403, 413, 415, 500),
+        },
       },
     },
     async (request, reply) => {
@@ -132,7 +128,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         operationId: 'listWebhooks',
         summary: 'Lists subscriptions',
         tags,
-        response: { 200: WebhookList, ...errorResponses(401, 403, 500) },
+        response: {
+          200: listOf('Webhook', 'Every subscription, oldest first'),
+          ...errorResponses(401, 403, 500),
+        },
       },
     },
     async () => ({ data: (await store.list()).map(webhookView) }),
@@ -148,7 +147,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Reads a subscription, including whether it is disabled and why',
         tags,
         params: Params,
-        response: { 200: Webhook, ...errorResponses(401, 403, 404, 500) },
+        response: {
+          200: ref('Webhook', { description: 'The subscription' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
       },
     },
     async (request) => webhookView(await getWebhook(store, (request.params as IdParams).id)),
@@ -163,7 +165,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         tags,
         params: Params,
         body: UpdateBody,
-        response: { 200: Webhook, ...errorResponses(400, 401, 403, 404, 413, 415, 500) },
+        response: {
+          200: ref('Webhook', { description: 'The subscription as changed' }),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+        },
       },
     },
     async (request) =>
@@ -199,7 +204,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Replaces the signing secret; the old one keeps signing too for 24 hours',
         tags,
         params: Params,
-        response: { 200: WebhookWithSecret, ...errorResponses(401, 403, 404, 500) },
+        response: {
+          200: ref('WebhookWithSecret', { description: 'The subscription, with its new secret' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
       },
     },
     async (request) => {
@@ -218,7 +226,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Queues a signed webhook.test message to this subscription only',
         tags,
         params: Params,
-        response: { 202: Delivery, ...errorResponses(401, 403, 404, 500) },
+        response: {
+          202: ref('Delivery', { description: 'The queued delivery' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
       },
     },
     async (request, reply) => {
@@ -238,7 +249,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         tags,
         params: Params,
         querystring: DeliveriesQuery,
-        response: { 200: DeliveryList, ...errorResponses(400, 401, 403, 404, 500) },
+        response: {
+          200: listOf('Delivery', 'Deliveries, newest first'),
+          ...errorResponses(400, 401, 403, 404, 500),
+        },
       },
     },
     async (request) => {
@@ -258,7 +272,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Sends a delivery again now, with a fresh retry schedule',
         tags,
         params: DeliveryParams,
-        response: { 202: Delivery, ...errorResponses(401, 403, 404, 500) },
+        response: {
+          202: ref('Delivery', { description: 'The queued delivery' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
       },
     },
     async (request, reply) => {
@@ -279,7 +296,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         tags,
         params: Params,
         body: ReplayBody,
-        response: { 202: ReplayResult, ...errorResponses(400, 401, 403, 404, 413, 415, 500) },
+        response: {
+          202: ref('ReplayResult', { description: 'How many deliveries were queued' }),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+        },
       },
     },
     async (request, reply) => {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
+import { SqliteIdempotencyStore } from './idempotency.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
@@ -21,12 +22,14 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   readonly webhooks: SqliteWebhookStore
+  readonly idempotency: SqliteIdempotencyStore
 
   constructor(readonly db: Database.Database) {
     this.events = new SqliteEventStore(db)
     this.plants = new SqlitePlantStore(db, () => this.events.appended())
     this.tokens = new SqliteTokenStore(db)
     this.webhooks = new SqliteWebhookStore(db)
+    this.idempotency = new SqliteIdempotencyStore(db)
   }
 
   async ping(): Promise<void> {
