@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../src/log.js'
-import { createPlant } from '../src/plants/service.js'
+import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import type { Store } from '../src/store/types.js'
 import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
@@ -108,6 +108,24 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     } finally {
       await wanted.close()
     }
+  })
+
+  it('delivers updates and deletes to their subscribers through the same outbox', async () => {
+    await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: ['plant.updated', 'plant.deleted'],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 42n, name: 'Fern' })
+    await changePlant(store.plants, 42n, { tag: 'shade' }, undefined)
+    await deletePlant(store.plants, 42n, undefined)
+    dispatcher()
+    const requests = await receiver.waitFor(2)
+    const bodies = requests.map((r) => JSON.parse(r.body)).sort((a, b) => a.type.localeCompare(b.type))
+    expect(bodies).toMatchObject([
+      { type: 'plant.deleted', data: { id: 42, name: 'Fern', tag: 'shade' } },
+      { type: 'plant.updated', data: { id: 42, name: 'Fern', tag: 'shade' } },
+    ])
   })
 
   it('signs with both secrets for a day after a rotation', async () => {
