@@ -6,7 +6,8 @@ import { createDispatcher, type DispatchSettings } from './runner.js'
 
 const settings = workerData as DispatchSettings
 const logger = createLogger(settings.logLevel)
-const store = await openStore(settings.database)
+// No busy timeout: the queue's transactions wait for the write lock without sleeping the thread.
+const store = await openStore(settings.database, { busyTimeoutMs: 0 })
 const dispatcher = createDispatcher(store, settings, logger)
 dispatcher.start()
 

@@ -64,7 +64,7 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 100
-    this.batchWindowMs = options.batchWindowMs ?? 10
+    this.batchWindowMs = options.batchWindowMs ?? 3
     this.concurrency = options.concurrency ?? 64
     this.perWebhook = options.perWebhook ?? 16
     this.now = options.now ?? Date.now

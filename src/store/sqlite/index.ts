@@ -46,12 +46,14 @@ export class SqliteStore implements Store {
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   const db = new Database(options.path)
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  // Opening and migrating always wait for another process's lock; the option applies afterwards.
+  db.pragma('busy_timeout = 5000')
   // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
   // create survives power loss, not just a process crash.
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   migrate(db)
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   return new SqliteStore(db)
 }

@@ -91,6 +91,9 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
   }
 }
 
+/** How long a queue transaction keeps retrying a locked database before it fails. */
+const BUSY_RETRY_MS = 5000
+
 const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
 // Event types are stored space separated; a type matches when it is one of the words.
 const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ') > 0"
@@ -202,13 +205,24 @@ export class SqliteWebhookStore implements WebhookStore {
    * only means an event is fanned out or an attempt made again, which at-least-once delivery allows;
    * the next fsynced commit (any create) makes it durable too, as the WAL is appended in order.
    * Skipping the fsync keeps the dispatcher from competing with creates for the disk.
+   *
+   * When the write lock is taken (a create's commit, another process) it retries after 1, 2, 4, then
+   * every 8 ms, without blocking the thread: creates go first, and the dispatcher follows within a
+   * few milliseconds. SQLite's own busy handler would sleep the thread, with waits that grow to
+   * 100 ms; a connection opened with a busy timeout of 0 leaves the waiting to this loop.
    */
-  private relaxed<T>(work: () => T): T {
-    this.syncNormal.run()
-    try {
-      return this.db.transaction(work).immediate()
-    } finally {
-      this.syncFull.run()
+  private async relaxed<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + BUSY_RETRY_MS
+    for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
+      this.syncNormal.run()
+      try {
+        return this.db.transaction(work).immediate()
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      } finally {
+        this.syncFull.run()
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait))
     }
   }
 
@@ -362,7 +376,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }): Promise<ClaimedDelivery[]> {
     const now = options.now.getTime()
     if (options.limit <= 0 || this.anyDue.get(now) === undefined) return []
-    const claimed = this.relaxed(() => {
+    const claimed = await this.relaxed(() => {
       const skip = new Set(options.skipWebhooks)
       const candidates: Array<{ id: string; next_attempt_at: number }> = []
       for (const webhookId of this.enabledWebhooks.all() as string[]) {
@@ -424,7 +438,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async release(owner: string, deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return
-    this.relaxed(() => {
+    await this.relaxed(() => {
       for (const id of deliveryIds) this.unlease.run({ id, owner, now: Date.now() })
     })
   }
