@@ -8,10 +8,12 @@ import { scheduleRetention } from '../retention.js'
 import { openStore } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
+import { startDispatcher } from '../webhooks/runner.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
- * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
+ * in-flight requests finish (within --shutdown-timeout), webhook attempts still in flight get a moment
+ * to finish and the rest are handed back to the queue, pending writes commit, the database closes,
  * and the process exits 0.
  */
 export async function serve(config: ServeConfig): Promise<void> {
@@ -36,6 +38,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     idempotencyTtlMs: config.idempotencyTtlMs,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
@@ -59,6 +62,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     listenTextResolver: (address) => `listening on ${address}`,
   })
 
+  // Webhook delivery runs beside requests, never in their path: see startDispatcher.
+  const dispatcher = startDispatcher(store, config, logger)
+  store.events.watch?.(() => dispatcher.eventsWritten())
+
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) {
@@ -78,7 +85,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     deadline.unref()
     try {
       stopRetention()
-      await app.close()
+      await Promise.all([app.close(), dispatcher.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
       await store.close()
       logger.info('stopped')
       process.exit(0)
