@@ -415,6 +415,9 @@ async function main(): Promise<void> {
         setup.url,
         '--workers',
         workers,
+        // One token sends everything here: the per-token limit would answer most requests 429.
+        '--rate-limit',
+        'off',
       ])
       try {
         for (const scenario of scenarios) {

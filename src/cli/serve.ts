@@ -4,15 +4,20 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { createMetrics } from '../metrics/registry.js'
+import { timeStore } from '../metrics/store-timing.js'
+import { scheduleRetention } from '../retention.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
+import { startDispatcher } from '../webhooks/runner.js'
 import { runPrimary } from './cluster.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
- * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
+ * in-flight requests finish (within --shutdown-timeout), webhook attempts still in flight get a moment
+ * to finish and the rest are handed back to the queue, pending writes commit, the database closes,
  * and the process exits 0. With --workers N above 1 this process becomes the cluster primary and
  * N worker processes serve the port (see cluster.ts).
  */
@@ -29,9 +34,11 @@ export async function serve(config: ServeConfig): Promise<void> {
     await runPrimary(config, logger)
     return
   }
-  const store = await openStore(config.database, { serving: true })
+  const metrics = createMetrics({ processMetrics: true })
+  const store = timeStore(await openStore(config.database, { serving: true }), metrics)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
+    onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
   })
   if (cluster.isPrimary) await bootstrapToken(config, store, logger)
 
@@ -42,13 +49,24 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     idempotencyTtlMs: config.idempotencyTtlMs,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
+    metrics,
+    rateLimit: config.rateLimit,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+    corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
+    maxHeaderSize: config.maxHeaderSize,
   })
+  // Past this, Node closes new sockets at once: memory per connection stays bounded under a flood.
+  app.server.maxConnections = config.maxConnections
+  const stopRetention = scheduleRetention(store, config, logger, metrics)
+  let dispatcher: ReturnType<typeof startDispatcher> | undefined
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -68,7 +86,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
-      await app.close()
+      stopRetention()
+      await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
       await store.close()
       logger.info('stopped')
       process.exit(0)
@@ -88,6 +107,11 @@ export async function serve(config: ServeConfig): Promise<void> {
     listenTextResolver: (address) =>
       cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
   })
+
+  // Webhook delivery runs beside requests, never in their path: see startDispatcher.
+  dispatcher = startDispatcher(store, config, logger)
+  const started = dispatcher
+  store.events.watch?.(() => started.eventsWritten())
 }
 
 async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger): Promise<void> {

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
+import { errorResponses } from './schemas.js'
 
 /** The contract's own version (plant-store-spec.md), not the package's. */
 export const CONTRACT_VERSION = '1.0.0'
@@ -50,6 +51,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'plants', description: 'The plant resource' },
+        { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {
@@ -68,10 +70,14 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
-    transform: ({ schema, url, route }) => ({ url, schema: withSecurity(schema, route) }),
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: withOperationalErrors(withSecurity(schema, route), route),
+    }),
     transformObject: (documents) =>
       ({
         ...(documents as { openapiObject: object }).openapiObject,
+        webhooks: eventWebhooks(),
         'x-error-codes': Object.entries(errors).map(([name, e]) => ({
           code: e.code,
           status: e.status,
@@ -94,6 +100,61 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     staticCSP:
       "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   })
+}
+
+/**
+ * Answers any operation may give whatever its own rules say, set by the operator: 503 while load is
+ * shed (not liveness, which stays answered) and 429 past the rate limit (only behind authentication,
+ * where the limit is counted).
+ */
+function withOperationalErrors(schema: FastifySchema, route: RouteOptions): FastifySchema {
+  const base = schema as FastifySchema & {
+    response?: Record<string, unknown>
+    hide?: boolean
+    security?: unknown[]
+  }
+  if (!base.response || base.hide) return base
+  const config = route.config as { pressureHandler?: unknown } | undefined
+  const extra: number[] = []
+  if (!config?.pressureHandler) extra.push(503)
+  if (base.security?.length !== 0) extra.push(429)
+  const missing = extra.filter((status) => !(status in (base.response as object)))
+  return { ...base, response: { ...base.response, ...errorResponses(...missing) } } as FastifySchema
+}
+
+/** What subscribers receive: one Standard Webhooks message per plant event (OpenAPI 3.1 `webhooks`). */
+function eventWebhooks(): Record<string, unknown> {
+  const summaries: Record<string, string> = {
+    'plant.created': 'A plant was created',
+    'plant.updated': 'A plant was replaced or changed',
+    'plant.deleted': 'A plant was deleted (data: the plant as it was)',
+  }
+  const signed = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+  }))
+  return Object.fromEntries(
+    Object.entries(summaries).map(([type, summary]) => [
+      type,
+      {
+        post: {
+          operationId: `${type.replace('.', '_')}_event`,
+          summary,
+          tags: ['webhooks'],
+          description:
+            'POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
+          parameters: signed,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/PlantEvent' } } },
+          },
+          responses: { '200': { description: 'Received (any 2xx will do)' } },
+        },
+      },
+    ]),
+  )
 }
 
 /** Public routes need nothing; the others the bearer token with the route's scope, if it has one. */

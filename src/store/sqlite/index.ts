@@ -1,12 +1,14 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
+import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
+import { SqliteWebhookStore } from './webhooks.js'
 import { type BatchSink, inlineSink, threadSink } from './writer.js'
 
 export interface SqliteOptions {
@@ -24,6 +26,8 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   private readonly sink: BatchSink
+  readonly maintenance: SqliteMaintenanceStore
+  readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
 
   constructor(
@@ -36,10 +40,31 @@ export class SqliteStore implements Store {
       options.path === ':memory:'
         ? inlineSink(db)
         : threadSink(options.path, options.busyTimeoutMs, { eager: options.serving ?? false })
-    this.plants = new SqlitePlantStore(db, this.sink)
-    this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
+    this.maintenance = new SqliteMaintenanceStore(db)
+    this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended())
+    this.tokens = new SqliteTokenStore(db)
+    this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
+  }
+
+  /**
+   * VACUUM INTO copies from one read snapshot, so the copy is consistent however many writes land
+   * meanwhile, and unlike the page-by-page backup API it never restarts because another connection
+   * wrote. Writers are not blocked (WAL); the copy is compact and has no WAL of its own.
+   */
+  async backup(file: string): Promise<void> {
+    if (existsSync(file)) throw new Error(`${file} already exists; backups never overwrite`)
+    mkdirSync(dirname(file), { recursive: true })
+    this.db.prepare('VACUUM INTO ?').run(file)
+    const copy = new Database(file, { readonly: true })
+    try {
+      const check = copy.pragma('quick_check', { simple: true })
+      if (check !== 'ok')
+        throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
+    } finally {
+      copy.close()
+    }
   }
 
   async ping(): Promise<void> {
@@ -57,13 +82,15 @@ export class SqliteStore implements Store {
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   const db = new Database(options.path)
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  // Opening and migrating always wait for another process's lock; the option applies afterwards.
+  db.pragma('busy_timeout = 5000')
   // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
   // create survives power loss, not just a process crash.
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   migrate(db)
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   return new SqliteStore(db, { path: options.path, busyTimeoutMs, serving: options.serving })
 }

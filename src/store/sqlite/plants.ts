@@ -4,6 +4,8 @@ import type { NewPlant, Plant } from '../../plants/model.js'
 import type {
   CreateExtras,
   CreateOutcome,
+  ImportItem,
+  ImportOutcome,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -55,15 +57,24 @@ export class SqlitePlantStore implements PlantStore {
   private readonly pageByTag: Statement
   private readonly updateRow: Statement
   private readonly deleteRow: Statement
+  private readonly insertIfAbsent: Statement
+
+  /** Set when the open transaction wrote an event; told to the listener once it commits. */
+  private eventsWritten = false
 
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
+    /** Told after a commit that wrote outbox events. */
+    private readonly onEventsCommitted: () => void = () => {},
   ) {
     this.insertEvent = db.prepare(
       'INSERT INTO events (id, type, payload, created_at) VALUES (@id, @type, @payload, @createdAt)',
     )
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
+    this.insertIfAbsent = db.prepare(
+      'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now) ON CONFLICT (id) DO NOTHING',
+    )
     this.selectVersioned = db
       .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
       .safeIntegers(true)
@@ -78,6 +89,29 @@ export class SqlitePlantStore implements PlantStore {
       'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
     )
     this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
+  }
+
+  async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
+    const now = Date.now()
+    const run = this.db.transaction(() =>
+      items.map(({ plant, event }): ImportOutcome => {
+        const tag = plant.tag ?? null
+        if (this.insertIfAbsent.run({ id: plant.id, name: plant.name, tag, now }).changes === 0) {
+          const existing = this.selectOne.get(plant.id) as PlantRow
+          return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
+        }
+        if (event) {
+          this.insertEvent.run({
+            id: event.id,
+            type: event.type,
+            payload: event.payload,
+            createdAt: event.occurredAt.getTime(),
+          })
+        }
+        return 'created'
+      }),
+    )
+    return run.immediate()
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
@@ -176,10 +210,20 @@ export class SqlitePlantStore implements PlantStore {
       if (options.event) this.writeEvent(options.event(plant))
       return { outcome: 'done', plant, version: version + 1 }
     })
-    return run.immediate()
+    this.eventsWritten = false
+    const result = run.immediate()
+    this.announceEvents()
+    return result
+  }
+
+  private announceEvents(): void {
+    if (!this.eventsWritten) return
+    this.eventsWritten = false
+    this.onEventsCommitted()
   }
 
   private writeEvent(event: OutboxEvent): void {
+    this.eventsWritten = true
     this.insertEvent.run({
       id: event.id,
       type: event.type,
@@ -215,6 +259,7 @@ export class SqlitePlantStore implements PlantStore {
     this.writing = write.then(
       (outcomes) => {
         for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+        if (batch.some((item, i) => item.row.event && outcomes[i] === 'created')) this.onEventsCommitted()
       },
       (error: unknown) => {
         for (const item of batch) item.reject(error)

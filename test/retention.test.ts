@@ -1,0 +1,183 @@
+import { statSync } from 'node:fs'
+import { join } from 'node:path'
+import pino from 'pino'
+import { describe, expect, it, vi } from 'vitest'
+import { plantEvent } from '../src/plants/events.js'
+import { scheduleRetention, sweepOnce } from '../src/retention.js'
+import { openSqlite } from '../src/store/sqlite/index.js'
+import { TokenService } from '../src/tokens/service.js'
+import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
+
+const DAY = 86_400_000
+const settings = {
+  eventsRetentionMs: 7 * DAY,
+  tokensRetentionMs: 30 * DAY,
+  retentionIntervalMs: 0,
+  walCheckpointIntervalMs: 0,
+}
+
+describe.each(storeKinds)('retention sweep on $name', (kind) => {
+  it('deletes old events and long-expired or revoked tokens, and keeps the rest', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const at = (daysAgo: number) => new Date(now - daysAgo * DAY)
+      await store.plants.create(
+        { id: 1n, name: 'old' },
+        { event: plantEvent('plant.created', { id: 1n, name: 'old' }, at(8)) },
+      )
+      await store.plants.create(
+        { id: 2n, name: 'new' },
+        { event: plantEvent('plant.created', { id: 2n, name: 'new' }, at(1)) },
+      )
+
+      const clock = { now: now - 40 * DAY }
+      const tokens = new TokenService(store.tokens, { now: () => clock.now })
+      const longExpired = await tokens.create('long expired', ['plants:read'], DAY)
+      const longRevoked = await tokens.create('long revoked', ['plants:read'])
+      await tokens.revoke(longRevoked.record.id)
+      clock.now = now - DAY
+      const recentlyRevoked = await tokens.create('recently revoked', ['plants:read'])
+      await tokens.revoke(recentlyRevoked.record.id)
+      const live = await tokens.create('live', ['plants:read'])
+
+      // Only events already fanned out to subscriptions may go.
+      expect(await store.webhooks.fanOut(100, new Date(now))).toBe(2)
+      const counts = await sweepOnce(store, settings, new Date(now))
+      expect(counts).toMatchObject({ events: 1, tokens: 2 })
+      const events = await store.events.listSince(0, 10)
+      expect(events.map((e) => JSON.parse(e.payload).data.id)).toEqual([2])
+      const left = (await store.tokens.list()).map((t) => t.id).sort()
+      expect(left).toEqual([recentlyRevoked.record.id, live.record.id].sort())
+      expect(longExpired.record.id).not.toBe(live.record.id)
+      // Plants are never swept.
+      expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'old' })
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('SQLite WAL checkpoint', () => {
+  it('truncates the write-ahead log, on its schedule', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout'] })
+    const path = join(tempDir(), 'wal.db')
+    const store = openSqlite({ path })
+    try {
+      store.db.pragma('wal_autocheckpoint = 0')
+      await store.plants.importBatch(
+        Array.from({ length: 2000 }, (_, i) => ({ plant: { id: BigInt(i), name: `p${i}` } })),
+      )
+      expect(statSync(`${path}-wal`).size).toBeGreaterThan(0)
+      const stop = scheduleRetention(
+        store,
+        { ...settings, walCheckpointIntervalMs: 60_000 },
+        pino({ level: 'silent' }),
+      )
+      await vi.advanceTimersByTimeAsync(60_000)
+      stop()
+      expect(statSync(`${path}-wal`).size).toBe(0)
+      expect(await store.plants.get(1999n)).toEqual({ id: 1999n, name: 'p1999' })
+    } finally {
+      vi.useRealTimers()
+      await store.close()
+    }
+  })
+})
+
+describe.each(storeKinds)('retention of webhook events and deliveries on $name', (kind) => {
+  it('never drops an event still owed to a receiver, and drops finished deliveries first', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const old = new Date(now - 8 * DAY)
+      const created = new Date(now - 9 * DAY)
+      await store.webhooks.insert({
+        id: 'wh_retention000000000000000',
+        url: 'https://receiver.example/hook',
+        events: ['plant.created'],
+        description: null,
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        disabledAt: null,
+        disabledReason: null,
+        failingSince: null,
+        createdAt: created,
+        updatedAt: created,
+      })
+      for (const id of [1n, 2n]) {
+        const plant = { id, name: `p${id}` }
+        await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
+      }
+      // Both events fan out to the subscription: two pending deliveries, created long ago.
+      expect(await store.webhooks.fanOut(100, old)).toBe(2)
+      // One delivery succeeds; the other stays pending (its receiver is down).
+      const [first] = await store.webhooks.claim({
+        owner: 'test',
+        now: new Date(now),
+        leaseMs: 60_000,
+        limit: 1,
+        perWebhook: 1,
+        skipWebhooks: [],
+      })
+      expect(first).toBeDefined()
+      await store.webhooks.complete([
+        {
+          deliveryId: first?.id as string,
+          webhookId: first?.webhookId as string,
+          owner: 'test',
+          at: new Date(now),
+          ok: true,
+          statusCode: 200,
+          error: null,
+          durationMs: 3,
+          nextAttemptAt: null,
+          disableIfFailingSince: new Date(0),
+        },
+      ])
+      const counts = await sweepOnce(store, settings, new Date(now))
+      expect(counts).toMatchObject({ webhook_deliveries: 1, events: 1 })
+      const left = await store.events.listSince(0, 10)
+      expect(left).toHaveLength(1)
+      expect(left[0]?.id).not.toBe(first?.eventId)
+      const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000000', { limit: 10 })
+      expect(deliveries.map((d) => d.status)).toEqual(['pending'])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('keeps events that have not been fanned out yet, however old', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const plant = { id: 7n, name: 'waiting' }
+      await store.plants.create(plant, {
+        event: plantEvent('plant.created', plant, new Date(now - 30 * DAY)),
+      })
+      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ events: 0 })
+      expect(await store.events.listSince(0, 10)).toHaveLength(1)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('SQLite idempotency key retention', () => {
+  it('sweeps expired idempotency keys and keeps live ones', async () => {
+    const store = openSqlite({ path: ':memory:' })
+    try {
+      const now = Date.now()
+      const insert = store.db.prepare(
+        "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
+      )
+      insert.run('old', now - 1000)
+      insert.run('live', now + 60_000)
+      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ idempotency_keys: 1 })
+      expect(store.db.prepare('SELECT key FROM idempotency_keys').pluck().all()).toEqual(['live'])
+    } finally {
+      await store.close()
+    }
+  })
+})
