@@ -86,7 +86,16 @@ describe('serve --workers', () => {
     const file = join(tempDir(), 'p.db')
     const url = `sqlite:${file}`
     const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
-    server = await startServer(['--database-url', url, '--workers', '2', '--log-level', 'debug'])
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--log-level',
+      'debug',
+      '--rate-limit',
+      'off',
+    ])
     const base = server.url
     const pids = workerPids(server)
     expect(pids).toHaveLength(2)
