@@ -97,8 +97,7 @@ describe('serve --workers', () => {
       '2',
       '--log-level',
       'debug',
-      '--rate-limit',
-      'off',
+      ...UNGUARDED,
     ])
     const base = server.url
     const pids = workerPids(server)
