@@ -13,6 +13,9 @@ export interface ServeConfig {
   host: string
   port: number
   database: DatabaseLocation
+  databasePoolSize: number
+  databaseTimeoutMs: number
+  databaseStartupTimeoutMs: number
   bodyLimit: number
   requestTimeoutMs: number
   headersTimeoutMs: number
@@ -42,6 +45,13 @@ function fail(flag: string, raw: string, expected: string): never {
 
 function duration(flag: string) {
   return (raw: string): number => parseDuration(raw) ?? fail(flag, raw, 'a duration such as 500ms, 30s, 5m')
+}
+
+function positiveDuration(flag: string) {
+  return (raw: string): number => {
+    const ms = parseDuration(raw)
+    return ms !== null && ms > 0 ? ms : fail(flag, raw, 'a duration above zero such as 500ms, 5s')
+  }
 }
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, mb: 1024 * 1024 }
@@ -88,6 +98,35 @@ export const SERVE_SETTINGS: Setting[] = [
     default: DEFAULT_DATABASE_URL,
     description: 'sqlite:PATH, sqlite::memory: (throwaway) or postgres://user:pass@host/db',
     parse: parseDatabaseSetting,
+  },
+  {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    placeholder: 'n',
+    default: '10',
+    description: 'PostgreSQL: most connections this instance opens (plus one that listens for revocations)',
+    parse: (raw) => {
+      const size = /^\d{1,4}$/.test(raw) ? Number(raw) : 0
+      return size >= 1 && size <= 1000 ? size : fail('database-pool-size', raw, 'an integer from 1 to 1000')
+    },
+  },
+  {
+    key: 'databaseTimeoutMs',
+    flag: 'database-timeout',
+    placeholder: 'duration',
+    default: '5s',
+    description:
+      'PostgreSQL: longest wait to connect or for one query; past it the request gets 503 with Retry-After',
+    parse: positiveDuration('database-timeout'),
+  },
+  {
+    key: 'databaseStartupTimeoutMs',
+    flag: 'database-startup-timeout',
+    placeholder: 'duration',
+    default: '30s',
+    description:
+      'PostgreSQL: how long serve keeps retrying an unreachable database at start before it exits 1',
+    parse: duration('database-startup-timeout'),
   },
   {
     key: 'bodyLimit',

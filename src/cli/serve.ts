@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
-import { openStore } from '../store/open.js'
+import { openStoreRetrying } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 
@@ -13,7 +13,14 @@ import { TokenService } from '../tokens/service.js'
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
-  const store = await openStore(config.database)
+  const store = await openStoreRetrying(
+    config.database,
+    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
+    {
+      timeoutMs: config.databaseStartupTimeoutMs,
+      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
+    },
+  )
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
   })

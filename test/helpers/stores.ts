@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
+import { createDatabase, TEST_DATABASE_URL } from './postgres.js'
 
 /** A database every behaviour test can run against: each store kind yields fresh, empty databases. */
 export interface StoreKind {
@@ -23,8 +24,13 @@ export const sqliteKind: StoreKind = {
   freshUrl: async () => `sqlite:${join(tempDir(), 'plantstore.db')}`,
 }
 
+/** Present when TEST_DATABASE_URL names a server: each fresh URL is a new database on it. */
+export const postgresKind: StoreKind | undefined = TEST_DATABASE_URL
+  ? { name: 'postgres', freshUrl: () => createDatabase(TEST_DATABASE_URL as string) }
+  : undefined
+
 /** The store kinds enabled in this run. */
-export const storeKinds: StoreKind[] = [sqliteKind]
+export const storeKinds: StoreKind[] = postgresKind ? [sqliteKind, postgresKind] : [sqliteKind]
 
 export async function openFresh(kind: StoreKind): Promise<{ store: Store; url: string }> {
   const url = await kind.freshUrl()
