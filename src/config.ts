@@ -21,6 +21,7 @@ export interface ServeConfig {
   headersTimeoutMs: number
   keepAliveTimeoutMs: number
   shutdownTimeoutMs: number
+  drainDelayMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
 }
@@ -167,6 +168,15 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '10s',
     description: 'on SIGTERM/SIGINT, how long in-flight requests may take before the process exits 1',
     parse: duration('shutdown-timeout'),
+  },
+  {
+    key: 'drainDelayMs',
+    flag: 'drain-delay',
+    placeholder: 'duration',
+    default: '0s',
+    description:
+      'on SIGTERM/SIGINT, how long to keep serving with /readyz at 503 before closing the port, so a load balancer stops sending first (counts within --shutdown-timeout)',
+    parse: duration('drain-delay'),
   },
   {
     key: 'logLevel',

@@ -146,7 +146,9 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.plants.create({ id: 1n, name: 'before' })).toBe('created')
     await proxy.down()
     await expect(store.plants.get(1n)).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(store.plants.create({ id: 2n, name: 'during' })).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(store.plants.create({ id: 2n, name: 'during' })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    )
     await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
     await expect(store.tokens.count()).rejects.toBeInstanceOf(StoreUnavailableError)
     await proxy.up()

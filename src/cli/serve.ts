@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
@@ -7,7 +8,8 @@ import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 
 /**
- * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
+ * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
+ * --drain-delay, the port stops accepting,
  * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
  * and the process exits 0.
  */
@@ -66,6 +68,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
+      // Still serving, but /readyz already says 503: load balancers take the instance out first.
+      if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
       await app.close()
       await store.close()
       logger.info('stopped')

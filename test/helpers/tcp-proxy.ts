@@ -8,6 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net'
 export class TcpProxy {
   private server: Server | undefined
   private readonly sockets = new Set<Socket>()
+  private stalled = false
   port = 0
 
   private constructor(
@@ -34,7 +35,14 @@ export class TcpProxy {
   /** Accepts connections again, on the port it had before. */
   async up(): Promise<void> {
     if (this.server) return
+    this.stalled = false
     const server = createServer((client) => {
+      if (this.stalled) {
+        // Accepted, never answered: what a database behind a dead network link looks like.
+        this.sockets.add(client)
+        client.on('error', () => client.destroy())
+        return
+      }
       const upstream = connect(this.targetPort, this.targetHost)
       for (const socket of [client, upstream]) {
         this.sockets.add(socket)
@@ -62,6 +70,21 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.resetAndDestroy()
     this.sockets.clear()
     await closed
+  }
+
+  /** The database stops answering without closing anything: bytes go nowhere, nothing comes back. */
+  stall(): void {
+    this.stalled = true
+    for (const socket of this.sockets) {
+      socket.unpipe()
+      socket.pause()
+    }
+  }
+
+  /** Ends a stall: the stuck connections are reset and new ones are forwarded again. */
+  async resume(): Promise<void> {
+    await this.down()
+    await this.up()
   }
 
   close(): Promise<void> {

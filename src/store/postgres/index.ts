@@ -62,9 +62,14 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
     application_name: 'plantstore',
   }
   const pool = new pg.Pool({ ...connection, max: options.poolSize ?? DEFAULT_POOL_SIZE })
-  // An idle connection that breaks (the server restarts) is dropped by the pool; the next query opens
-  // a new one and reports any failure itself. Without a listener the error would end the process.
+  // A connection that breaks (the server restarts, the network drops) emits 'error'; unheard, that
+  // would end the process. The failure also reaches the query that was running, or the next one on
+  // that connection ("not queryable"), which reports it as unavailable and discards the connection;
+  // an idle one is dropped by the pool itself.
   pool.on('error', () => {})
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
   const watch = new RevocationWatch({
     client: connection,
     pool,
