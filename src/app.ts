@@ -23,7 +23,12 @@ export interface AppOptions {
   bodyLimit?: number
   lifecycle?: Lifecycle
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
-  timeouts?: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number; connectionTimeoutMs?: number }
+  timeouts?: {
+    requestTimeoutMs?: number
+    headersTimeoutMs?: number
+    keepAliveTimeoutMs?: number
+    connectionTimeoutMs?: number
+  }
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -61,6 +66,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
     connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
+    http: {
+      headersTimeout: options.timeouts?.headersTimeoutMs ?? 60_000,
+      // Node checks the header and request timeouts on this interval (30 s by default), which would
+      // let a slow client hold a connection that long past its deadline.
+      connectionsCheckingInterval: 1000,
+    },
   })
 
   app.setValidatorCompiler(validatorCompiler)

@@ -42,10 +42,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     bodyLimit: config.bodyLimit,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
   })
-  app.server.headersTimeout = config.headersTimeoutMs
 
   await app.listen({
     host: config.host,
@@ -55,7 +55,10 @@ export async function serve(config: ServeConfig): Promise<void> {
 
   let stopping = false
   const stop = async (signal: string) => {
-    if (stopping) return
+    if (stopping) {
+      logger.warn({ signal }, 'already shutting down; --shutdown-timeout bounds the wait')
+      return
+    }
     stopping = true
     lifecycle.draining = true
     logger.info({ signal }, 'shutting down')
@@ -79,6 +82,6 @@ export async function serve(config: ServeConfig): Promise<void> {
       process.exit(1)
     }
   }
-  process.once('SIGTERM', () => void stop('SIGTERM'))
-  process.once('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
 }

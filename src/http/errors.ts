@@ -80,7 +80,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const { entry, message, headers } = classify(error)
     if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'database unreachable')
     else if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.debug({ code: entry.code, msg: message }, 'request rejected')
+    else request.log.debug({ code: entry.code, detail: message }, 'request rejected')
     return sendError(reply, entry, message, headers)
   })
   app.setNotFoundHandler((request, reply) => {

@@ -32,6 +32,8 @@ export interface RunningServer {
   process: ChildProcess
   /** Everything the process has written to stdout so far. */
   output(): string
+  /** Resolves with the exit code once the process has exited (null when a signal ended it). */
+  exited: Promise<number | null>
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -71,6 +73,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
     url,
     port: Number(new URL(url).port),
     process: child,
+    exited,
     output: () => out + err,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)

@@ -76,7 +76,10 @@ export class SqliteTokenStore implements TokenStore {
       if (changed > 0) this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
       return changed > 0
     })
-    return run.immediate()
+    const revoked = run.immediate()
+    // data_version does not move for this connection's own commits: force a fresh read of the epoch.
+    this.lastDataVersion = -1
+    return revoked
   }
 
   async count(): Promise<number> {

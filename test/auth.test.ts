@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { errors } from '../src/errors.js'
+import { TokenService } from '../src/tokens/service.js'
+import { errorOf, makeApp, postPlant, type TestApp } from './helpers/app.js'
+import { storeKinds } from './helpers/stores.js'
+
+describe.each(storeKinds)('bearer authentication on $name', (kind) => {
+  let t: TestApp
+  let token: string
+  beforeAll(async () => {
+    t = await makeApp(kind)
+    token = await t.token()
+  })
+  afterAll(() => t.close())
+
+  const exists = async (id: string) =>
+    (
+      await t.app.inject({
+        method: 'GET',
+        url: `/plants/${id}`,
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).statusCode === 200
+
+  it('answers 401 with a bare Bearer challenge when no token is sent, and writes nothing', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/plants',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"id": 500, "name": "a"}',
+    })
+    expect(res.statusCode).toBe(401)
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="plantstore"')
+    expect(errorOf(res).error).toBe(errors.TOKEN_MISSING.code)
+    expect(await exists('500')).toBe(false)
+  })
+
+  it.each([
+    ['Basic dXNlcjpwYXNz', errors.TOKEN_MALFORMED],
+    ['Bearer', errors.TOKEN_MALFORMED],
+    ['Bearer a b', errors.TOKEN_MALFORMED],
+    ['Bearer not-a-plantstore-token', errors.TOKEN_MALFORMED],
+    [`Bearer pst_0123456789abcdef_${'A'.repeat(43)}`, errors.TOKEN_UNKNOWN],
+  ])('answers 401 invalid_token for %s', async (header, entry) => {
+    const res = await postPlant(t.app, token, '{"id": 501, "name": "a"}', { authorization: header })
+    expect(res.statusCode).toBe(401)
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore", error="invalid_token"/)
+    expect(errorOf(res).error).toBe(entry.code)
+    expect(await exists('501')).toBe(false)
+  })
+
+  it('refuses a known token id with the wrong secret', async () => {
+    const wrong = `${token.slice(0, 'pst_0123456789abcdef_'.length)}${'B'.repeat(43)}`
+    const res = await postPlant(t.app, wrong, '{"id": 502, "name": "a"}')
+    expect(res.statusCode).toBe(401)
+    expect(errorOf(res).error).toBe(errors.TOKEN_UNKNOWN.code)
+  })
+
+  it('accepts the scheme name in any case', async () => {
+    const res = await postPlant(t.app, token, '{"id": 503, "name": "a"}', {
+      authorization: `bearer ${token}`,
+    })
+    expect(res.statusCode).toBe(200)
+  })
+
+  it('refuses an expired token with 401', async () => {
+    const short = await t.token(['plants:write'], 1)
+    await new Promise((r) => setTimeout(r, 20))
+    const res = await postPlant(t.app, short, '{"id": 504, "name": "a"}')
+    expect(res.statusCode).toBe(401)
+    expect(errorOf(res).error).toBe(errors.TOKEN_EXPIRED.code)
+    expect(await exists('504')).toBe(false)
+  })
+
+  it('refuses a token from the first request after it is revoked', async () => {
+    const doomed = await t.tokens.create('doomed', ['plants:write'])
+    expect((await postPlant(t.app, doomed.token, '{"id": 505, "name": "a"}')).statusCode).toBe(200)
+    await t.tokens.revoke(doomed.record.id)
+    const res = await postPlant(t.app, doomed.token, '{"id": 506, "name": "a"}')
+    expect(res.statusCode).toBe(401)
+    expect(errorOf(res).error).toBe(errors.TOKEN_REVOKED.code)
+    expect(await exists('506')).toBe(false)
+  })
+
+  it('answers 403 insufficient_scope for a token without plants:write, and writes nothing', async () => {
+    const reader = await t.token(['plants:read'])
+    const res = await postPlant(t.app, reader, '{"id": 507, "name": "a"}')
+    expect(res.statusCode).toBe(403)
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="plantstore", error="insufficient_scope", scope="plants:write"',
+    )
+    expect(errorOf(res).error).toBe(errors.SCOPE_MISSING.code)
+    expect(await exists('507')).toBe(false)
+  })
+
+  it('checks the token before the body: 401 even for a body that would be 400', async () => {
+    const res = await postPlant(t.app, token, '{bad json', { authorization: 'Bearer nope' })
+    expect(res.statusCode).toBe(401)
+  })
+
+  it('keeps /healthz public', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/healthz' })
+    expect(res.statusCode).toBe(200)
+    expect(JSON.parse(res.body)).toEqual({ status: 'ok' })
+  })
+
+  it('marks authenticated responses Cache-Control: no-store', async () => {
+    const res = await postPlant(t.app, token, '{"id": 508, "name": "a"}')
+    expect(res.headers['cache-control']).toBe('no-store')
+  })
+})
+
+describe.each(storeKinds)('token verification cost on $name', (kind) => {
+  it('reads a token row at most once for 1,000 requests, and records last use at most once a minute', async () => {
+    const t = await makeApp(kind)
+    const token = await t.token()
+    const find = vi.spyOn(t.store.tokens, 'find')
+    const touch = vi.spyOn(t.store.tokens, 'touchLastUsed')
+    for (let i = 0; i < 1000; i++) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/plants/1',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(res.statusCode).toBe(404)
+    }
+    await new Promise((r) => setImmediate(r))
+    expect(find.mock.calls.length).toBeLessThanOrEqual(1)
+    expect(touch.mock.calls.length).toBe(1)
+    const [record] = (await t.store.tokens.list()).filter((r) => r.lastUsedAt !== null)
+    expect(record?.lastUsedAt).toBeInstanceOf(Date)
+    await t.close()
+  })
+
+  it('writes last use again once the interval has passed', async () => {
+    const t = await makeApp(kind)
+    let now = Date.now()
+    const tokens = new TokenService(t.store.tokens, { now: () => now })
+    const { token } = await tokens.create('clock', ['plants:read'])
+    const touch = vi.spyOn(t.store.tokens, 'touchLastUsed')
+    await tokens.verify(token)
+    await tokens.verify(token)
+    now += 61_000
+    await tokens.verify(token)
+    await new Promise((r) => setImmediate(r))
+    expect(touch).toHaveBeenCalledTimes(2)
+    await t.close()
+  })
+})

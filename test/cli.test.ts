@@ -1,0 +1,123 @@
+import { statSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { SERVE_SETTINGS } from '../src/config.js'
+import { runCli } from './helpers/process.js'
+import { storeKinds, tempDir } from './helpers/stores.js'
+
+const TOKEN_SHAPE = /^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/
+
+describe.each(storeKinds)('plantstore token on $name', (kind) => {
+  it('token create on a new database prints exactly one line: the token', async () => {
+    const url = await kind.freshUrl()
+    const res = await runCli(['token', 'create', '--name', 'first', '--database-url', url])
+    expect(res.code).toBe(0)
+    const lines = res.stdout.split('\n').filter((l) => l !== '')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(TOKEN_SHAPE)
+  })
+
+  it('token list shows the token without its secret; --json is one array', async () => {
+    const url = await kind.freshUrl()
+    const created = await runCli([
+      'token',
+      'create',
+      '--name',
+      'ci-bot',
+      '--scopes',
+      'plants:read,metrics:read',
+      '--expires-in',
+      '30d',
+      '--database-url',
+      url,
+    ])
+    const token = created.stdout.trim()
+    const secret = token.slice('pst_0123456789abcdef_'.length)
+    const table = await runCli(['token', 'list', '--database-url', url])
+    expect(table.code).toBe(0)
+    expect(table.stdout).toContain('ci-bot')
+    expect(table.stdout).toContain('plants:read,metrics:read')
+    expect(table.stdout).not.toContain(secret)
+    const json = await runCli(['token', 'list', '--json', '--database-url', url])
+    const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({
+      id: token.slice(4, 20),
+      name: 'ci-bot',
+      prefix: token.slice(0, 21),
+      scopes: ['plants:read', 'metrics:read'],
+      lastUsedAt: null,
+      revokedAt: null,
+      status: 'active',
+    })
+    const expires = Date.parse(String(rows[0]?.expiresAt)) - Date.parse(String(rows[0]?.createdAt))
+    expect(expires).toBe(30 * 86_400_000)
+    expect(json.stdout).not.toContain(secret)
+  })
+
+  it('token revoke takes the public id; an unknown id exits 1', async () => {
+    const url = await kind.freshUrl()
+    const token = (await runCli(['token', 'create', '--name', 'x', '--database-url', url])).stdout.trim()
+    const id = token.slice(4, 20)
+    expect((await runCli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
+    const rows = JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout)
+    expect(rows[0].status).toBe('revoked')
+    const unknown = await runCli(['token', 'revoke', 'ffffffffffffffff', '--database-url', url])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain('no token')
+  })
+
+  it('migrate creates the schema and exits 0', async () => {
+    const url = await kind.freshUrl()
+    const res = await runCli(['migrate', '--database-url', url])
+    expect(res.code).toBe(0)
+  })
+})
+
+describe('plantstore usage errors', () => {
+  const dbUrl = () => `sqlite:${join(tempDir(), 'p.db')}`
+
+  it.each([
+    [['token', 'create', '--name', 'x', '--scopes', 'plants:fly'], /--scopes/],
+    [['token', 'create', '--name', 'x', '--expires-in', 'soon'], /--expires-in/],
+    [['token', 'create'], /--name/],
+    [['serve', '--port', '70000'], /--port \(PORT\)/],
+    [['serve', '--body-limit', 'huge'], /--body-limit/],
+    [['serve', '--log-level', 'loud'], /--log-level/],
+    [['serve', '--database-url', 'mysql://x'], /--database-url/],
+    [['serve', '--no-such-flag'], /unknown option/],
+    [['frobnicate'], /unknown command/],
+  ])('exits 2 with one line on stderr for %j', async (args, message) => {
+    const needsDb = args[0] !== 'frobnicate' && !args.includes('--database-url')
+    const res = await runCli([...args, ...(needsDb ? ['--database-url', dbUrl()] : [])])
+    expect(res.code).toBe(2)
+    const lines = res.stderr.split('\n').filter((l) => l.trim() !== '')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(message)
+    expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/)
+  })
+
+  it('reads settings from the environment, and a bad env value names the variable', async () => {
+    const res = await runCli(['serve'], { PORT: 'eighty', DATABASE_URL: dbUrl() })
+    expect(res.code).toBe(2)
+    expect(res.stderr).toMatch(/PORT/)
+  })
+
+  it('serve --help lists every setting with its env name and default', async () => {
+    const res = await runCli(['serve', '--help'])
+    expect(res.code).toBe(0)
+    const help = res.stdout.replace(/\s+/g, ' ')
+    for (const s of SERVE_SETTINGS) {
+      expect(help).toContain(`--${s.flag}`)
+      expect(help).toContain(`env: ${s.flag.toUpperCase().replace(/-/g, '_')}`)
+      if (s.default !== undefined) expect(help).toContain(`default: ${s.default}`)
+    }
+  })
+
+  it('creates the database folder for a new sqlite path', async () => {
+    const dir = join(tempDir(), 'nested', 'deeper')
+    const res = await runCli(['migrate', '--database-url', `sqlite:${join(dir, 'p.db')}`])
+    expect(res.code).toBe(0)
+    expect(statSync(join(dir, 'p.db')).isFile()).toBe(true)
+  })
+})

@@ -1,0 +1,211 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { bodyOf, openSocket, rawRequest, readUntilClose } from './helpers/raw-http.js'
+import { tempDir } from './helpers/stores.js'
+
+const servers: RunningServer[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop('SIGKILL')))
+})
+
+async function start(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  const server = await startServer(args, env)
+  servers.push(server)
+  return server
+}
+
+async function newDatabase(): Promise<{ path: string; url: string; token: string }> {
+  const path = join(tempDir(), 'plantstore.db')
+  const url = `sqlite:${path}`
+  const res = await runCli(['token', 'create', '--name', 'process-test', '--database-url', url])
+  if (res.code !== 0) throw new Error(res.stderr)
+  return { path, url, token: res.stdout.trim() }
+}
+
+function create(server: RunningServer, token: string, body: string): Promise<Response> {
+  return fetch(`${server.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  })
+}
+
+describe('the real plantstore serve process', () => {
+  it('creates a plant over HTTP, durably, in WAL mode', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url])
+    const res = await create(
+      server,
+      db.token,
+      '{"id": -9223372036854775808, "name": "Aloe", "tag": "succulent"}',
+    )
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('{"id":-9223372036854775808,"name":"Aloe","tag":"succulent"}')
+    const health = await fetch(`${server.url}/healthz`)
+    expect(health.status).toBe(200)
+    const ready = await fetch(`${server.url}/readyz`)
+    expect(await ready.json()).toEqual({ status: 'ready' })
+    const reader = new Database(db.path, { readonly: true })
+    expect(reader.pragma('journal_mode', { simple: true })).toBe('wal')
+    const row = reader.prepare('SELECT id, name FROM plants').safeIntegers(true).get() as { id: bigint }
+    expect(row.id).toBe(-9223372036854775808n)
+    reader.close()
+  })
+
+  it('refuses a token from the first request after `token revoke` exits', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url])
+    expect((await create(server, db.token, '{"id": 1, "name": "a"}')).status).toBe(200)
+    const revoked = await runCli(['token', 'revoke', db.token.slice(4, 20), '--database-url', db.url])
+    expect(revoked.code).toBe(0)
+    const res = await create(server, db.token, '{"id": 2, "name": "b"}')
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"')
+    expect(((await res.json()) as { error: number }).error).toBe(errors.TOKEN_REVOKED.code)
+  })
+
+  it('finishes a request in flight on SIGTERM, then exits 0', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url])
+    const body = '{"id": 77, "name": "in flight"}'
+    const socket = await openSocket(server.port)
+    const answer = readUntilClose(socket, 10_000)
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${db.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+    )
+    await new Promise((r) => setTimeout(r, 200))
+    server.process.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 300))
+    expect(server.process.exitCode).toBeNull()
+    socket.write(body.slice(10))
+    const text = await answer
+    expect(text).toMatch(/^HTTP\/1\.1 200/)
+    expect(bodyOf(text)).toBe('{"id":77,"name":"in flight"}')
+    expect(await server.exited).toBe(0)
+    expect(server.output()).toContain('"msg":"stopped"')
+    const reader = new Database(db.path, { readonly: true })
+    expect(reader.prepare('SELECT count(*) FROM plants WHERE id = 77').pluck().get()).toBe(1)
+    reader.close()
+  })
+
+  it('loses no acknowledged plant when killed with SIGKILL under load', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url])
+    const acknowledged: number[] = []
+    let next = 1000
+    let killed = false
+    const worker = async () => {
+      while (!killed) {
+        const id = next++
+        try {
+          const res = await create(server, db.token, `{"id": ${id}, "name": "p${id}"}`)
+          if (res.status === 200) acknowledged.push(id)
+        } catch {
+          return
+        }
+      }
+    }
+    const load = Promise.all(Array.from({ length: 16 }, worker))
+    await new Promise((r) => setTimeout(r, 1500))
+    killed = true
+    server.process.kill('SIGKILL')
+    await load
+    expect(acknowledged.length).toBeGreaterThan(50)
+
+    const restarted = await start(['--database-url', db.url])
+    const reader = new Database(db.path, { readonly: true })
+    const stored = new Set(reader.prepare('SELECT id FROM plants').pluck().all() as number[])
+    reader.close()
+    const lost = acknowledged.filter((id) => !stored.has(id))
+    expect(lost).toEqual([])
+    const sample = acknowledged[acknowledged.length - 1]
+    const read = await fetch(`${restarted.url}/plants/${sample}`, {
+      headers: { authorization: `Bearer ${db.token}` },
+    })
+    expect(read.status).toBe(200)
+  })
+
+  it('answers errors raised before routing with exactly the Error shape', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url])
+    const garbage = await rawRequest(server.port, 'GARBAGE\r\n\r\n')
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(bodyOf(garbage))).toEqual({
+      error: errors.BAD_REQUEST.code,
+      message: expect.any(String),
+    })
+
+    const huge = await rawRequest(
+      server.port,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    )
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /)
+    expect(JSON.parse(bodyOf(huge))).toEqual({
+      error: errors.HEADERS_TOO_LARGE.code,
+      message: expect.any(String),
+    })
+
+    const badLength = await rawRequest(
+      server.port,
+      'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nContent-Type: application/json\r\n\r\n{}',
+    )
+    expect(badLength).toMatch(/^HTTP\/1\.1 400 /)
+    expect(Object.keys(JSON.parse(bodyOf(badLength))).sort()).toEqual(['error', 'message'])
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  })
+
+  it('answers a client that never finishes its headers with 408 once --headers-timeout passes', async () => {
+    const db = await newDatabase()
+    const server = await start([
+      '--database-url',
+      db.url,
+      '--headers-timeout',
+      '1s',
+      '--request-timeout',
+      '2s',
+    ])
+    const socket = await openSocket(server.port)
+    const answer = readUntilClose(socket, 8000)
+    socket.write('POST /plants HTTP/1.1\r\nHost: localhost\r\n')
+    const text = await answer
+    expect(text).toMatch(/^HTTP\/1\.1 408 /)
+    expect(JSON.parse(bodyOf(text))).toEqual({
+      error: errors.REQUEST_TIMEOUT.code,
+      message: expect.any(String),
+    })
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  })
+
+  it('never writes a token to its log, even at trace level', async () => {
+    const db = await newDatabase()
+    const server = await start(['--database-url', db.url, '--log-level', 'trace'])
+    const bogus = `pst_0123456789abcdef_${'Z'.repeat(43)}`
+    await create(server, db.token, '{"id": 5, "name": "logged"}')
+    await create(server, bogus, '{"id": 6, "name": "refused"}')
+    await fetch(`${server.url}/plants/5`, {
+      headers: { authorization: `Bearer ${db.token}`, 'x-request-id': 'trace-me' },
+    })
+    await new Promise((r) => setTimeout(r, 200))
+    const log = server.output()
+    expect(log).toContain('trace-me')
+    expect(log).toContain('request completed')
+    expect(log).not.toContain(db.token.slice(21))
+    expect(log).not.toContain('Z'.repeat(43))
+    expect(log).not.toMatch(/bearer\s+pst_/i)
+  })
+
+  it('--bootstrap-token-file creates a full-scope token for an empty store, mode 0600', async () => {
+    const file = join(tempDir(), 'token')
+    const server = await start(['--database-url', 'sqlite::memory:', '--bootstrap-token-file', file])
+    const { readFileSync, statSync } = await import('node:fs')
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const token = readFileSync(file, 'utf8').trim()
+    const res = await create(server, token, '{"id": 1, "name": "boot"}')
+    expect(res.status).toBe(200)
+    expect(server.output()).not.toContain(token.slice(21))
+  })
+})
