@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
-import { createDatabase, TEST_DATABASE_URL } from './postgres.js'
+import { admin, createDatabase, TEST_DATABASE_URL } from './postgres.js'
 
 /** A database every behaviour test can run against: each store kind yields fresh, empty databases. */
 export interface StoreKind {
@@ -37,4 +38,20 @@ export async function openFresh(kind: StoreKind): Promise<{ store: Store; url: s
   const location = parseDatabaseUrl(url)
   if (!location) throw new Error(`bad test database url ${url}`)
   return { store: await openStore(location), url }
+}
+
+/** The ids of every stored plant, read straight from the database (not through the service). */
+export async function storedPlantIds(url: string): Promise<Set<string>> {
+  const location = parseDatabaseUrl(url)
+  if (location?.kind === 'sqlite') {
+    const reader = new Database(location.path, { readonly: true })
+    try {
+      const ids = reader.prepare('SELECT id FROM plants').pluck().safeIntegers(true).all() as bigint[]
+      return new Set(ids.map(String))
+    } finally {
+      reader.close()
+    }
+  }
+  const rows = await admin(url, (c) => c.query<{ id: string }>('SELECT id::text AS id FROM plants'))
+  return new Set(rows.rows.map((r) => r.id))
 }
