@@ -10,6 +10,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Tests that start real server processes compete for two cores; a few files at once is enough.
     maxWorkers: 2,
+    // The JSON report lets CI print a one-line tally after the run.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/test-results.json' },
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
