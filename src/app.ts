@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { constants as zlib } from 'node:zlib'
+import compress from '@fastify/compress'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -9,9 +11,12 @@ import Fastify, {
 import { requireBearer } from './http/auth.js'
 import { clientErrorHandler, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
+import { openApi } from './http/openapi.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { plantRoutes } from './http/routes/plants.js'
+import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
+import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
 import type { TokenService } from './tokens/service.js'
 
@@ -22,6 +27,8 @@ export interface AppOptions {
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
   lifecycle?: Lifecycle
+  /** How long an Idempotency-Key's first answer is kept for replay. */
+  idempotencyTtlMs?: number
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
   timeouts?: {
     requestTimeoutMs?: number
@@ -30,6 +37,8 @@ export interface AppOptions {
     connectionTimeoutMs?: number
   }
 }
+
+export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -82,10 +91,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id)
   })
 
+  for (const schema of sharedSchemas) app.addSchema(schema)
+  // Large pages are worth compressing; brotli at quality 4 compresses well without the CPU of 11.
+  await app.register(compress, {
+    threshold: 1024,
+    encodings: ['br', 'gzip', 'deflate'],
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+  })
+  await openApi(app)
+
+  const idempotency = new IdempotentCreates(
+    options.store.plants,
+    options.store.idempotency,
+    options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS,
+    Date.now,
+    (error) => app.log.warn({ err: error }, 'could not purge expired idempotency keys'),
+  )
   await app.register(healthRoutes, { store: options.store, lifecycle })
   await app.register(async (api) => {
     requireBearer(api, options.tokens)
-    await api.register(plantRoutes, { store: options.store })
+    await api.register(plantRoutes, { store: options.store, idempotency })
   })
   return app
 }

@@ -24,6 +24,7 @@ export interface ServeConfig {
   drainDelayMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
+  idempotencyTtlMs: number
 }
 
 export interface Setting<K extends keyof ServeConfig = keyof ServeConfig> {
@@ -188,6 +189,14 @@ export const SERVE_SETTINGS: Setting[] = [
       (LOG_LEVELS as readonly string[]).includes(raw)
         ? (raw as LogLevel)
         : fail('log-level', raw, LOG_LEVELS.join(', ')),
+  },
+  {
+    key: 'idempotencyTtlMs',
+    flag: 'idempotency-ttl',
+    placeholder: 'duration',
+    default: '24h',
+    description: 'how long the first answer to a create with an Idempotency-Key is kept for replay',
+    parse: duration('idempotency-ttl'),
   },
   {
     key: 'bootstrapTokenFile',

@@ -97,4 +97,41 @@ describe.skipIf(!postgresKind)('several serve processes on one PostgreSQL databa
     // Other tokens are unaffected.
     expect((await getPlant(servers[0] as RunningServer, token, '1')).status).toBe(404)
   })
+
+  it('holds an Idempotency-Key across instances: one create, every retry the same answer', async () => {
+    const body = '{"id": 4242, "name": "once"}'
+    const send = (server: RunningServer, payload = body) =>
+      fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'across-instances',
+        },
+        body: payload,
+        signal: AbortSignal.timeout(20_000),
+      })
+    const responses = await Promise.all(servers.flatMap((server) => [send(server), send(server)]))
+    const answers = await Promise.all(
+      responses.map(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+        replayed: r.headers.get('idempotent-replayed'),
+      })),
+    )
+    // Each is the first answer, a replay of it, or "still in progress" while the first is running.
+    for (const answer of answers) {
+      if (answer.status === 200) expect(answer.body).toBe('{"id":4242,"name":"once"}')
+      else expect([answer.status, JSON.parse(answer.body).error]).toEqual([409, 40902])
+    }
+    expect(answers.filter((a) => a.status === 200 && a.replayed !== 'true')).toHaveLength(1)
+    for (const server of servers) {
+      const retry = await send(server)
+      expect(retry.status).toBe(200)
+      expect(retry.headers.get('idempotent-replayed')).toBe('true')
+      expect(await retry.text()).toBe('{"id":4242,"name":"once"}')
+    }
+    const reused = await send(servers[1] as RunningServer, '{"id": 4243, "name": "other"}')
+    expect(reused.status).toBe(422)
+  })
 })

@@ -40,6 +40,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
+    idempotencyTtlMs: config.idempotencyTtlMs,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,

@@ -27,14 +27,45 @@ const Tag = Type.String({
   description: 'Tag that specifies the type of the plant',
 })
 
+// The named shapes: registered once as shared schemas (see `sharedSchemas`), referenced by routes
+// through `ref`, and published as components of the OpenAPI document under the same names.
+
 export const NewPlant = Type.Object(
   { id: PlantId, name: Name, tag: Type.Optional(Tag) },
-  { title: 'NewPlant', description: 'The request body for creation. Unknown fields are ignored.' },
+  {
+    $id: 'NewPlant',
+    title: 'NewPlant',
+    description: 'The request body for creation. Unknown fields are ignored.',
+  },
+)
+
+export const Plant = Type.Object(
+  { name: Name, tag: Type.Optional(Tag) },
+  {
+    $id: 'Plant',
+    title: 'Plant',
+    description:
+      'A plant without its id: the body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.',
+  },
+)
+
+export const PlantPatch = Type.Object(
+  { name: Type.Optional(Name), tag: Type.Optional(Type.Union([Tag, Type.Null()])) },
+  {
+    $id: 'PlantPatch',
+    title: 'PlantPatch',
+    description:
+      'A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay.',
+  },
 )
 
 export const StoredPlant = Type.Object(
   { id: PlantId, name: Name, tag: Type.Optional(Tag) },
-  { title: 'StoredPlant', description: 'A plant as stored: its id, name and, when it has one, tag.' },
+  {
+    $id: 'StoredPlant',
+    title: 'StoredPlant',
+    description: 'A plant as stored: its id, name and, when it has one, tag.',
+  },
 )
 
 const errorCodes = Object.values(errors).map((e) => e.code)
@@ -44,8 +75,23 @@ export const ErrorBody = Type.Object(
     error: Type.Integer({ format: 'int32', enum: errorCodes, description: 'Stable numeric error code' }),
     message: Type.String({ description: 'Text of the error' }),
   },
-  { title: 'Error', additionalProperties: false },
+  {
+    $id: 'Error',
+    title: 'Error',
+    additionalProperties: false,
+    description: 'Every failure, with a stable code from the error catalog.',
+  },
 )
+
+/** Registered with `app.addSchema` before any route. */
+export const sharedSchemas = [NewPlant, Plant, PlantPatch, StoredPlant, ErrorBody]
+
+type SharedName = 'NewPlant' | 'Plant' | 'PlantPatch' | 'StoredPlant' | 'Error'
+
+/** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
+export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { $ref: `${name}#`, ...extra }
+}
 
 const STATUS_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is invalid',
@@ -63,11 +109,19 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   503: 'Temporarily unavailable',
 }
 
-/** Error responses for the given statuses, each documented with the Error shape. */
+function codesOf(status: number): string {
+  return Object.values(errors)
+    .filter((e) => e.status === status)
+    .map((e) => e.code)
+    .join(', ')
+}
+
+/** Error responses for the given statuses, each documented with the Error shape and its codes. */
 export function errorResponses(...statuses: number[]): Record<number, unknown> {
   const responses: Record<number, unknown> = {}
   for (const status of statuses) {
-    responses[status] = { ...ErrorBody, description: STATUS_DESCRIPTIONS[status] ?? 'Error' }
+    const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${codesOf(status)})`
+    responses[status] = ref('Error', { description })
   }
   return responses
 }

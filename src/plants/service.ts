@@ -1,17 +1,111 @@
 import { AppError, errors } from '../errors.js'
-import type { PlantStore } from '../store/types.js'
+import type { PlantChange, PlantStore, WriteResult } from '../store/types.js'
+import { etagOf, matchesStrong } from './etag.js'
 import { plantEvent } from './events.js'
 import type { NewPlant, Plant } from './model.js'
+import type { PlantListQuery } from './validate.js'
+
+/** A plant with the ETag of its current version. */
+export interface TaggedPlant {
+  plant: Plant
+  etag: string
+}
 
 export async function createPlant(store: PlantStore, plant: NewPlant): Promise<Plant> {
   const outcome = await store.create(plant, { event: plantEvent('plant.created', plant) })
-  if (outcome === 'exists')
-    throw new AppError(errors.PLANT_EXISTS, `A plant with id ${plant.id} already exists.`)
+  if (outcome === 'exists') throw plantExists(plant.id)
   return plant
+}
+
+export function plantExists(id: bigint): AppError {
+  return new AppError(errors.PLANT_EXISTS, `A plant with id ${id} already exists.`)
+}
+
+function notFound(id: bigint): AppError {
+  return new AppError(errors.PLANT_NOT_FOUND, `No plant has id ${id}.`)
 }
 
 export async function getPlant(store: PlantStore, id: bigint): Promise<Plant> {
   const plant = await store.get(id)
-  if (!plant) throw new AppError(errors.PLANT_NOT_FOUND, `No plant has id ${id}.`)
+  if (!plant) throw notFound(id)
   return plant
+}
+
+export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPlant> {
+  const found = await store.read(id)
+  if (!found) throw notFound(id)
+  return { plant: found.plant, etag: etagOf(found.plant, found.version) }
+}
+
+/** One page, and the cursor of the next when there may be one (a page that came back full). */
+export async function listPlants(
+  store: PlantStore,
+  query: PlantListQuery,
+): Promise<{ plants: Plant[]; next?: bigint }> {
+  // One row past the page tells whether another page exists, so the last page announces none.
+  const rows = await store.list({ after: query.after, tag: query.tag, limit: query.limit + 1 })
+  if (rows.length <= query.limit) return { plants: rows }
+  const plants = rows.slice(0, query.limit)
+  return { plants, next: (plants[plants.length - 1] as Plant).id }
+}
+
+/** The entity tags of an If-Match header, '*' for any; undefined when there was none. */
+export type Precondition = '*' | string[] | undefined
+
+/**
+ * With If-Match, the stored plant's ETag is checked first, then the write is made conditional on
+ * the version that ETag named, so a change that lands between the two still fails with 412.
+ */
+async function expectedVersion(
+  store: PlantStore,
+  id: bigint,
+  ifMatch: Precondition,
+): Promise<number | undefined> {
+  if (ifMatch === undefined) return undefined
+  const current = await store.read(id)
+  if (!current) throw notFound(id)
+  if (!matchesStrong(ifMatch, etagOf(current.plant, current.version))) {
+    throw new AppError(errors.PRECONDITION_FAILED)
+  }
+  return current.version
+}
+
+function written(id: bigint, result: WriteResult): TaggedPlant {
+  if (result.outcome === 'missing') throw notFound(id)
+  if (result.outcome === 'version-mismatch') throw new AppError(errors.PRECONDITION_FAILED)
+  return { plant: result.plant, etag: etagOf(result.plant, result.version) }
+}
+
+/** PUT and PATCH: a replacement names both fields (no tag means none), a merge patch only some. */
+export async function changePlant(
+  store: PlantStore,
+  id: bigint,
+  change: PlantChange,
+  ifMatch: Precondition,
+): Promise<TaggedPlant> {
+  const version = await expectedVersion(store, id, ifMatch)
+  const result = await store.update(id, change, {
+    expectedVersion: version,
+    event: (plant) => plantEvent('plant.updated', plant),
+  })
+  return written(id, result)
+}
+
+export async function deletePlant(store: PlantStore, id: bigint, ifMatch: Precondition): Promise<void> {
+  const version = await expectedVersion(store, id, ifMatch)
+  const result = await store.remove(id, {
+    expectedVersion: version,
+    event: (plant) => plantEvent('plant.deleted', plant),
+  })
+  written(id, result)
+}
+
+/** The id a PUT or PATCH body may carry must be the path's: a body cannot move a plant. */
+export function requireSameId(pathId: bigint, bodyId: bigint | undefined): void {
+  if (bodyId !== undefined && bodyId !== pathId) {
+    throw new AppError(
+      errors.ID_MISMATCH,
+      `The id in the body (${bodyId}) must equal the id in the path (${pathId}).`,
+    )
+  }
 }

@@ -1,4 +1,5 @@
 import { AppError, errors } from '../errors.js'
+import { parseInt64 } from './int64.js'
 import { JSON_NULL } from './json.js'
 import { NAME_MAX_LENGTH, type NewPlant, TAG_MAX_LENGTH } from './model.js'
 
@@ -73,4 +74,81 @@ export function validateNewPlant(body: unknown): NewPlant {
   const name = validateName(record.name)
   const tag = validateTag(record.tag)
   return tag === undefined ? { id, name } : { id, name, tag }
+}
+
+/** A PUT body: the Plant shape. An `id`, when present, is returned so the caller can match the path. */
+export function validateReplacement(body: unknown): { id?: bigint; name: string; tag?: string } {
+  const record = requireBody(body)
+  const name = validateName(record.name)
+  const tag = validateTag(record.tag)
+  const replacement: { id?: bigint; name: string; tag?: string } = { name }
+  if (record.id !== undefined) replacement.id = validateId(record.id)
+  if (tag !== undefined) replacement.tag = tag
+  return replacement
+}
+
+/**
+ * A JSON merge patch (RFC 7386) of a plant: a named field is set, `tag: null` removes the tag, an
+ * absent field stays. name cannot be removed, and an `id` may only repeat the path's.
+ */
+export function validateMergePatch(body: unknown): { id?: bigint; name?: string; tag?: string | null } {
+  const record = requireBody(body)
+  const patch: { id?: bigint; name?: string; tag?: string | null } = {}
+  if (record.id !== undefined) patch.id = validateId(record.id)
+  if (record.name !== undefined) patch.name = validateName(record.name)
+  if (record.tag === null) patch.tag = null
+  else if (record.tag !== undefined) patch.tag = validateTag(record.tag)
+  return patch
+}
+
+export const LIST_LIMIT_DEFAULT = 100
+export const LIST_LIMIT_MAX = 1000
+
+export interface PlantListQuery {
+  limit: number
+  after?: bigint
+  tag?: string
+}
+
+function queryValue(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') {
+    throw new AppError(errors.QUERY_INVALID, `The query parameter ${name} must be given at most once.`)
+  }
+  return value
+}
+
+/** The listing's query string: limit 1–1000 (default 100), an int64 `after` cursor, a tag filter. */
+export function validateListQuery(query: unknown): PlantListQuery {
+  const raw = (isRecord(query) ? query : {}) as Record<string, unknown>
+  const limitText = queryValue(raw, 'limit')
+  const afterText = queryValue(raw, 'after')
+  const tag = queryValue(raw, 'tag')
+  let limit = LIST_LIMIT_DEFAULT
+  if (limitText !== undefined) {
+    limit = /^[1-9][0-9]{0,3}$/.test(limitText) ? Number(limitText) : 0
+    if (limit < 1 || limit > LIST_LIMIT_MAX) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        `The query parameter limit must be an integer from 1 to ${LIST_LIMIT_MAX}.`,
+      )
+    }
+  }
+  const result: PlantListQuery = { limit }
+  if (afterText !== undefined) {
+    const after = parseInt64(afterText)
+    if (after === null) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        'The query parameter after must be a plant id (an integer from -9223372036854775808 to 9223372036854775807).',
+      )
+    }
+    result.after = after
+  }
+  if (tag !== undefined) {
+    checkText(tag, TAG_MAX_LENGTH, errors.QUERY_INVALID, 'tag')
+    result.tag = tag
+  }
+  return result
 }

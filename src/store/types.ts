@@ -3,7 +3,11 @@ import type { NewPlant, Plant } from '../plants/model.js'
 // The repository interfaces the application depends on. Implementations live one folder per
 // database; neither side knows about HTTP, and the same behaviour tests run against each.
 
-export type CreateOutcome = 'created' | 'exists'
+/**
+ * 'exists': the id is taken, nothing was written. 'key-taken': the plant was free but the
+ * idempotency record's (token, key) is held by an unexpired record, so nothing was written either.
+ */
+export type CreateOutcome = 'created' | 'exists' | 'key-taken'
 
 /** A domain event stored in the same transaction as the change that caused it (transactional outbox). */
 export interface OutboxEvent {
@@ -15,10 +19,67 @@ export interface OutboxEvent {
   payload: string
 }
 
+/** The first answer to a create that carried an Idempotency-Key, kept to replay to its retries. */
+export interface IdempotencyRecord {
+  /** The public id of the token that sent the key: keys of different tokens never meet. */
+  tokenId: string
+  key: string
+  /** A digest of the request's parsed content; a retry with another fingerprint is refused. */
+  fingerprint: string
+  status: number
+  /** The response body, byte for byte. */
+  body: string
+  expiresAt: Date
+}
+
 /** What else a create writes in its transaction, only when the plant itself is inserted. */
 export interface CreateExtras {
   event?: OutboxEvent
+  /**
+   * Stored with the plant. An expired record under the same (tokenId, key) is replaced; an unexpired
+   * one makes the create write nothing and resolve to 'key-taken'.
+   */
+  idempotency?: IdempotencyRecord
 }
+
+/** A plant with its version, which starts at 1 and grows by one on every change (the ETag's source). */
+export interface VersionedPlant {
+  plant: Plant
+  version: number
+}
+
+export interface ListQuery {
+  /** Keyset cursor: only plants with an id greater than this one. */
+  after?: bigint
+  /** Only plants with exactly this tag. */
+  tag?: string
+  /** At most this many plants, in ascending id order. */
+  limit: number
+}
+
+/**
+ * A change to a stored plant: a field that is absent stays as it is, `tag: null` removes the tag.
+ * A full replacement names both fields.
+ */
+export interface PlantChange {
+  name?: string
+  tag?: string | null
+}
+
+export interface WriteOptions {
+  /** Apply only when the stored version is this one (If-Match); otherwise nothing is written. */
+  expectedVersion?: number
+  /**
+   * Builds the outbox event from the plant as the write leaves it (for a delete, as it was); the
+   * event is stored in the write's own transaction.
+   */
+  event?: (plant: Plant) => OutboxEvent
+}
+
+export type WriteResult =
+  | { outcome: 'done'; plant: Plant; version: number }
+  | { outcome: 'missing' }
+  | { outcome: 'version-mismatch' }
 
 export interface PlantStore {
   /**
@@ -27,6 +88,24 @@ export interface PlantStore {
    */
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome>
   get(id: bigint): Promise<Plant | undefined>
+  read(id: bigint): Promise<VersionedPlant | undefined>
+  /** One page in ascending id order; the cost must not grow with the position of `after`. */
+  list(query: ListQuery): Promise<Plant[]>
+  /**
+   * Applies the change, bumps the version and writes the event, atomically with the check of
+   * `expectedVersion`. A change that leaves name and tag as they were writes nothing: the result
+   * carries the current plant and its unchanged version.
+   */
+  update(id: bigint, change: PlantChange, options?: WriteOptions): Promise<WriteResult>
+  /** Deletes the plant (and writes the event) atomically with the check; the result carries the plant and version it had. */
+  remove(id: bigint, options?: WriteOptions): Promise<WriteResult>
+}
+
+export interface IdempotencyStore {
+  /** The unexpired record for this token and key, if any. */
+  find(tokenId: string, key: string, now: Date): Promise<IdempotencyRecord | undefined>
+  /** Deletes records that expired before `now`; returns how many. */
+  purgeExpired(now: Date): Promise<number>
 }
 
 export interface TokenRecord {
@@ -67,6 +146,7 @@ export interface Store {
   readonly plants: PlantStore
   readonly tokens: TokenStore
   readonly events: EventStore
+  readonly idempotency: IdempotencyStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */

@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { watchContract } from './contract.js'
 import { openFresh, type StoreKind } from './stores.js'
 
 export interface TestApp {
@@ -10,23 +11,32 @@ export interface TestApp {
   store: Store
   tokens: TokenService
   url: string
+  /** fetch for real HTTP calls to this app: each response is checked against the document too. */
+  checkedFetch(request: Request): Promise<Response>
   /** A fresh token with the given scopes (default: read and write plants). */
   token(scopes?: Scope[], expiresInMs?: number): Promise<string>
   close(): Promise<void>
 }
 
-export async function makeApp(kind: StoreKind, options: { bodyLimit?: number } = {}): Promise<TestApp> {
+export async function makeApp(
+  kind: StoreKind,
+  options: { bodyLimit?: number; idempotencyTtlMs?: number; lifecycle?: { draining: boolean } } = {},
+): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, bodyLimit: options.bodyLimit })
+  const app = await buildApp({ store, tokens, ...options })
+  await app.ready()
+  const contract = watchContract(app)
   return {
     app,
     store,
     tokens,
     url,
+    checkedFetch: contract.fetch,
     token: async (scopes = ['plants:read', 'plants:write'], expiresInMs) =>
       (await tokens.create('test', scopes, expiresInMs)).token,
     close: async () => {
+      contract.done()
       await app.close()
       await store.close()
     },

@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import { errors } from '../../errors.js'
 import type { Store } from '../../store/types.js'
 import { sendError } from '../errors.js'
+import { errorResponses } from '../schemas.js'
 
 export interface Lifecycle {
   /** Set from the moment shutdown begins, so load balancers stop sending before the port closes. */
@@ -37,7 +38,7 @@ export async function healthRoutes(
         summary: 'Readiness: the database answers and the instance is not draining',
         tags: ['operations'],
         security: [],
-        response: { 200: Status },
+        response: { 200: Status, ...errorResponses(503) },
       },
     },
     async (request, reply) => {

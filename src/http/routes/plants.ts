@@ -1,12 +1,31 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
+import { etagOf, matchesWeak, parseEntityTags } from '../../plants/etag.js'
+import type { IdempotentCreates } from '../../plants/idempotency.js'
 import { parseInt64 } from '../../plants/int64.js'
 import type { NewPlant as NewPlantValue } from '../../plants/model.js'
-import { createPlant, getPlant } from '../../plants/service.js'
-import { validateNewPlant } from '../../plants/validate.js'
+import {
+  changePlant,
+  createPlant,
+  deletePlant,
+  listPlants,
+  type Precondition,
+  readPlant,
+  requireSameId,
+} from '../../plants/service.js'
+import {
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  type PlantListQuery,
+  validateListQuery,
+  validateMergePatch,
+  validateNewPlant,
+  validateReplacement,
+} from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
-import { errorResponses, NewPlant, PlantId, StoredPlant } from '../schemas.js'
+import { parseIdempotencyKey } from '../idempotency-key.js'
+import { errorResponses, PlantId, ref } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -16,27 +35,146 @@ const PlantIdParams = checkedBy(Type.Object({ id: PlantId }), (params) => {
   return { id }
 })
 
-const CreateBody = checkedBy(NewPlant, validateNewPlant)
+const ListQuery = checkedBy(
+  Type.Object({
+    limit: Type.Optional(
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: LIST_LIMIT_MAX,
+        default: LIST_LIMIT_DEFAULT,
+        description: 'Page size',
+      }),
+    ),
+    after: Type.Optional(
+      Type.Integer({
+        format: 'int64',
+        description:
+          'Keyset cursor: only plants with a greater id. Take it from the `Link: rel="next"` header of the previous page.',
+      }),
+    ),
+    tag: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Only plants with this tag' }),
+    ),
+  }),
+  validateListQuery,
+)
 
-export async function plantRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
+const ETag = { type: 'string', description: 'The version of the plant, for If-Match and If-None-Match' }
+
+const IF_MATCH = {
+  'if-match': Type.Optional(
+    Type.String({ description: 'Apply only if the plant still has one of these ETags (else 412)' }),
+  ),
+}
+
+const CreateHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes retries safe: 1 to 255 visible characters, bare or as a quoted string. A retry with the same key and the same content replays the first answer; with different content it is 422; while the first is still running, 409. Kept 24 hours (configurable), per token.',
+    }),
+  ),
+})
+
+/**
+ * A merge patch describes a change, so only PATCH takes application/merge-patch+json; a create or a
+ * replacement is a whole plant in application/json. Runs before the body is read, so 415 wins over 413.
+ */
+async function plainJsonOnly(request: FastifyRequest): Promise<void> {
+  if (/^\s*application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
+    throw new AppError(errors.UNSUPPORTED_MEDIA_TYPE)
+  }
+}
+
+/** The JSON body as sent the first time, or as replayed. */
+function sendRecorded(reply: FastifyReply, answer: { status: number; body: string; replayed: boolean }) {
+  if (answer.replayed) reply.header('idempotent-replayed', 'true')
+  return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body)
+}
+
+function ifMatchOf(request: FastifyRequest): Precondition {
+  const header = request.headers['if-match']
+  return header === undefined ? undefined : parseEntityTags(header)
+}
+
+function pathId(request: FastifyRequest): bigint {
+  return (request.params as { id: bigint }).id
+}
+
+/** The Link header's target: the same listing, starting after the last id of this page. */
+function nextLink(query: PlantListQuery, next: bigint): string {
+  const params = new URLSearchParams({ limit: String(query.limit), after: next.toString() })
+  if (query.tag !== undefined) params.set('tag', query.tag)
+  return `</plants?${params.toString()}>; rel="next"`
+}
+
+export async function plantRoutes(
+  app: FastifyInstance,
+  { store, idempotency }: { store: Store; idempotency: IdempotentCreates },
+): Promise<void> {
   app.post(
     '/plants',
     {
       config: { scope: 'plants:write' },
+      preParsing: plainJsonOnly,
       schema: {
         operationId: 'createPlant',
         summary: 'Creates a new plant in the store',
         tags: ['plants'],
-        body: CreateBody,
+        headers: CreateHeaders,
+        body: checkedBy(ref('NewPlant'), validateNewPlant),
         response: {
-          200: { ...StoredPlant, description: 'Plant response: the stored plant, id included' },
-          ...errorResponses(400, 401, 403, 409, 413, 415, 500),
+          200: ref('StoredPlant', {
+            description: 'Plant response: the stored plant, id included',
+            headers: { ETag, 'Idempotent-Replayed': { type: 'string', description: '"true" on a replay' } },
+          }),
+          ...errorResponses(400, 401, 403, 409, 413, 415, 422, 500),
         },
       },
     },
-    async (request) => createPlant(store.plants, request.body as NewPlantValue),
+    async (request, reply) => {
+      const plant = request.body as NewPlantValue
+      const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      const tokenId = request.principal?.tokenId as string
+      const answer = key === undefined ? undefined : await idempotency.create(plant, tokenId, key)
+      if (answer === undefined) await createPlant(store.plants, plant)
+      // A new plant is at version 1, so its ETag is known without another read.
+      reply.header('etag', etagOf(plant, 1))
+      return answer === undefined ? plant : sendRecorded(reply, answer)
+    },
   )
-  methodNotAllowed(app, '/plants', ['POST'])
+
+  app.get(
+    '/plants',
+    {
+      config: { scope: 'plants:read' },
+      schema: {
+        operationId: 'listPlants',
+        summary: 'Lists plants in ascending id order, one page at a time',
+        description:
+          'The body is a plain array. When another page may follow, a `Link: <…>; rel="next"` header gives its address; the last page has none.',
+        tags: ['plants'],
+        querystring: ListQuery,
+        response: {
+          200: {
+            type: 'array',
+            items: ref('StoredPlant'),
+            description: 'A page of plants',
+            headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
+          },
+          ...errorResponses(400, 401, 403, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as PlantListQuery
+      const page = await listPlants(store.plants, query)
+      if (page.next !== undefined) reply.header('link', nextLink(query, page.next))
+      return page.plants
+    },
+  )
+  methodNotAllowed(app, '/plants', ['GET', 'HEAD', 'POST'])
 
   app.get(
     '/plants/:id',
@@ -47,10 +185,116 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
         summary: 'Reads one plant',
         tags: ['plants'],
         params: PlantIdParams,
-        response: { 200: StoredPlant, ...errorResponses(400, 401, 403, 404, 500) },
+        headers: Type.Object({
+          'if-none-match': Type.Optional(
+            Type.String({
+              description: 'Answer 304 without a body if the plant still has one of these ETags',
+            }),
+          ),
+        }),
+        response: {
+          200: ref('StoredPlant', { description: 'The plant', headers: { ETag } }),
+          304: {
+            type: 'null',
+            description: 'Not modified: the plant still has the ETag given',
+            headers: { ETag },
+          },
+          ...errorResponses(400, 401, 403, 404, 500),
+        },
       },
     },
-    async (request) => getPlant(store.plants, (request.params as { id: bigint }).id),
+    async (request, reply) => {
+      const { plant, etag } = await readPlant(store.plants, pathId(request))
+      reply.header('etag', etag)
+      const ifNoneMatch = request.headers['if-none-match']
+      if (ifNoneMatch !== undefined && matchesWeak(parseEntityTags(ifNoneMatch), etag)) {
+        return reply.code(304).send()
+      }
+      return plant
+    },
   )
-  methodNotAllowed(app, '/plants/:id', ['GET', 'HEAD'])
+
+  app.put(
+    '/plants/:id',
+    {
+      config: { scope: 'plants:write' },
+      preParsing: plainJsonOnly,
+      schema: {
+        operationId: 'replacePlant',
+        summary: 'Replaces the name and tag of a plant',
+        tags: ['plants'],
+        params: PlantIdParams,
+        headers: Type.Object(IF_MATCH),
+        body: checkedBy(ref('Plant'), validateReplacement),
+        response: {
+          200: ref('StoredPlant', { description: 'The plant as replaced', headers: { ETag } }),
+          ...errorResponses(400, 401, 403, 404, 412, 413, 415, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = pathId(request)
+      const body = request.body as ReturnType<typeof validateReplacement>
+      requireSameId(id, body.id)
+      const result = await changePlant(
+        store.plants,
+        id,
+        { name: body.name, tag: body.tag ?? null },
+        ifMatchOf(request),
+      )
+      reply.header('etag', result.etag)
+      return result.plant
+    },
+  )
+
+  app.patch(
+    '/plants/:id',
+    {
+      config: { scope: 'plants:write' },
+      schema: {
+        operationId: 'updatePlant',
+        summary: 'Changes the fields a JSON merge patch names',
+        tags: ['plants'],
+        params: PlantIdParams,
+        headers: Type.Object(IF_MATCH),
+        consumes: ['application/merge-patch+json', 'application/json'],
+        body: checkedBy(ref('PlantPatch'), validateMergePatch),
+        response: {
+          200: ref('StoredPlant', { description: 'The plant as changed', headers: { ETag } }),
+          ...errorResponses(400, 401, 403, 404, 412, 413, 415, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = pathId(request)
+      const { id: bodyId, ...change } = request.body as ReturnType<typeof validateMergePatch>
+      requireSameId(id, bodyId)
+      const result = await changePlant(store.plants, id, change, ifMatchOf(request))
+      reply.header('etag', result.etag)
+      return result.plant
+    },
+  )
+
+  app.delete(
+    '/plants/:id',
+    {
+      config: { scope: 'plants:write' },
+      schema: {
+        operationId: 'deletePlant',
+        summary: 'Deletes a plant',
+        tags: ['plants'],
+        params: PlantIdParams,
+        headers: Type.Object(IF_MATCH),
+        response: {
+          204: { type: 'null', description: 'Deleted' },
+          ...errorResponses(400, 401, 403, 404, 412, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      await deletePlant(store.plants, pathId(request), ifMatchOf(request))
+      return reply.code(204).send()
+    },
+  )
+  methodNotAllowed(app, '/plants/:id', ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
 }

@@ -16,7 +16,7 @@ export class PostgresEventStore implements EventStore {
   async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
     const result = await guarded(() =>
       this.pool.query<EventRow>(
-        'SELECT seq::text AS seq, id, type, payload, created_at FROM events WHERE seq > $1 ORDER BY seq LIMIT $2',
+        'SELECT seq::text AS seq, id, type, payload, created_at FROM events WHERE seq > $1 ORDER BY events.seq LIMIT $2',
         [afterSeq, limit],
       ),
     )

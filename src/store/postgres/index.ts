@@ -2,6 +2,7 @@ import pg from 'pg'
 import type { Store } from '../types.js'
 import { guarded } from './errors.js'
 import { PostgresEventStore } from './events.js'
+import { PostgresIdempotencyStore } from './idempotency.js'
 import { migrate } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
 import { RevocationWatch } from './revocation.js'
@@ -26,6 +27,7 @@ export class PostgresStore implements Store {
   readonly plants: PostgresPlantStore
   readonly tokens: PostgresTokenStore
   readonly events: PostgresEventStore
+  readonly idempotency: PostgresIdempotencyStore
 
   constructor(
     readonly pool: pg.Pool,
@@ -36,6 +38,7 @@ export class PostgresStore implements Store {
     this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)))
     this.tokens = new PostgresTokenStore(pool, watch)
     this.events = new PostgresEventStore(pool)
+    this.idempotency = new PostgresIdempotencyStore(pool)
   }
 
   async ping(): Promise<void> {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
+import { SqliteIdempotencyStore } from './idempotency.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
@@ -19,11 +20,13 @@ export class SqliteStore implements Store {
   readonly plants: SqlitePlantStore
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
+  readonly idempotency: SqliteIdempotencyStore
 
   constructor(readonly db: Database.Database) {
     this.plants = new SqlitePlantStore(db)
     this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
+    this.idempotency = new SqliteIdempotencyStore(db)
   }
 
   async ping(): Promise<void> {

@@ -1,6 +1,17 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
-import type { CreateExtras, CreateOutcome, PlantStore } from '../types.js'
+import type {
+  CreateExtras,
+  CreateOutcome,
+  ListQuery,
+  OutboxEvent,
+  PlantChange,
+  PlantStore,
+  VersionedPlant,
+  WriteOptions,
+  WriteResult,
+} from '../types.js'
 
 interface PendingCreate {
   plant: NewPlant
@@ -18,6 +29,10 @@ interface PlantRow {
   id: bigint
   name: string
   tag: string | null
+}
+
+interface VersionedRow extends PlantRow {
+  version: bigint
 }
 
 function toPlant(row: PlantRow): Plant {
@@ -38,6 +53,15 @@ export class SqlitePlantStore implements PlantStore {
   private readonly commitStatement: Statement
   private readonly rollback: Statement
   private readonly selectOne: Statement
+  private readonly selectVersioned: Statement
+  private readonly insertKey: Statement
+  private readonly savepoint: Statement
+  private readonly releaseSavepoint: Statement
+  private readonly rollbackSavepoint: Statement
+  private readonly pageAll: Statement
+  private readonly pageByTag: Statement
+  private readonly updateRow: Statement
+  private readonly deleteRow: Statement
 
   constructor(private readonly db: Database) {
     this.insert = db.prepare(
@@ -50,6 +74,31 @@ export class SqlitePlantStore implements PlantStore {
     this.commitStatement = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
+    this.selectVersioned = db
+      .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
+      .safeIntegers(true)
+    // An expired record under the same key is overwritten; an unexpired one leaves changes at 0.
+    this.insertKey = db.prepare(
+      `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
+       VALUES (@tokenId, @key, @fingerprint, @status, @body, @expiresAt)
+       ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+         status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+       WHERE idempotency_keys.expires_at <= @now`,
+    )
+    this.savepoint = db.prepare('SAVEPOINT create_one')
+    this.releaseSavepoint = db.prepare('RELEASE create_one')
+    this.rollbackSavepoint = db.prepare('ROLLBACK TO create_one')
+    // Keyset pagination: each page is one descent of the id (or tag, id) B-tree, at any depth.
+    this.pageAll = db
+      .prepare('SELECT id, name, tag FROM plants WHERE id >= @from ORDER BY id LIMIT @limit')
+      .safeIntegers(true)
+    this.pageByTag = db
+      .prepare('SELECT id, name, tag FROM plants WHERE tag = @tag AND id >= @from ORDER BY id LIMIT @limit')
+      .safeIntegers(true)
+    this.updateRow = db.prepare(
+      'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
+    )
+    this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
@@ -66,6 +115,42 @@ export class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
+  async read(id: bigint): Promise<VersionedPlant | undefined> {
+    const row = this.selectVersioned.get(id) as VersionedRow | undefined
+    return row && { plant: toPlant(row), version: Number(row.version) }
+  }
+
+  async list(query: ListQuery): Promise<Plant[]> {
+    // `id >= from` rather than `id > after`: with no cursor the page starts at the smallest int64.
+    if (query.after === INT64_MAX) return []
+    const from = query.after === undefined ? INT64_MIN : query.after + 1n
+    const rows =
+      query.tag === undefined
+        ? this.pageAll.all({ from, limit: query.limit })
+        : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
+    return (rows as PlantRow[]).map(toPlant)
+  }
+
+  async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.writeOne(id, options, (current) => {
+      const next: Plant = { id, name: change.name ?? current.name }
+      const tag = change.tag === undefined ? current.tag : change.tag
+      if (tag !== null && tag !== undefined) next.tag = tag
+      if (next.name === current.name && next.tag === current.tag) return undefined
+      this.updateRow.run({ id, name: next.name, tag: next.tag ?? null, now: Date.now() })
+      return next
+    })
+  }
+
+  async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
+    const result = this.writeOne(id, options, (current) => {
+      this.deleteRow.run(id)
+      return current
+    })
+    // The plant as it was, with the version it had: a deleted plant has no next version.
+    return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
+  }
+
   /** Waits for the batch in flight, so that closing never drops an accepted create. */
   async drain(): Promise<void> {
     while (this.flushing) {
@@ -80,6 +165,38 @@ export class SqlitePlantStore implements PlantStore {
     this.commitStatement.run()
   }
 
+  /** Check version, write, record the event: one IMMEDIATE transaction, so no change slips between. */
+  private writeOne(
+    id: bigint,
+    options: WriteOptions,
+    apply: (current: Plant) => Plant | undefined,
+  ): WriteResult {
+    const run = this.db.transaction((): WriteResult => {
+      const row = this.selectVersioned.get(id) as VersionedRow | undefined
+      if (!row) return { outcome: 'missing' }
+      const version = Number(row.version)
+      if (options.expectedVersion !== undefined && options.expectedVersion !== version) {
+        return { outcome: 'version-mismatch' }
+      }
+      const current = toPlant(row)
+      const plant = apply(current)
+      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+      if (plant === undefined) return { outcome: 'done', plant: current, version }
+      if (options.event) this.writeEvent(options.event(plant))
+      return { outcome: 'done', plant, version: version + 1 }
+    })
+    return run.immediate()
+  }
+
+  private writeEvent(event: OutboxEvent): void {
+    this.insertEvent.run({
+      id: event.id,
+      type: event.type,
+      payload: event.payload,
+      createdAt: event.occurredAt.getTime(),
+    })
+  }
+
   private flush(): void {
     const batch = this.queue
     this.queue = []
@@ -89,24 +206,7 @@ export class SqlitePlantStore implements PlantStore {
       this.begin.run()
       try {
         for (const { plant, extras } of batch) {
-          try {
-            this.insert.run({ id: plant.id, name: plant.name, tag: plant.tag ?? null, now })
-          } catch (error) {
-            // A duplicate fails only its own request; SQLite undoes just that statement.
-            if (!isUniqueViolation(error)) throw error
-            outcomes.push('exists')
-            continue
-          }
-          const event = extras?.event
-          if (event) {
-            this.insertEvent.run({
-              id: event.id,
-              type: event.type,
-              payload: event.payload,
-              createdAt: event.occurredAt.getTime(),
-            })
-          }
-          outcomes.push('created')
+          outcomes.push(this.insertOne(plant, extras, now))
         }
         this.commit()
       } catch (error) {
@@ -118,5 +218,38 @@ export class SqlitePlantStore implements PlantStore {
       return
     }
     for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+  }
+
+  /** One create inside the batch's transaction; a refusal undoes only its own writes. */
+  private insertOne(plant: NewPlant, extras: CreateExtras | undefined, now: number): CreateOutcome {
+    const record = extras?.idempotency
+    if (record) this.savepoint.run()
+    try {
+      this.insert.run({ id: plant.id, name: plant.name, tag: plant.tag ?? null, now })
+    } catch (error) {
+      // A duplicate fails only its own request; SQLite undoes just that statement.
+      if (record) this.releaseSavepoint.run()
+      if (!isUniqueViolation(error)) throw error
+      return 'exists'
+    }
+    if (record) {
+      const stored = this.insertKey.run({
+        tokenId: record.tokenId,
+        key: record.key,
+        fingerprint: record.fingerprint,
+        status: record.status,
+        body: record.body,
+        expiresAt: record.expiresAt.getTime(),
+        now,
+      })
+      if (stored.changes === 0) {
+        this.rollbackSavepoint.run()
+        this.releaseSavepoint.run()
+        return 'key-taken'
+      }
+      this.releaseSavepoint.run()
+    }
+    if (extras?.event) this.writeEvent(extras.event)
+    return 'created'
   }
 }

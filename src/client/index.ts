@@ -1,0 +1,170 @@
+import createFetchClient, { type Client } from 'openapi-fetch'
+import { stringifyExactJson, withExactJson } from './json.js'
+import type { components, paths } from './schema.js'
+
+export { parseExactJson, stringifyExactJson } from './json.js'
+export type { components, operations, paths } from './schema.js'
+
+export type NewPlant = components['schemas']['NewPlant']
+export type Plant = components['schemas']['Plant']
+export type PlantPatch = components['schemas']['PlantPatch']
+export type StoredPlant = components['schemas']['StoredPlant']
+export type ErrorBody = components['schemas']['Error']
+
+/** A plant with the ETag of the version read, for a later If-Match. */
+export interface TaggedPlant {
+  plant: StoredPlant
+  etag: string
+}
+
+/** A failure the service answered with its Error shape; `code` is the catalog's stable number. */
+export class PlantStoreError extends Error {
+  override name = 'PlantStoreError'
+  constructor(
+    readonly status: number,
+    readonly code: number | undefined,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface ClientOptions {
+  /** Where the service runs, e.g. http://127.0.0.1:8080 */
+  baseUrl: string
+  /** A bearer token from `plantstore token create`. */
+  token: string
+  fetch?: (input: Request) => Promise<Response>
+  /** How often a create is retried (with the same Idempotency-Key) after a network error or a 5xx. */
+  retries?: number
+  /** Makes Idempotency-Keys; a random UUID by default. */
+  newIdempotencyKey?: () => string
+}
+
+export interface ListQuery {
+  limit?: number
+  after?: bigint
+  tag?: string
+}
+
+function fail(response: Response, error: unknown): never {
+  const body = error as Partial<ErrorBody> | undefined
+  throw new PlantStoreError(
+    response.status,
+    typeof body?.error === 'number' ? body.error : undefined,
+    typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`,
+  )
+}
+
+function tagged(response: Response, plant: StoredPlant | undefined): TaggedPlant {
+  return { plant: plant as StoredPlant, etag: response.headers.get('etag') ?? '' }
+}
+
+/** The `after` cursor of a `Link: <…>; rel="next"` header; undefined on the last page. */
+function nextCursor(link: string | null): bigint | undefined {
+  const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
+  const after = target ? new URL(target, 'http://x').searchParams.get('after') : null
+  return after === null ? undefined : BigInt(after)
+}
+
+/** The first request under the same key is still running: worth waiting for, not an answer. */
+const IDEMPOTENCY_IN_PROGRESS = 40902
+
+/**
+ * A typed client for the Plant Store API. Ids are bigint both ways, exact over the whole int64
+ * range; `api` is the underlying openapi-fetch client for anything the methods do not cover.
+ */
+export class PlantStoreClient {
+  readonly api: Client<paths>
+  private readonly retries: number
+  private readonly newKey: () => string
+
+  constructor(options: ClientOptions) {
+    const inner = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+    this.api = createFetchClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { authorization: `Bearer ${options.token}` },
+      fetch: async (request) => withExactJson(await inner(request)),
+      bodySerializer: stringifyExactJson,
+    })
+    this.retries = options.retries ?? 2
+    this.newKey = options.newIdempotencyKey ?? (() => globalThis.crypto.randomUUID())
+  }
+
+  /**
+   * Creates a plant. An Idempotency-Key goes with it (a new one unless given), so the retries after
+   * a network error or a 5xx, or while the first attempt is still running (409), cannot create twice.
+   */
+  async createPlant(plant: NewPlant, options: { idempotencyKey?: string } = {}): Promise<TaggedPlant> {
+    const key = options.idempotencyKey ?? this.newKey()
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt))
+      let result: Awaited<ReturnType<Client<paths>['POST']>>
+      try {
+        result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key } })
+      } catch (error) {
+        if (attempt >= this.retries) throw error
+        continue
+      }
+      const { data, error, response } = result
+      if (!error) return tagged(response, data)
+      const retryable =
+        response.status >= 500 || (error as Partial<ErrorBody>).error === IDEMPOTENCY_IN_PROGRESS
+      if (attempt >= this.retries || !retryable) fail(response, error)
+    }
+  }
+
+  /** One page in id order, and the cursor of the next page when there is one. */
+  async listPlants(query: ListQuery = {}): Promise<{ plants: StoredPlant[]; next?: bigint }> {
+    const { data, error, response } = await this.api.GET('/plants', { params: { query } })
+    if (error) fail(response, error)
+    const next = nextCursor(response.headers.get('link'))
+    return next === undefined ? { plants: data ?? [] } : { plants: data ?? [], next }
+  }
+
+  /** Every plant (matching the tag), page after page. */
+  async *allPlants(query: Omit<ListQuery, 'after'> = {}): AsyncGenerator<StoredPlant> {
+    let after: bigint | undefined
+    do {
+      const page = await this.listPlants(after === undefined ? query : { ...query, after })
+      yield* page.plants
+      after = page.next
+    } while (after !== undefined)
+  }
+
+  async getPlant(id: bigint): Promise<TaggedPlant> {
+    const { data, error, response } = await this.api.GET('/plants/{id}', { params: { path: { id } } })
+    if (error) fail(response, error)
+    return tagged(response, data)
+  }
+
+  async replacePlant(id: bigint, plant: Plant, options: { ifMatch?: string } = {}): Promise<TaggedPlant> {
+    const { data, error, response } = await this.api.PUT('/plants/{id}', {
+      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      body: plant,
+    })
+    if (error) fail(response, error)
+    return tagged(response, data)
+  }
+
+  async updatePlant(id: bigint, patch: PlantPatch, options: { ifMatch?: string } = {}): Promise<TaggedPlant> {
+    const { data, error, response } = await this.api.PATCH('/plants/{id}', {
+      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      body: patch,
+      headers: { 'content-type': 'application/merge-patch+json' },
+    })
+    if (error) fail(response, error)
+    return tagged(response, data)
+  }
+
+  async deletePlant(id: bigint, options: { ifMatch?: string } = {}): Promise<void> {
+    const { error, response } = await this.api.DELETE('/plants/{id}', {
+      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+    })
+    if (!response.ok) fail(response, error)
+  }
+}
+
+export function createClient(options: ClientOptions): PlantStoreClient {
+  return new PlantStoreClient(options)
+}

@@ -1,0 +1,106 @@
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import { errors } from '../errors.js'
+import { SCOPES } from '../tokens/scopes.js'
+
+/** The contract's own version (plant-store-spec.md), not the package's. */
+export const CONTRACT_VERSION = '1.0.0'
+
+const SCOPE_TEXT: Record<string, string> = {
+  'plants:read': 'list and read plants',
+  'plants:write': 'create, replace, change and delete plants',
+  'webhooks:manage': 'manage webhook subscriptions',
+  'metrics:read': 'read metrics',
+}
+
+function catalogMarkdown(): string {
+  const rows = Object.entries(errors).map(
+    ([name, e]) => `| ${e.code} | ${e.status} | \`${name}\` | ${e.message} |`,
+  )
+  return ['| error | status | name | message |', '|---|---|---|---|', ...rows].join('\n')
+}
+
+const DESCRIPTION = `A plant store: create, list, read, replace, change and delete plants.
+
+Ids are signed 64-bit integers, exact over their whole range: clients must parse them without going
+through a double (this page's try-it panel shows ids past 2^53 rounded; the raw response is exact).
+
+Every operation except the public documents needs a bearer token (\`Authorization: Bearer pst_…\`),
+issued by the operator with \`plantstore token create\`. Scopes: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_TEXT[s]})`).join(', ')}.
+
+Every failure answers \`{"error": <code>, "message": "…"}\` with a stable code from this catalog
+(also in \`x-error-codes\`):
+
+${catalogMarkdown()}`
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes' own schemas, and the docs page. Both are
+ * public. Registered before the routes, so that every route is collected.
+ */
+export async function openApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Plant Store',
+        version: CONTRACT_VERSION,
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      tags: [
+        { name: 'plants', description: 'The plant resource' },
+        { name: 'operations', description: 'Health checks and the published contract' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: `An opaque token issued by \`plantstore token create\`. Each operation lists the scope it needs: ${SCOPES.join(', ')}.`,
+          },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: {
+      // Shared schemas keep their own names as components: NewPlant, Plant, StoredPlant, Error…
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+    transform: ({ schema, url, route }) => ({ url, schema: withSecurity(schema, route) }),
+    transformObject: (documents) =>
+      ({
+        ...(documents as { openapiObject: object }).openapiObject,
+        'x-error-codes': Object.entries(errors).map(([name, e]) => ({
+          code: e.code,
+          status: e.status,
+          name,
+          message: e.message,
+        })),
+      }) as ReturnType<SwaggerTransformObject>,
+  })
+
+  app.get('/openapi.json', { schema: { hide: true } as FastifySchema, config: { public: true } }, async () =>
+    app.swagger(),
+  )
+
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // No validator badge: it would send the document to validator.swagger.io.
+    uiConfig: { deepLinking: true, validatorUrl: null },
+    // Every asset comes from this service: the page works offline and loads nothing from elsewhere.
+    // No upgrade-insecure-requests, so try-it calls to a plain-HTTP instance stay on HTTP.
+    staticCSP:
+      "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
+  })
+}
+
+/** Public routes need nothing; the others the bearer token with the route's scope, if it has one. */
+function withSecurity(schema: FastifySchema | undefined, route: RouteOptions): FastifySchema {
+  const config = route.config as { scope?: string; public?: boolean } | undefined
+  const base = (schema ?? {}) as FastifySchema & { security?: unknown }
+  if (base.security !== undefined) return base
+  if (config?.public) return { ...base, security: [] } as FastifySchema
+  return { ...base, security: [{ bearerAuth: config?.scope ? [config.scope] : [] }] } as FastifySchema
+}

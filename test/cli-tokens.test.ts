@@ -1,0 +1,96 @@
+import { join } from 'node:path'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { main } from '../src/cli/main.js'
+import { makeApp } from './helpers/app.js'
+import { tempDir } from './helpers/stores.js'
+
+// The token commands run in this process (the same code bin/plantstore runs), so that what they print
+// can be read and the token they issue used against an app on the same database.
+async function cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  let stdout = ''
+  let stderr = ''
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk)
+    return true
+  })
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk)
+    return true
+  })
+  process.exitCode = undefined
+  try {
+    await main(['node', 'plantstore', ...args])
+  } finally {
+    out.mockRestore()
+    err.mockRestore()
+  }
+  const code = Number(process.exitCode ?? 0)
+  process.exitCode = undefined
+  return { stdout, stderr, code }
+}
+
+describe('token commands', () => {
+  afterEach(() => {
+    process.exitCode = undefined
+  })
+
+  it('create a token that lists plants, list it, and revoke it', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const created = await cli([
+      'token',
+      'create',
+      '--name',
+      'reader',
+      '--scopes',
+      'plants:read',
+      '--expires-in',
+      '1d',
+      '--database-url',
+      url,
+    ])
+    expect(created.code).toBe(0)
+    const token = created.stdout.trim()
+    expect(token).toMatch(/^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/)
+    const id = token.split('_')[1] as string
+
+    const listed = await cli(['token', 'list', '--json', '--database-url', url])
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { id, name: 'reader', scopes: ['plants:read'], status: 'active' },
+    ])
+    const table = await cli(['token', 'list', '--database-url', url])
+    expect(table.stdout).toMatch(new RegExp(`^ID +NAME[^\\n]*\\n${id} +reader`))
+
+    expect((await cli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
+    expect((await cli(['token', 'revoke', 'ffffffffffffffff', '--database-url', url])).code).toBe(1)
+    const after = await cli(['token', 'list', '--json', '--database-url', url])
+    expect(JSON.parse(after.stdout)[0].status).toBe('revoked')
+  })
+
+  it('refuses bad scopes, names and lifetimes with exit code 2', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    for (const args of [
+      ['--scopes', 'plants:everything'],
+      ['--name', ' '],
+      ['--expires-in', 'soon'],
+    ]) {
+      const res = await cli(['token', 'create', '--name', 'x', ...args, '--database-url', url])
+      expect(res.code).toBe(2)
+      expect(res.stderr).toMatch(/^plantstore: invalid --/)
+    }
+  })
+
+  it('issues tokens an app on the same database accepts', async () => {
+    const t = await makeApp({
+      name: 'sqlite',
+      freshUrl: async () => `sqlite:${join(tempDir(), 'shared.db')}`,
+    })
+    const token = (await cli(['token', 'create', '--name', 'app', '--database-url', t.url])).stdout.trim()
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/plants',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(res.statusCode).toBe(200)
+    await t.close()
+  })
+})

@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, type PlantStoreClient, PlantStoreError } from '../src/client/index.js'
+import { errors } from '../src/errors.js'
+import { makeApp, type TestApp } from './helpers/app.js'
+import { ROOT } from './helpers/process.js'
+import { storeKinds, tempDir } from './helpers/stores.js'
+
+describe.each(storeKinds)('the typed client against $name', (kind) => {
+  let t: TestApp
+  let client: PlantStoreClient
+  let baseUrl: string
+  const sent: Request[] = []
+  beforeAll(async () => {
+    t = await makeApp(kind)
+    baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const token = await t.token()
+    client = createClient({
+      baseUrl,
+      token,
+      fetch: async (request) => {
+        sent.push(request.clone())
+        return t.checkedFetch(request)
+      },
+    })
+  })
+  afterAll(() => t.close())
+
+  it('sends and reads back 9223372036854775807 exactly, as a bigint', async () => {
+    const created = await client.createPlant({ id: 9223372036854775807n, name: 'Largest', tag: 'edge' })
+    expect(created.plant).toEqual({ id: 9223372036854775807n, name: 'Largest', tag: 'edge' })
+    const read = await client.getPlant(9223372036854775807n)
+    expect(read.plant.id).toBe(9223372036854775807n)
+    expect(read.etag).toBe(created.etag)
+    await client.createPlant({ id: -9223372036854775808n, name: 'Smallest' })
+    expect((await client.getPlant(-9223372036854775808n)).plant.id).toBe(-9223372036854775808n)
+  })
+
+  it('sends an Idempotency-Key with every create, so a retry replays instead of failing', async () => {
+    sent.length = 0
+    await client.createPlant({ id: 1n, name: 'a' })
+    const key = sent[0]?.headers.get('idempotency-key')
+    expect(key).toMatch(/^[0-9a-f-]{36}$/)
+    const again = await client.createPlant({ id: 1n, name: 'a' }, { idempotencyKey: key as string })
+    expect(again.plant).toEqual({ id: 1n, name: 'a' })
+    const other = await client.createPlant({ id: 1n, name: 'a' }).catch((error: unknown) => error)
+    expect(other).toBeInstanceOf(PlantStoreError)
+    expect(other).toMatchObject({ status: 409, code: errors.PLANT_EXISTS.code })
+  })
+
+  it('retries a create that failed in transit with the same key, creating once', async () => {
+    let calls = 0
+    const flaky = createClient({
+      baseUrl,
+      token: await t.token(),
+      fetch: async (request) => {
+        calls++
+        const response = await t.checkedFetch(request)
+        // The first answer is lost after the plant was committed.
+        if (calls === 1) throw new TypeError('fetch failed')
+        return response
+      },
+    })
+    const created = await flaky.createPlant({ id: 2n, name: 'b' })
+    expect(created.plant).toEqual({ id: 2n, name: 'b' })
+    expect(calls).toBe(2)
+  })
+
+  it('lists page by page and changes plants with If-Match', async () => {
+    for (let i = 10n; i < 15n; i++) await client.createPlant({ id: i, name: `p${i}`, tag: 'paged' })
+    const first = await client.listPlants({ tag: 'paged', limit: 2 })
+    expect(first.plants.map((p) => p.id)).toEqual([10n, 11n])
+    expect(first.next).toBe(11n)
+    const all: bigint[] = []
+    for await (const plant of client.allPlants({ tag: 'paged', limit: 2 })) all.push(plant.id)
+    expect(all).toEqual([10n, 11n, 12n, 13n, 14n])
+
+    const { etag } = await client.getPlant(10n)
+    const replaced = await client.replacePlant(10n, { name: 'renamed' }, { ifMatch: etag })
+    expect(replaced.plant).toEqual({ id: 10n, name: 'renamed' })
+    const stale = await client.updatePlant(10n, { tag: 'x' }, { ifMatch: etag }).catch((e: unknown) => e)
+    expect(stale).toMatchObject({ status: 412, code: errors.PRECONDITION_FAILED.code })
+    const patched = await client.updatePlant(10n, { tag: 'x' }, { ifMatch: replaced.etag })
+    expect(patched.plant).toEqual({ id: 10n, name: 'renamed', tag: 'x' })
+    await client.deletePlant(10n)
+    await expect(client.getPlant(10n)).rejects.toMatchObject({
+      status: 404,
+      code: errors.PLANT_NOT_FOUND.code,
+    })
+  })
+
+  it('parses compressed pages exactly', async () => {
+    for (let i = 0n; i < 40n; i++) {
+      await client.createPlant({ id: 9007199254740993n + i, name: `big number ${i}`, tag: 'big' })
+    }
+    const page = await client.listPlants({ tag: 'big' })
+    expect(page.plants[0]?.id).toBe(9007199254740993n)
+    expect(page.plants[39]?.id).toBe(9007199254741032n)
+  })
+})
+
+describe('the client package', () => {
+  it('is exported as plantstore/client from the build', async () => {
+    const shipped = await import('plantstore/client')
+    expect(typeof shipped.createClient).toBe('function')
+    expect(shipped.parseExactJson('{"id":9223372036854775807,"error":40402}')).toEqual({
+      id: 9223372036854775807n,
+      error: 40402,
+    })
+  })
+
+  it('are current: regenerating them from the document changes nothing', async () => {
+    const target = join(tempDir(), 'schema.d.ts')
+    await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/generate-client.ts', target], {
+      cwd: ROOT,
+      timeout: 60_000,
+    })
+    const checkedIn = readFileSync(join(ROOT, 'src/client/schema.d.ts'), 'utf8')
+    expect(readFileSync(target, 'utf8')).toBe(checkedIn)
+  })
+})

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, resolveServeConfig } from '../src/config.js'
+import { runCli } from './helpers/process.js'
+
+describe('the idempotency-ttl setting', () => {
+  it('defaults to 24 hours and reads a flag or the environment', () => {
+    expect(resolveServeConfig({}, {}).idempotencyTtlMs).toBe(24 * 60 * 60 * 1000)
+    expect(resolveServeConfig({ idempotencyTtl: '90m' }, {}).idempotencyTtlMs).toBe(90 * 60 * 1000)
+    expect(resolveServeConfig({}, { IDEMPOTENCY_TTL: '2d' }).idempotencyTtlMs).toBe(2 * 86_400_000)
+    expect(() => resolveServeConfig({ idempotencyTtl: 'forever' }, {})).toThrow(ConfigError)
+  })
+
+  it('is listed by serve --help and refused with exit code 2 when invalid', async () => {
+    const help = await runCli(['serve', '--help'])
+    expect(help.stdout).toContain('--idempotency-ttl <duration>')
+    expect(help.stdout).toContain('IDEMPOTENCY_TTL')
+    const bad = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      'sqlite::memory:',
+      '--idempotency-ttl',
+      'x',
+    ])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--idempotency-ttl')
+  })
+})

@@ -1,0 +1,162 @@
+import { appendFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
+import { Ajv, type ValidateFunction } from 'ajv'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { inject } from 'vitest'
+
+// Every response a test receives through app.inject is checked against the published document: its
+// status must be documented for the operation, and its body must match the documented schema. The
+// operations seen are recorded, and the run fails when a documented operation was never exercised
+// (test/setup/contract-coverage.ts).
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    contractRecordDir: string
+  }
+}
+
+interface Operation {
+  operationId: string
+  pattern: RegExp
+  method: string
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, Omit<Operation, 'pattern' | 'method'>>>
+  components: { schemas: Record<string, unknown> }
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head']
+
+export function operationsOf(document: OpenApiDocument): Operation[] {
+  const operations: Operation[] = []
+  for (const [path, item] of Object.entries(document.paths)) {
+    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    for (const [method, operation] of Object.entries(item)) {
+      if (METHODS.includes(method)) operations.push({ ...operation, pattern, method: method.toUpperCase() })
+    }
+  }
+  return operations
+}
+
+export class ContractChecker {
+  readonly operations: Operation[]
+  private readonly ajv = new Ajv({ strict: false, allErrors: true, formats: { int32: true, int64: true } })
+  private readonly validators = new Map<unknown, ValidateFunction>()
+  readonly exercised = new Set<string>()
+
+  constructor(document: OpenApiDocument) {
+    this.operations = operationsOf(document)
+    for (const [name, schema] of Object.entries(document.components.schemas)) {
+      const { $id: _id, ...rest } = schema as Record<string, unknown>
+      this.ajv.addSchema(rest, `#/components/schemas/${name}`)
+    }
+  }
+
+  /** Throws when the response is not one the document promises. */
+  check(method: string, url: string, status: number, contentType: string | undefined, text: string): void {
+    const path = new URL(url, 'http://x').pathname
+    const wanted = method === 'HEAD' ? 'GET' : method
+    const operation = this.operations.find((o) => o.method === wanted && o.pattern.test(path))
+    if (!operation) return // undocumented routes: unknown paths (404) and wrong methods (405)
+    this.exercised.add(operation.operationId)
+    const documented = operation.responses[String(status)] ?? operation.responses.default
+    if (!documented) {
+      throw new Error(
+        `${method} ${path} answered ${status}, which ${operation.operationId} does not document`,
+      )
+    }
+    const media = documented.content?.['application/json']
+    if (!media || method === 'HEAD') {
+      if (method !== 'HEAD' && text !== '') {
+        throw new Error(`${operation.operationId} ${status} documents no body but sent ${text}`)
+      }
+      return
+    }
+    if (!String(contentType).startsWith('application/json')) {
+      throw new Error(`${operation.operationId} ${status} sent ${String(contentType)}`)
+    }
+    let validate = this.validators.get(media.schema)
+    if (!validate) {
+      validate = this.ajv.compile(media.schema as object)
+      this.validators.set(media.schema, validate)
+    }
+    if (!validate(JSON.parse(text))) {
+      throw new Error(
+        `${operation.operationId} ${status} body does not match its schema: ${this.ajv.errorsText(validate.errors)}: ${text}`,
+      )
+    }
+  }
+}
+
+function bodyText(response: LightMyRequestResponse): string {
+  const encoding = response.headers['content-encoding']
+  if (encoding === 'gzip') return gunzipSync(response.rawPayload).toString()
+  if (encoding === 'br') return brotliDecompressSync(response.rawPayload).toString()
+  if (encoding === 'deflate') return inflateSync(response.rawPayload).toString()
+  return response.body
+}
+
+let recordFile: string | undefined
+
+function record(checker: ContractChecker): void {
+  const dir = inject('contractRecordDir')
+  if (!dir) return
+  recordFile ??= join(dir, `${process.pid}-${Math.random().toString(36).slice(2)}.jsonl`)
+  appendFileSync(
+    recordFile,
+    `${JSON.stringify({
+      documented: checker.operations.map((o) => o.operationId),
+      exercised: [...checker.exercised],
+    })}\n`,
+  )
+}
+
+export interface ContractWatch {
+  /** Records the operations seen; call it when the app closes. */
+  done(): void
+  /** A fetch whose responses are checked too, for tests that go through real HTTP. */
+  fetch(request: Request): Promise<Response>
+}
+
+/** Checks every response of `app.inject` from now on, and of the fetch it returns. */
+export function watchContract(app: FastifyInstance): ContractWatch {
+  const checker = new ContractChecker(app.swagger() as unknown as OpenApiDocument)
+  const original = app.inject.bind(app) as (
+    options: InjectOptions | string,
+  ) => Promise<LightMyRequestResponse>
+  const checked = async (options: InjectOptions | string) => {
+    const response = await original(options)
+    const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET').toUpperCase()
+    const url = typeof options === 'string' ? options : String(options.url ?? options.path ?? '/')
+    const type = response.headers['content-type']
+    checker.check(
+      method,
+      url,
+      response.statusCode,
+      type === undefined ? undefined : String(type),
+      bodyText(response),
+    )
+    return response
+  }
+  ;(app as unknown as { inject: typeof checked }).inject = checked
+  return {
+    done: () => record(checker),
+    fetch: async (request) => {
+      const method = request.method
+      const response = await globalThis.fetch(request)
+      // fetch has already undone any Content-Encoding.
+      const text = await response.clone().text()
+      checker.check(
+        method,
+        request.url,
+        response.status,
+        response.headers.get('content-type') ?? undefined,
+        text,
+      )
+      return response
+    },
+  }
+}

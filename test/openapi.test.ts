@@ -1,0 +1,166 @@
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { makeApp, type TestApp } from './helpers/app.js'
+import { storeKinds } from './helpers/stores.js'
+
+interface Document {
+  openapi: string
+  info: { version: string; description: string }
+  paths: Record<string, Record<string, Record<string, unknown>>>
+  components: { schemas: Record<string, Record<string, unknown>>; securitySchemes: Record<string, unknown> }
+  'x-error-codes': Array<{ code: number; status: number; name: string; message: string }>
+}
+
+/** The value at a path of keys in parsed JSON; undefined when any step is missing. */
+function pick(value: unknown, ...keys: string[]): unknown {
+  return keys.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value)
+}
+
+describe('the published contract', () => {
+  let t: TestApp
+  let doc: Document
+  beforeAll(async () => {
+    t = await makeApp(storeKinds[0] as (typeof storeKinds)[0])
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' })
+    expect(res.statusCode).toBe(200)
+    doc = JSON.parse(res.body) as Document
+  })
+  afterAll(() => t.close())
+
+  it('is a valid OpenAPI 3.1 document, served without a token', async () => {
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.info.version).toBe('1.0.0')
+    const result = await new Validator().validate(
+      structuredClone(doc) as unknown as Parameters<Validator['validate']>[0],
+    )
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+  })
+
+  it('lists every operation of the plant resource', () => {
+    const operations = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    )
+    expect(operations.sort()).toEqual(
+      [
+        'createPlant',
+        'deletePlant',
+        'getPlant',
+        'health',
+        'listPlants',
+        'ready',
+        'replacePlant',
+        'updatePlant',
+      ].sort(),
+    )
+  })
+
+  it('names the shapes NewPlant, Plant, StoredPlant and Error as components', () => {
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['NewPlant', 'Plant', 'StoredPlant', 'Error', 'PlantPatch']),
+    )
+    expect(doc.components.schemas.Error?.required).toEqual(['error', 'message'])
+  })
+
+  it('keeps create wire-compatible with the spec: NewPlant in, a Plant-compatible 200, Error on 400', () => {
+    const create = pick(doc, 'paths', '/plants', 'post')
+    expect(pick(create, 'requestBody', 'required')).toBe(true)
+    expect(pick(create, 'requestBody', 'content', 'application/json', 'schema')).toEqual({
+      $ref: '#/components/schemas/NewPlant',
+    })
+    expect(pick(create, 'responses', '200', 'content', 'application/json', 'schema')).toEqual({
+      $ref: '#/components/schemas/StoredPlant',
+    })
+    expect(pick(create, 'responses', '400', 'content', 'application/json', 'schema')).toEqual({
+      $ref: '#/components/schemas/Error',
+    })
+    expect(pick(doc, 'components', 'schemas', 'StoredPlant', 'required')).toEqual(
+      expect.arrayContaining(['name']),
+    )
+    expect(Object.keys(pick(doc, 'components', 'schemas', 'StoredPlant', 'properties') as object)).toEqual(
+      expect.arrayContaining(['name', 'tag']),
+    )
+    expect(pick(doc, 'components', 'schemas', 'NewPlant', 'required')).toEqual(['id', 'name'])
+    expect(pick(doc, 'components', 'schemas', 'NewPlant', 'properties', 'id')).toMatchObject({
+      type: 'integer',
+      format: 'int64',
+    })
+  })
+
+  it('gives every error status the Error shape', () => {
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const [status, response] of Object.entries(pick(op, 'responses') as Record<string, unknown>)) {
+          if (Number(status) < 400) continue
+          expect(pick(response, 'content', 'application/json', 'schema')).toEqual({
+            $ref: '#/components/schemas/Error',
+          })
+          expect(pick(response, 'description')).toMatch(/error codes: \d{5}/)
+        }
+      }
+    }
+  })
+
+  it('renders the error catalog', () => {
+    expect(doc['x-error-codes']).toEqual(
+      Object.entries(errors).map(([name, e]) => ({
+        code: e.code,
+        status: e.status,
+        name,
+        message: e.message,
+      })),
+    )
+    expect(doc.info.description).toContain(`| 42201 | 422 | \`IDEMPOTENCY_KEY_REUSED\``)
+  })
+
+  it('declares the bearer scheme and the scope of each operation', () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+    const scopeOf = (path: string, method: string) => doc.paths[path]?.[method]?.security
+    expect(scopeOf('/plants', 'post')).toEqual([{ bearerAuth: ['plants:write'] }])
+    expect(scopeOf('/plants', 'get')).toEqual([{ bearerAuth: ['plants:read'] }])
+    expect(scopeOf('/plants/{id}', 'delete')).toEqual([{ bearerAuth: ['plants:write'] }])
+    expect(scopeOf('/healthz', 'get')).toEqual([])
+  })
+
+  it('documents ETag, If-Match, If-None-Match, Link and Idempotency-Key', () => {
+    const headerNames = (path: string, method: string) =>
+      (pick(doc, 'paths', path, method, 'parameters') as Array<{ in: string; name: string }>)
+        .filter((p) => p.in === 'header')
+        .map((p) => p.name)
+    expect(headerNames('/plants/{id}', 'put')).toContain('if-match')
+    expect(headerNames('/plants/{id}', 'get')).toContain('if-none-match')
+    expect(headerNames('/plants', 'post')).toContain('idempotency-key')
+    const item = pick(doc, 'paths', '/plants/{id}')
+    expect(pick(item, 'get', 'responses', '200', 'headers', 'ETag')).toBeDefined()
+    expect(pick(item, 'get', 'responses', '304')).toBeDefined()
+    expect(pick(item, 'patch', 'requestBody', 'content', 'application/merge-patch+json')).toBeDefined()
+    expect(pick(doc, 'paths', '/plants', 'get', 'responses', '200', 'headers', 'Link')).toBeDefined()
+  })
+
+  it('serves the docs page and every asset it loads from this service, without a token', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/docs' })
+    const html =
+      page.statusCode === 302
+        ? (
+            await t.app.inject({
+              method: 'GET',
+              url: `/docs/${page.headers.location}`.replace('/docs//docs', '/docs'),
+            })
+          ).body
+        : page.body
+    expect(html).toContain('swagger-ui')
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string)
+    expect(assets.length).toBeGreaterThan(0)
+    for (const asset of assets) {
+      expect(asset).not.toMatch(/^(https?:)?\/\//)
+      const url = asset.startsWith('/') ? asset : `/docs/${asset.replace(/^\.\//, '')}`
+      const res = await t.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(200)
+    }
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })
+    expect(initializer.statusCode).toBe(200)
+    expect(initializer.body).not.toMatch(/["'`]https?:\/\//)
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'")
+  })
+})

@@ -1,0 +1,148 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { plantEvent } from '../src/plants/events.js'
+import type { IdempotencyRecord, Store } from '../src/store/types.js'
+import { openFresh, storeKinds } from './helpers/stores.js'
+
+describe.each(storeKinds)('plant store on $name', (kind) => {
+  let store: Store
+  beforeEach(async () => {
+    store = (await openFresh(kind)).store
+  })
+  afterEach(() => store.close())
+
+  const record = (key: string, expiresAt: Date, fingerprint = 'f1'): IdempotencyRecord => ({
+    tokenId: 'tok1',
+    key,
+    fingerprint,
+    status: 200,
+    body: `{"key":"${key}"}`,
+    expiresAt,
+  })
+  const later = () => new Date(Date.now() + 60_000)
+  const types = async () => (await store.events.listSince(0, 100)).map((e) => e.type)
+
+  it('lists in id order from after, with a limit and a tag, over the whole int64 range', async () => {
+    const ids = [-9223372036854775808n, -1n, 0n, 5n, 9007199254740993n, 9223372036854775807n]
+    for (const id of ids)
+      await store.plants.create({ id, name: `n${id}`, ...(id > 0n ? { tag: 'pos' } : {}) })
+    expect((await store.plants.list({ limit: 100 })).map((p) => p.id)).toEqual(ids)
+    expect((await store.plants.list({ limit: 2 })).map((p) => p.id)).toEqual(ids.slice(0, 2))
+    expect((await store.plants.list({ after: -1n, limit: 2 })).map((p) => p.id)).toEqual([0n, 5n])
+    expect(await store.plants.list({ after: 9223372036854775807n, limit: 10 })).toEqual([])
+    expect((await store.plants.list({ tag: 'pos', after: 5n, limit: 10 })).map((p) => p.id)).toEqual([
+      9007199254740993n,
+      9223372036854775807n,
+    ])
+    expect((await store.plants.list({ limit: 1, after: -9223372036854775808n }))[0]).toEqual({
+      id: -1n,
+      name: 'n-1',
+    })
+  })
+
+  it('reads a plant with its version, which each update bumps', async () => {
+    await store.plants.create({ id: 1n, name: 'a', tag: 't' })
+    expect(await store.plants.read(1n)).toEqual({ plant: { id: 1n, name: 'a', tag: 't' }, version: 1 })
+    const renamed = await store.plants.update(1n, { name: 'b' })
+    expect(renamed).toEqual({ outcome: 'done', plant: { id: 1n, name: 'b', tag: 't' }, version: 2 })
+    const untagged = await store.plants.update(1n, { tag: null })
+    expect(untagged).toEqual({ outcome: 'done', plant: { id: 1n, name: 'b' }, version: 3 })
+    expect(await store.plants.read(1n)).toEqual({ plant: { id: 1n, name: 'b' }, version: 3 })
+    expect(await store.plants.read(2n)).toBeUndefined()
+  })
+
+  it('keeps the version and writes no event for a change that changes nothing', async () => {
+    await store.plants.create({ id: 1n, name: 'a', tag: 't' })
+    const event = (plant: { id: bigint; name: string }) => plantEvent('plant.updated', plant)
+    expect(await store.plants.update(1n, { name: 'a', tag: 't' }, { event })).toEqual({
+      outcome: 'done',
+      plant: { id: 1n, name: 'a', tag: 't' },
+      version: 1,
+    })
+    expect(await store.plants.update(1n, {}, { event, expectedVersion: 1 })).toMatchObject({ version: 1 })
+    expect(await types()).toEqual([])
+  })
+
+  it('writes only when the expected version is the stored one', async () => {
+    await store.plants.create({ id: 1n, name: 'a' })
+    expect(await store.plants.update(1n, { name: 'x' }, { expectedVersion: 2 })).toEqual({
+      outcome: 'version-mismatch',
+    })
+    expect(await store.plants.remove(1n, { expectedVersion: 2 })).toEqual({ outcome: 'version-mismatch' })
+    expect((await store.plants.read(1n))?.plant.name).toBe('a')
+    expect((await store.plants.update(1n, { name: 'x' }, { expectedVersion: 1 })).outcome).toBe('done')
+    expect(await store.plants.update(9n, { name: 'x' })).toEqual({ outcome: 'missing' })
+    expect(await store.plants.remove(9n)).toEqual({ outcome: 'missing' })
+  })
+
+  it('removes a plant and answers it as it was', async () => {
+    await store.plants.create({ id: 1n, name: 'a', tag: 't' })
+    expect(await store.plants.remove(1n)).toEqual({
+      outcome: 'done',
+      plant: { id: 1n, name: 'a', tag: 't' },
+      version: 1,
+    })
+    expect(await store.plants.get(1n)).toBeUndefined()
+  })
+
+  it('writes plant.updated and plant.deleted events with the change, and none when nothing changed', async () => {
+    await store.plants.create(
+      { id: 7n, name: 'a' },
+      { event: plantEvent('plant.created', { id: 7n, name: 'a' }) },
+    )
+    const updated = (plant: { id: bigint; name: string }) => plantEvent('plant.updated', plant)
+    await store.plants.update(7n, { tag: 'x' }, { event: updated })
+    await store.plants.update(7n, { tag: 'y' }, { event: updated, expectedVersion: 1 })
+    await store.plants.update(8n, { tag: 'y' }, { event: updated })
+    await store.plants.remove(7n, { event: (plant) => plantEvent('plant.deleted', plant) })
+    expect(await types()).toEqual(['plant.created', 'plant.updated', 'plant.deleted'])
+    const events = await store.events.listSince(0, 100)
+    expect(events[1]?.payload).toContain('"data":{"id":7,"name":"a","tag":"x"}')
+    expect(events[2]?.payload).toContain('"data":{"id":7,"name":"a","tag":"x"}')
+  })
+
+  it('stores an idempotency record with the plant, and only with it', async () => {
+    expect(await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('k1', later()) })).toBe(
+      'created',
+    )
+    const found = await store.idempotency.find('tok1', 'k1', new Date())
+    expect(found).toMatchObject({
+      tokenId: 'tok1',
+      key: 'k1',
+      fingerprint: 'f1',
+      status: 200,
+      body: '{"key":"k1"}',
+    })
+    expect(await store.idempotency.find('tok2', 'k1', new Date())).toBeUndefined()
+    // The id exists: neither the plant nor the record is written.
+    expect(await store.plants.create({ id: 1n, name: 'b' }, { idempotency: record('k2', later()) })).toBe(
+      'exists',
+    )
+    expect(await store.idempotency.find('tok1', 'k2', new Date())).toBeUndefined()
+  })
+
+  it('refuses a create whose key is held by an unexpired record, writing nothing', async () => {
+    await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('k1', later()) })
+    const event = plantEvent('plant.created', { id: 2n, name: 'b' })
+    const outcomes = await Promise.all([
+      store.plants.create({ id: 2n, name: 'b' }, { idempotency: record('k1', later(), 'f2'), event }),
+      store.plants.create({ id: 3n, name: 'c' }),
+    ])
+    expect(outcomes).toEqual(['key-taken', 'created'])
+    expect(await store.plants.get(2n)).toBeUndefined()
+    expect(await types()).toEqual([])
+    expect((await store.idempotency.find('tok1', 'k1', new Date()))?.fingerprint).toBe('f1')
+  })
+
+  it('forgets expired records: not found, replaced by a new create, purged', async () => {
+    const past = new Date(Date.now() - 1000)
+    await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('old', past) })
+    await store.plants.create({ id: 2n, name: 'b' }, { idempotency: record('gone', past) })
+    expect(await store.idempotency.find('tok1', 'old', new Date())).toBeUndefined()
+    expect(
+      await store.plants.create({ id: 3n, name: 'c' }, { idempotency: record('old', later(), 'f3') }),
+    ).toBe('created')
+    expect((await store.idempotency.find('tok1', 'old', new Date()))?.fingerprint).toBe('f3')
+    expect(await store.idempotency.purgeExpired(new Date())).toBe(1)
+    expect(await store.idempotency.purgeExpired(new Date())).toBe(0)
+  })
+})
