@@ -18,8 +18,8 @@ describe.each(storeKinds)('an unreachable database on $name', (kind) => {
   it('answers 503 with the Error shape and Retry-After, for reads, writes and /readyz', async () => {
     const down = () => Promise.reject(new StoreUnavailableError('database unreachable: connect ECONNREFUSED'))
     const { plants } = t.store
-    const original = { create: plants.create, get: plants.get, ping: t.store.ping }
-    Object.assign(plants, { create: down, get: down })
+    const methods = ['create', 'get', 'read', 'list', 'update', 'remove'] as const
+    for (const name of methods) Object.assign(plants, { [name]: down })
     Object.assign(t.store, { ping: down })
     try {
       const created = await postPlant(t.app, token, '{"id": 1, "name": "a"}')
@@ -33,9 +33,12 @@ describe.each(storeKinds)('an unreachable database on $name', (kind) => {
       expect(ready.statusCode).toBe(503)
       expect(ready.headers['retry-after']).toBe('1')
       expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200)
+      const listed = await t.app.inject({ url: '/plants', headers: { authorization: `Bearer ${token}` } })
+      expect(listed.statusCode).toBe(503)
     } finally {
-      Object.assign(plants, { create: original.create, get: original.get })
-      Object.assign(t.store, { ping: original.ping })
+      // The stubs are own properties over the prototype's methods: deleting them restores the store.
+      for (const name of methods) delete (plants as unknown as Record<string, unknown>)[name]
+      delete (t.store as unknown as Record<string, unknown>).ping
     }
     expect((await postPlant(t.app, token, '{"id": 1, "name": "a"}')).statusCode).toBe(200)
   })
