@@ -271,6 +271,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createPlant: {
@@ -374,6 +383,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPlant: {
@@ -452,6 +470,15 @@ export interface operations {
             };
             /** @description Unexpected error (error codes: 50001) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -566,6 +593,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deletePlant: {
@@ -640,6 +676,15 @@ export interface operations {
             };
             /** @description Unexpected error (error codes: 50001) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -748,6 +793,15 @@ export interface operations {
             };
             /** @description Unexpected error (error codes: 50001) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
