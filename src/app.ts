@@ -8,14 +8,20 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
+import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
 import { clientErrorHandler, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
+import { installRateLimit, type Limiter } from './http/rate-limit.js'
+import { recordRequestMetrics } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
+import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { sharedSchemas } from './http/schemas.js'
+import { installCors, installLoadShedding, installSecurityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
+import { createMetrics, type Metrics } from './metrics/registry.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
 import type { TokenService } from './tokens/service.js'
@@ -36,6 +42,18 @@ export interface AppOptions {
     keepAliveTimeoutMs?: number
     connectionTimeoutMs?: number
   }
+  /** Where /metrics reads from; the token service and store should report into the same one. */
+  metrics?: Metrics
+  /** Per token (per address without one); absent or null: no limit. */
+  rateLimit?: RateLimit | null
+  /** Shed load past this event-loop lag; absent or 0: never. */
+  maxEventLoopDelayMs?: number
+  /** Browser origins allowed by CORS; absent or null: CORS off. */
+  corsOrigins?: string[] | null
+  /** Addresses or CIDR ranges of proxies whose X-Forwarded-* headers are believed. */
+  trustProxy?: string[] | null
+  /** Largest request line plus headers, in bytes (Node's default is 16 KiB). */
+  maxHeaderSize?: number
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -50,7 +68,14 @@ class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
     request.log.debug(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+        // The client's address, taken from X-Forwarded-For only behind a --trust-proxy.
+        ip: request.ip,
+      },
       'request completed',
     )
   }
@@ -59,7 +84,9 @@ class QuietRequestLog extends LogController {
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
+  const metrics = options.metrics ?? createMetrics()
   const app = Fastify({
+    trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     logController: new QuietRequestLog(),
@@ -77,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
     http: {
       headersTimeout: options.timeouts?.headersTimeoutMs ?? 60_000,
+      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
       // Node checks the header and request timeouts on this interval (30 s by default), which would
       // let a slow client hold a connection that long past its deadline.
       connectionsCheckingInterval: 1000,
@@ -90,6 +118,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
+  recordRequestMetrics(app, metrics)
+  await installSecurityHeaders(app)
+  await installCors(app, options.corsOrigins)
+  await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
+  let limit: Limiter | undefined
+  if (options.rateLimit) {
+    limit = await installRateLimit(app, options.rateLimit, {
+      onLimited: (key) => metrics.rateLimited.inc({ key }),
+    })
+  }
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   // Large pages are worth compressing; brotli at quality 4 compresses well without the CPU of 11.
@@ -109,8 +147,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   await app.register(healthRoutes, { store: options.store, lifecycle })
   await app.register(async (api) => {
-    requireBearer(api, options.tokens)
+    requireBearer(api, options.tokens, limit)
     await api.register(plantRoutes, { store: options.store, idempotency })
+    await api.register(metricsRoutes, { metrics })
   })
   return app
 }

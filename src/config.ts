@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open.js'
 
@@ -25,6 +26,22 @@ export interface ServeConfig {
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
   idempotencyTtlMs: number
+  rateLimit: RateLimit | null
+  maxEventLoopDelayMs: number
+  maxConnections: number
+  maxHeaderSize: number
+  corsOrigins: string[] | null
+  trustProxy: string[] | null
+  eventsRetentionMs: number
+  tokensRetentionMs: number
+  retentionIntervalMs: number
+  walCheckpointIntervalMs: number
+}
+
+/** At most `max` requests per `windowMs`, counted per token (per client address without one). */
+export interface RateLimit {
+  max: number
+  windowMs: number
 }
 
 export interface Setting<K extends keyof ServeConfig = keyof ServeConfig> {
@@ -45,8 +62,13 @@ function fail(flag: string, raw: string, expected: string): never {
   throw new ConfigError(`invalid --${flag} (${envName(flag)}) ${JSON.stringify(raw)}: expected ${expected}`)
 }
 
-function duration(flag: string) {
-  return (raw: string): number => parseDuration(raw) ?? fail(flag, raw, 'a duration such as 500ms, 30s, 5m')
+function duration(flag: string, { min = 0, off = false } = {}) {
+  const expected = `a duration such as 500ms, 30s, 5m${off ? ', or off' : ''}`
+  return (raw: string): number => {
+    if (off && raw === 'off') return 0
+    const ms = parseDuration(raw)
+    return ms !== null && ms >= min ? ms : fail(flag, raw, expected)
+  }
 }
 
 function positiveDuration(flag: string) {
@@ -58,12 +80,64 @@ function positiveDuration(flag: string) {
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, mb: 1024 * 1024 }
 
-function parseSize(raw: string): number {
-  const match = /^(\d{1,10})\s*(b|kb|mb)?$/i.exec(raw.trim())
-  const bytes = match ? Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] as number) : 0
-  return bytes >= 1 && bytes <= 64 * 1024 * 1024
-    ? bytes
-    : fail('body-limit', raw, 'a size from 1 byte to 64mb, e.g. 65536 or 64kb')
+function size(flag: string, min: number, max: number, range: string) {
+  return (raw: string): number => {
+    const match = /^(\d{1,10})\s*(b|kb|mb)?$/i.exec(raw.trim())
+    const bytes = match ? Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] as number) : 0
+    return bytes >= min && bytes <= max ? bytes : fail(flag, raw, `a size from ${range}`)
+  }
+}
+
+function integer(flag: string, min: number, max: number) {
+  return (raw: string): number => {
+    const value = /^\d{1,10}$/.test(raw) ? Number(raw) : -1
+    return value >= min && value <= max ? value : fail(flag, raw, `an integer from ${min} to ${max}`)
+  }
+}
+
+/** `COUNT/WINDOW` such as `100/1s` or `6000/1m`; `off` turns limiting off. */
+export function parseRateLimit(raw: string): RateLimit | null {
+  if (raw === 'off') return null
+  const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
+  const max = match ? Number(match[1]) : 0
+  const windowMs = match ? parseDuration(match[2] as string) : null
+  if (max < 1 || windowMs === null || windowMs < 1) {
+    fail('rate-limit', raw, 'COUNT/WINDOW such as 100/1s or 6000/1m, or off')
+  }
+  return { max, windowMs }
+}
+
+/** Comma list of origins (`https://app.example.com`); absent or `off` leaves CORS off. */
+export function parseOrigins(raw: string): string[] | null {
+  if (raw === 'off') return null
+  const origins = raw.split(',').map((o) => o.trim())
+  for (const origin of origins) {
+    let url: URL | undefined
+    try {
+      url = new URL(origin)
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      fail('cors-origins', raw, 'a comma list of origins such as https://app.example.com, or off')
+    }
+  }
+  return origins
+}
+
+const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal']
+
+/** Comma list of addresses or CIDR ranges (or loopback, linklocal, uniquelocal) of trusted proxies. */
+export function parseTrustProxy(raw: string): string[] | null {
+  if (raw === 'off') return null
+  const entries = raw.split(',').map((e) => e.trim())
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/')
+    const family = isIP(address ?? '')
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32))
+    if (!PROXY_KEYWORDS.includes(entry) && (family === 0 || !bitsOk || extra !== undefined)) {
+      fail('trust-proxy', raw, 'a comma list of addresses or CIDR ranges (or loopback), or off')
+    }
+  }
+  return entries
 }
 
 export function parseDatabaseSetting(raw: string): DatabaseLocation {
@@ -136,7 +210,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'size',
     default: '64kb',
     description: 'largest request body accepted; larger gets 413',
-    parse: parseSize,
+    parse: size('body-limit', 1, 64 * 1024 * 1024, '1 byte to 64mb, e.g. 65536 or 64kb'),
   },
   {
     key: 'requestTimeoutMs',
@@ -205,6 +279,88 @@ export const SERVE_SETTINGS: Setting[] = [
     default: undefined,
     description: 'when the store has no token yet, create one with every scope and write it here (mode 0600)',
     parse: (raw) => raw,
+  },
+  {
+    key: 'rateLimit',
+    flag: 'rate-limit',
+    placeholder: 'count/window',
+    default: '100/1s',
+    description:
+      'requests allowed per token (per client address without a valid token) in each window, e.g. 6000/1m; off disables',
+    parse: parseRateLimit,
+  },
+  {
+    key: 'maxEventLoopDelayMs',
+    flag: 'max-event-loop-delay',
+    placeholder: 'duration',
+    default: '1s',
+    description: 'shed load (503 + Retry-After) while the event loop lags more than this; off disables',
+    parse: duration('max-event-loop-delay', { min: 1, off: true }),
+  },
+  {
+    key: 'maxConnections',
+    flag: 'max-connections',
+    placeholder: 'count',
+    default: '1024',
+    description: 'open TCP connections accepted at once; further ones are closed at once',
+    parse: integer('max-connections', 1, 1_000_000),
+  },
+  {
+    key: 'maxHeaderSize',
+    flag: 'max-header-size',
+    placeholder: 'size',
+    default: '16kb',
+    description: 'largest request line plus headers; larger gets 431',
+    parse: size('max-header-size', 1024, 1024 * 1024, '1kb to 1mb'),
+  },
+  {
+    key: 'corsOrigins',
+    flag: 'cors-origins',
+    placeholder: 'list',
+    default: 'off',
+    description: 'comma list of browser origins allowed to call the API (CORS); off sends no CORS headers',
+    parse: parseOrigins,
+  },
+  {
+    key: 'trustProxy',
+    flag: 'trust-proxy',
+    placeholder: 'list',
+    default: 'off',
+    description:
+      'comma list of proxy addresses or CIDR ranges whose X-Forwarded-For/-Proto/-Host are believed; off believes none',
+    parse: parseTrustProxy,
+  },
+  {
+    key: 'eventsRetentionMs',
+    flag: 'events-retention',
+    placeholder: 'duration',
+    default: '7d',
+    description: 'outbox events older than this are deleted by the retention sweep',
+    parse: duration('events-retention', { min: 1 }),
+  },
+  {
+    key: 'tokensRetentionMs',
+    flag: 'tokens-retention',
+    placeholder: 'duration',
+    default: '30d',
+    description: 'tokens expired or revoked longer ago than this are deleted by the retention sweep',
+    parse: duration('tokens-retention', { min: 1 }),
+  },
+  {
+    key: 'retentionIntervalMs',
+    flag: 'retention-interval',
+    placeholder: 'duration',
+    default: '1h',
+    description: 'how often the retention sweep runs (also once at start); off disables it',
+    parse: duration('retention-interval', { min: 1000, off: true }),
+  },
+  {
+    key: 'walCheckpointIntervalMs',
+    flag: 'wal-checkpoint-interval',
+    placeholder: 'duration',
+    default: '1m',
+    description: 'SQLite: how often the write-ahead log is checkpointed and truncated; off disables it',
+    parse: duration('wal-checkpoint-interval', { min: 1000, off: true }),
   },
 ]
 

@@ -49,6 +49,7 @@ describe('the published contract', () => {
         'getPlant',
         'health',
         'listPlants',
+        'metrics',
         'ready',
         'replacePlant',
         'updatePlant',

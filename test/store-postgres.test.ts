@@ -166,4 +166,10 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       StoreUnavailableError,
     )
   })
+
+  it('refuses a file backup and names pg_dump instead', async () => {
+    const { store } = await fresh()
+    await expect(store.backup('/tmp/never-written.db')).rejects.toThrow(/pg_dump/)
+    await store.maintenance.checkpoint()
+  })
 })

@@ -1,6 +1,9 @@
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
+import { backupDatabase } from './backup.js'
 import { withStore } from './database.js'
+import { exportPlants } from './export.js'
+import { type ImportOptions, importPlants } from './import.js'
 import { serve } from './serve.js'
 import { tokenCreate, tokenList, tokenRevoke } from './token.js'
 
@@ -64,6 +67,38 @@ function buildProgram(): Command {
     .action(async (id: string, options: { databaseUrl?: string }) => {
       if (!(await tokenRevoke(id, options))) process.exitCode = EXIT_FAILED
     })
+
+  program
+    .command('import')
+    .description(
+      'import plants from JSON Lines or CSV (id,name,tag); re-running skips identical plants; exits 1 if any line is rejected',
+    )
+    .argument('<file>', 'a .jsonl/.ndjson or .csv file')
+    .option('--format <format>', 'jsonl or csv (default: from the file extension)')
+    .option('--emit-events', 'write a plant.created event (webhook) for each plant created')
+    .option('--batch-size <count>', 'plants per transaction', '2000')
+    .addOption(databaseOption())
+    .action(async (file: string, options: ImportOptions) => {
+      if (!(await importPlants(file, options))) process.exitCode = EXIT_FAILED
+    })
+
+  program
+    .command('export')
+    .description('write every plant as JSON Lines {id,name,tag?}, in id order')
+    .option('--output <file>', 'write to this file (complete or not at all) instead of stdout')
+    .addOption(databaseOption())
+    .action(async (options: { output?: string; databaseUrl?: string }) => {
+      await exportPlants(options)
+    })
+
+  program
+    .command('backup')
+    .description('write a consistent copy of the SQLite database to FILE while it keeps serving')
+    .argument('<file>', 'where to write the copy; must not exist')
+    .addOption(databaseOption())
+    .action(async (file: string, options: { databaseUrl?: string }) => {
+      await backupDatabase(file, options)
+    })
   return program
 }
 
@@ -76,6 +111,8 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_USAGE
       return
     }
+    // A reader that stops early (`export | head`) is not a failure of the export.
+    if ((error as { code?: unknown }).code === 'EPIPE') return
     if (error instanceof ConfigError) {
       process.stderr.write(`plantstore: ${error.message}\n`)
       process.exitCode = EXIT_USAGE

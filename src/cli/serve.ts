@@ -3,6 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { createMetrics } from '../metrics/registry.js'
+import { timeStore } from '../metrics/store-timing.js'
+import { scheduleRetention } from '../retention.js'
 import { openStoreRetrying } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -15,7 +18,8 @@ import { TokenService } from '../tokens/service.js'
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
-  const store = await openStoreRetrying(
+  const metrics = createMetrics({ processMetrics: true })
+  const opened = await openStoreRetrying(
     config.database,
     { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
     {
@@ -23,8 +27,10 @@ export async function serve(config: ServeConfig): Promise<void> {
       onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
     },
   )
+  const store = timeStore(opened, metrics)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
+    onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
   })
 
   if (config.bootstrapTokenFile && (await store.tokens.count()) === 0) {
@@ -46,7 +52,16 @@ export async function serve(config: ServeConfig): Promise<void> {
       headersTimeoutMs: config.headersTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
+    metrics,
+    rateLimit: config.rateLimit,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+    corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
+    maxHeaderSize: config.maxHeaderSize,
   })
+  // Past this, Node closes new sockets at once: memory per connection stays bounded under a flood.
+  app.server.maxConnections = config.maxConnections
+  const stopRetention = scheduleRetention(store, config, logger, metrics)
 
   await app.listen({
     host: config.host,
@@ -72,6 +87,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
+      stopRetention()
       // Still serving, but /readyz already says 503: load balancers take the instance out first.
       if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
       await app.close()

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
+import type { Limiter } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,26 +25,38 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
   return new AppError(entry, entry.message, { 'www-authenticate': header })
 }
 
+const noLimit: Limiter = async () => {}
+
 /**
  * Adds bearer authentication to every route registered in this plugin scope. It runs in onRequest,
- * before any body is read, so a rejected request costs no parsing and writes nothing.
+ * before any body is read, so a rejected request costs no parsing and writes nothing. Each request is
+ * counted by `limit` against its token, or against its client address when it shows no valid token.
  */
-export function requireBearer(app: FastifyInstance, tokens: TokenService): void {
+export function requireBearer(app: FastifyInstance, tokens: TokenService, limit: Limiter = noLimit): void {
   app.decorateRequest('principal', undefined)
   app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (request.routeOptions.config.public) return
+    const byAddress = () => limit(request, reply, `address:${request.ip}`)
+    if (request.routeOptions.config.public) return byAddress()
     reply.header('cache-control', 'no-store')
     const header = request.headers.authorization
-    if (header === undefined) throw challenge(errors.TOKEN_MISSING, false)
+    if (header === undefined) {
+      await byAddress()
+      throw challenge(errors.TOKEN_MISSING, false)
+    }
     const match = BEARER.exec(header)
-    if (!match) throw challenge(errors.TOKEN_MALFORMED, true)
+    if (!match) {
+      await byAddress()
+      throw challenge(errors.TOKEN_MALFORMED, true)
+    }
     let principal: Principal
     try {
       principal = await tokens.verify(match[1] as string)
     } catch (error) {
-      if (error instanceof AppError) throw challenge(error.entry, true)
-      throw error
+      if (!(error instanceof AppError)) throw error
+      await byAddress()
+      throw challenge(error.entry, true)
     }
+    await limit(request, reply, `token:${principal.tokenId}`)
     const scope = request.routeOptions.config.scope
     if (scope && !principal.scopes.has(scope)) {
       throw new AppError(errors.SCOPE_MISSING, `This operation needs a token with the scope ${scope}.`, {

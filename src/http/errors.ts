@@ -91,7 +91,18 @@ export function installErrorHandling(app: FastifyInstance): void {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
+  414: 'URI Too Long',
   431: 'Request Header Fields Too Large',
+}
+
+// Node reports one overflow for the request line and the headers together; when the bytes it choked
+// on begin with a request line this long, it was the URL that was too long, not the headers.
+const LONG_REQUEST_LINE = /^[A-Z]{3,10} [^\r\n]{8192}/
+
+function overflowEntry(error: Error) {
+  const packet = (error as { rawPacket?: unknown }).rawPacket
+  const start = Buffer.isBuffer(packet) ? packet.subarray(0, 8300).toString('latin1') : ''
+  return LONG_REQUEST_LINE.test(start) ? errors.URI_TOO_LONG : errors.HEADERS_TOO_LARGE
 }
 
 /**
@@ -105,7 +116,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   }
   const entry =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? errors.HEADERS_TOO_LARGE
+      ? overflowEntry(error)
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? errors.REQUEST_TIMEOUT
         : errors.BAD_REQUEST

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
+import { errorResponses } from './schemas.js'
 
 /** The contract's own version (plant-store-spec.md), not the package's. */
 export const CONTRACT_VERSION = '1.0.0'
@@ -68,7 +69,10 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
-    transform: ({ schema, url, route }) => ({ url, schema: withSecurity(schema, route) }),
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: withOperationalErrors(withSecurity(schema, route), route),
+    }),
     transformObject: (documents) =>
       ({
         ...(documents as { openapiObject: object }).openapiObject,
@@ -94,6 +98,26 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     staticCSP:
       "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   })
+}
+
+/**
+ * Answers any operation may give whatever its own rules say, set by the operator: 503 while load is
+ * shed (not liveness, which stays answered) and 429 past the rate limit (only behind authentication,
+ * where the limit is counted).
+ */
+function withOperationalErrors(schema: FastifySchema, route: RouteOptions): FastifySchema {
+  const base = schema as FastifySchema & {
+    response?: Record<string, unknown>
+    hide?: boolean
+    security?: unknown[]
+  }
+  if (!base.response || base.hide) return base
+  const config = route.config as { pressureHandler?: unknown } | undefined
+  const extra: number[] = []
+  if (!config?.pressureHandler) extra.push(503)
+  if (base.security?.length !== 0) extra.push(429)
+  const missing = extra.filter((status) => !(status in (base.response as object)))
+  return { ...base, response: { ...base.response, ...errorResponses(...missing) } } as FastifySchema
 }
 
 /** Public routes need nothing; the others the bearer token with the route's scope, if it has one. */

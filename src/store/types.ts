@@ -9,6 +9,18 @@ import type { NewPlant, Plant } from '../plants/model.js'
  */
 export type CreateOutcome = 'created' | 'exists' | 'key-taken'
 
+/**
+ * What importing one plant did: inserted it, found an identical plant already there (a re-run), or
+ * found a different plant under the same id (nothing written; the line is reported as rejected).
+ */
+export type ImportOutcome = 'created' | 'unchanged' | 'conflict'
+
+export interface ImportItem {
+  plant: NewPlant
+  /** Written in the same transaction only when the plant is inserted, as a create's event is. */
+  event?: OutboxEvent
+}
+
 /** A domain event stored in the same transaction as the change that caused it (transactional outbox). */
 export interface OutboxEvent {
   /** Unique, stable id (the Standard Webhooks `webhook-id`). */
@@ -88,6 +100,12 @@ export interface PlantStore {
    */
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome>
   get(id: bigint): Promise<Plant | undefined>
+  /**
+   * Inserts a batch in one transaction (all or nothing on a database failure) and resolves with one
+   * outcome per item, in order. Never overwrites: an existing id is 'unchanged' when its name and tag
+   * equal the item's, else 'conflict'. Used by `plantstore import`.
+   */
+  importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]>
   read(id: bigint): Promise<VersionedPlant | undefined>
   /** One page in ascending id order; the cost must not grow with the position of `after`. */
   list(query: ListQuery): Promise<Plant[]>
@@ -141,11 +159,45 @@ export interface EventStore {
   listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>>
 }
 
+/** What a retention sweep removes: everything older than these instants. */
+export interface RetentionPolicy {
+  now: Date
+  /** Outbox events created before this. */
+  eventsBefore: Date
+  /** Tokens that expired, or were revoked, before this. */
+  tokensBefore: Date
+}
+
+/** Rows deleted per kind, e.g. `{events: 120, tokens: 2}`; a kind the store does not hold is absent. */
+export type SweepCounts = Record<string, number>
+
+export interface MaintenanceStore {
+  /**
+   * Deletes what the policy says has expired, in small transactions so that writers are never held
+   * up for long. Implementations also sweep old webhook delivery attempts where their table exists
+   * (see the SQLite implementation's list of sweeps). Idempotency keys have their own purge.
+   */
+  sweep(policy: RetentionPolicy): Promise<SweepCounts>
+  /**
+   * Bounds the write-ahead log: SQLite checkpoints and truncates its WAL file. A no-op where the
+   * database manages its own log (PostgreSQL).
+   */
+  checkpoint(): Promise<void>
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   readonly plants: PlantStore
   readonly tokens: TokenStore
   readonly events: EventStore
+  readonly maintenance: MaintenanceStore
+  /**
+   * Writes a consistent copy of the whole database to `file` (which must not exist) while the
+   * database keeps serving reads and writes. SQLite: a single file that can replace the database
+   * file. A store without an online file copy (PostgreSQL: use pg_dump) rejects with a message that
+   * says what to use instead.
+   */
+  backup(file: string): Promise<void>
   readonly idempotency: IdempotencyStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>

@@ -22,6 +22,8 @@ export interface TokenServiceOptions {
   /** Verified tokens kept in memory; the oldest is dropped past this. */
   cacheSize?: number
   onBackgroundError?: (error: unknown) => void
+  /** Told whether each verification was answered from memory ('hit') or had to read the store. */
+  onVerify?: (cache: 'hit' | 'miss') => void
 }
 
 export interface CreatedToken {
@@ -42,6 +44,7 @@ export class TokenService {
   private readonly lastUsedIntervalMs: number
   private readonly cacheSize: number
   private readonly onBackgroundError: (error: unknown) => void
+  private readonly onVerify: (cache: 'hit' | 'miss') => void
 
   constructor(
     private readonly store: TokenStore,
@@ -51,6 +54,7 @@ export class TokenService {
     this.lastUsedIntervalMs = options.lastUsedIntervalMs ?? 60_000
     this.cacheSize = options.cacheSize ?? 10_000
     this.onBackgroundError = options.onBackgroundError ?? (() => {})
+    this.onVerify = options.onVerify ?? (() => {})
     this.epoch = store.revocationEpoch()
   }
 
@@ -88,6 +92,7 @@ export class TokenService {
       this.cache.clear()
     }
     const cached = this.cache.get(token)
+    this.onVerify(cached ? 'hit' : 'miss')
     if (cached) {
       if (cached.expiresAt <= now) {
         this.cache.delete(token)

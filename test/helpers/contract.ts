@@ -69,6 +69,11 @@ export class ContractChecker {
       )
     }
     const media = documented.content?.['application/json']
+    const otherType = Object.keys(documented.content ?? {}).find(
+      (type) => type !== 'application/json' && String(contentType).startsWith(type),
+    )
+    // A documented non-JSON body (the Prometheus text of /metrics) is checked by its media type only.
+    if (!media && otherType) return
     if (!media || method === 'HEAD') {
       if (method !== 'HEAD' && text !== '') {
         throw new Error(`${operation.operationId} ${status} documents no body but sent ${text}`)

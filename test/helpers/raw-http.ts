@@ -42,3 +42,73 @@ export async function rawRequest(port: number, payload: string | Buffer, timeout
 export function bodyOf(answer: string): string {
   return answer.slice(answer.indexOf('\r\n\r\n') + 4)
 }
+
+export interface RawExchange {
+  /** Everything the server sent before closing (or before the deadline). */
+  received: string
+  /** True when the server closed the connection; false when the deadline came first. */
+  closed: boolean
+}
+
+/**
+ * Writes `parts` to a fresh TCP connection, waiting `gapMs` between them, optionally half-closes, and
+ * collects what comes back until the server closes the connection or `deadlineMs` passes.
+ */
+export function rawExchange(
+  port: number,
+  parts: Array<string | Buffer>,
+  { gapMs = 0, end = false, deadlineMs = 5000 }: { gapMs?: number; end?: boolean; deadlineMs?: number } = {},
+): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port })
+    const chunks: Buffer[] = []
+    let settled = false
+    const finish = (closed: boolean) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ received: Buffer.concat(chunks).toString('latin1'), closed })
+    }
+    const timer = setTimeout(() => finish(false), deadlineMs)
+    socket.on('data', (chunk) => chunks.push(chunk))
+    socket.on('close', () => finish(true))
+    socket.on('error', () => finish(true))
+    socket.on('connect', async () => {
+      for (const part of parts) {
+        if (socket.destroyed) return
+        socket.write(part)
+        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs))
+      }
+      if (end && !socket.destroyed) socket.end()
+    })
+  })
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** Splits a byte stream of HTTP/1.1 responses (Content-Length framed, as this server sends them). */
+export function parseResponses(text: string): RawResponse[] {
+  const responses: RawResponse[] = []
+  let rest = text
+  while (rest.startsWith('HTTP/1.')) {
+    const headEnd = rest.indexOf('\r\n\r\n')
+    if (headEnd === -1) throw new Error(`incomplete response head: ${rest.slice(0, 200)}`)
+    const [statusLine, ...lines] = rest.slice(0, headEnd).split('\r\n')
+    const headers: Record<string, string> = {}
+    for (const line of lines) {
+      const colon = line.indexOf(':')
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
+    }
+    const length = Number(headers['content-length'] ?? 0)
+    const body = rest.slice(headEnd + 4, headEnd + 4 + length)
+    responses.push({ status: Number(statusLine?.split(' ')[1]), headers, body })
+    rest = rest.slice(headEnd + 4 + length)
+  }
+  if (rest.length > 0) throw new Error(`trailing bytes after responses: ${rest.slice(0, 200)}`)
+  return responses
+}

@@ -19,6 +19,8 @@ export async function healthRoutes(
   app.get(
     '/healthz',
     {
+      // Liveness is answered even while load is shed: a busy process is not a dead one.
+      config: { pressureHandler: () => undefined },
       schema: {
         operationId: 'health',
         summary: 'Liveness: the process is up',

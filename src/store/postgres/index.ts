@@ -3,6 +3,7 @@ import type { Store } from '../types.js'
 import { guarded } from './errors.js'
 import { PostgresEventStore } from './events.js'
 import { PostgresIdempotencyStore } from './idempotency.js'
+import { PostgresMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
 import { RevocationWatch } from './revocation.js'
@@ -27,6 +28,7 @@ export class PostgresStore implements Store {
   readonly plants: PostgresPlantStore
   readonly tokens: PostgresTokenStore
   readonly events: PostgresEventStore
+  readonly maintenance: PostgresMaintenanceStore
   readonly idempotency: PostgresIdempotencyStore
 
   constructor(
@@ -38,7 +40,15 @@ export class PostgresStore implements Store {
     this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)))
     this.tokens = new PostgresTokenStore(pool, watch)
     this.events = new PostgresEventStore(pool)
+    this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
+  }
+
+  /** There is no consistent single-file copy of a PostgreSQL database to take from a client. */
+  async backup(_file: string): Promise<void> {
+    throw new Error(
+      'backup copies SQLite databases only; for PostgreSQL use pg_dump (e.g. pg_dump -Fc -f plantstore.dump "$DATABASE_URL")',
+    )
   }
 
   async ping(): Promise<void> {

@@ -4,6 +4,8 @@ import type { NewPlant, Plant } from '../../plants/model.js'
 import type {
   CreateExtras,
   CreateOutcome,
+  ImportItem,
+  ImportOutcome,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -63,6 +65,34 @@ export class PostgresPlantStore implements PlantStore {
     /** Batches written at the same time; the rest of the pool stays free for reads. */
     private readonly maxConcurrentBatches: number,
   ) {}
+
+  /** One transaction for the whole batch; an existing id is compared, never overwritten. */
+  async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
+    return inTransaction(this.pool, async (client) => {
+      const outcomes: ImportOutcome[] = []
+      const events: OutboxEvent[] = []
+      for (const { plant, event } of items) {
+        const tag = plant.tag ?? null
+        const inserted = await client.query(
+          `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
+           ON CONFLICT (id) DO NOTHING`,
+          [plant.id.toString(), plant.name, tag],
+        )
+        if (inserted.rowCount === 0) {
+          const existing = await client.query<PlantRow>(`SELECT ${COLUMNS} FROM plants WHERE id = $1`, [
+            plant.id.toString(),
+          ])
+          const row = existing.rows[0]
+          outcomes.push(row && row.name === plant.name && row.tag === tag ? 'unchanged' : 'conflict')
+          continue
+        }
+        if (event) events.push(event)
+        outcomes.push('created')
+      }
+      await writeEvents(client, events)
+      return outcomes
+    })
+  }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => {

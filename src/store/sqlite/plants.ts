@@ -4,6 +4,8 @@ import type { NewPlant, Plant } from '../../plants/model.js'
 import type {
   CreateExtras,
   CreateOutcome,
+  ImportItem,
+  ImportOutcome,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -62,6 +64,7 @@ export class SqlitePlantStore implements PlantStore {
   private readonly pageByTag: Statement
   private readonly updateRow: Statement
   private readonly deleteRow: Statement
+  private readonly insertIfAbsent: Statement
 
   constructor(private readonly db: Database) {
     this.insert = db.prepare(
@@ -74,6 +77,9 @@ export class SqlitePlantStore implements PlantStore {
     this.commitStatement = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
+    this.insertIfAbsent = db.prepare(
+      'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now) ON CONFLICT (id) DO NOTHING',
+    )
     this.selectVersioned = db
       .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
       .safeIntegers(true)
@@ -99,6 +105,29 @@ export class SqlitePlantStore implements PlantStore {
       'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
     )
     this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
+  }
+
+  async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
+    const now = Date.now()
+    const run = this.db.transaction(() =>
+      items.map(({ plant, event }): ImportOutcome => {
+        const tag = plant.tag ?? null
+        if (this.insertIfAbsent.run({ id: plant.id, name: plant.name, tag, now }).changes === 0) {
+          const existing = this.selectOne.get(plant.id) as PlantRow
+          return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
+        }
+        if (event) {
+          this.insertEvent.run({
+            id: event.id,
+            type: event.type,
+            payload: event.payload,
+            createdAt: event.occurredAt.getTime(),
+          })
+        }
+        return 'created'
+      }),
+    )
+    return run.immediate()
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {

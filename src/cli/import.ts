@@ -1,0 +1,146 @@
+import { createReadStream, statSync } from 'node:fs'
+import { extname } from 'node:path'
+import { ConfigError } from '../config.js'
+import { plantEvent } from '../plants/events.js'
+import {
+  type CsvColumns,
+  csvColumns,
+  type ImportFormat,
+  plantFromCsvRecord,
+  plantFromJsonLine,
+  RejectedLine,
+} from '../plants/import-line.js'
+import type { ImportItem } from '../store/types.js'
+import { type CliDatabaseOptions, withStore } from './database.js'
+import { type ImportProgress, ProgressReporter } from './progress.js'
+
+export interface ImportOptions extends CliDatabaseOptions {
+  format?: string
+  emitEvents?: boolean
+  batchSize?: string
+}
+
+const FORMAT_BY_EXTENSION: Record<string, ImportFormat> = {
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.json': 'jsonl',
+  '.csv': 'csv',
+}
+
+export function importFormat(file: string, flag: string | undefined): ImportFormat {
+  if (flag !== undefined) {
+    if (flag === 'jsonl' || flag === 'csv') return flag
+    throw new ConfigError(`invalid --format ${JSON.stringify(flag)}: expected jsonl or csv`)
+  }
+  const format = FORMAT_BY_EXTENSION[extname(file).toLowerCase()]
+  if (!format) {
+    throw new ConfigError(`cannot tell the format of ${file} from its extension: pass --format jsonl or csv`)
+  }
+  return format
+}
+
+function batchSize(raw: string | undefined): number {
+  if (raw === undefined) return 2000
+  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : 0
+  if (n < 1 || n > 100_000)
+    throw new ConfigError(`invalid --batch-size ${JSON.stringify(raw)}: expected 1 to 100000`)
+  return n
+}
+
+/** Lines of a file, read as a stream: memory stays bounded whatever the file's size. */
+async function* linesOf(file: string, onBytes: (bytes: number) => void): AsyncGenerator<string> {
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })
+  let rest = ''
+  for await (const chunk of stream as AsyncIterable<string>) {
+    onBytes(stream.bytesRead)
+    const text = rest + chunk
+    const lines = text.split('\n')
+    rest = lines.pop() as string
+    for (const line of lines) yield line.endsWith('\r') ? line.slice(0, -1) : line
+  }
+  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest
+}
+
+/**
+ * Imports plants from JSON Lines or CSV in batched transactions. Re-running the same file is harmless:
+ * identical plants are skipped; a different plant under an existing id is a rejected line (never an
+ * overwrite). Each rejected line is reported on stdout as `line N: reason`. Resolves to false when any
+ * line was rejected (the command then exits 1).
+ */
+export async function importPlants(file: string, options: ImportOptions): Promise<boolean> {
+  const format = importFormat(file, options.format)
+  const size = batchSize(options.batchSize)
+  let totalBytes: number
+  try {
+    totalBytes = statSync(file).size
+  } catch {
+    throw new Error(`cannot read ${file}`)
+  }
+  return withStore(options, async (store) => {
+    const started = Date.now()
+    const progress: ImportProgress = {
+      lines: 0,
+      bytes: 0,
+      totalBytes,
+      created: 0,
+      unchanged: 0,
+      rejected: 0,
+      elapsedMs: 0,
+    }
+    const reporter = new ProgressReporter()
+    const reject = (line: number, reason: string) => {
+      progress.rejected++
+      process.stdout.write(`line ${line}: ${reason}\n`)
+    }
+    let batch: ImportItem[] = []
+    let batchLines: number[] = []
+    const flush = async () => {
+      if (batch.length === 0) return
+      const outcomes = await store.plants.importBatch(batch)
+      outcomes.forEach((outcome, i) => {
+        if (outcome === 'created') progress.created++
+        else if (outcome === 'unchanged') progress.unchanged++
+        else {
+          const plant = (batch[i] as ImportItem).plant
+          reject(batchLines[i] as number, `a different plant with id ${plant.id} already exists`)
+        }
+      })
+      batch = []
+      batchLines = []
+      progress.elapsedMs = Date.now() - started
+      reporter.update(progress)
+    }
+
+    let columns: CsvColumns | undefined
+    let lineNumber = 0
+    for await (const line of linesOf(file, (bytes) => {
+      progress.bytes = bytes
+    })) {
+      lineNumber++
+      if (line.trim() === '') continue
+      if (format === 'csv' && columns === undefined) {
+        try {
+          columns = csvColumns(line)
+        } catch (error) {
+          throw new Error(`line 1: ${(error as Error).message}`)
+        }
+        continue
+      }
+      progress.lines++
+      try {
+        const plant =
+          format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
+        batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
+        batchLines.push(lineNumber)
+      } catch (error) {
+        if (!(error instanceof RejectedLine)) throw error
+        reject(lineNumber, error.message)
+      }
+      if (batch.length >= size) await flush()
+    }
+    await flush()
+    progress.elapsedMs = Date.now() - started
+    reporter.finish(progress)
+    return progress.rejected === 0
+  })
+}

@@ -1,0 +1,79 @@
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import underPressure from '@fastify/under-pressure'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * Response headers for a JSON API. The content security policy is strict but lets a documentation page
+ * served from this origin (scripts, styles and images of a bundled Swagger UI) work; it loads nothing
+ * from elsewhere and cannot be framed.
+ */
+export async function installSecurityHeaders(app: FastifyInstance): Promise<void> {
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        // Swagger UI sets inline style attributes.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    // An API answer is fetched, not embedded; CORS (when enabled) decides who may read it.
+    crossOriginResourcePolicy: { policy: 'same-site' },
+    crossOriginEmbedderPolicy: false,
+  })
+}
+
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'X-Request-Id',
+]
+export const CORS_EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'ETag',
+  'Location',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+]
+
+/** Off unless origins are configured: then only those browser origins may call, and read answers. */
+export async function installCors(app: FastifyInstance, origins: string[] | null | undefined): Promise<void> {
+  if (!origins || origins.length === 0) return
+  await app.register(cors, {
+    origin: origins,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+    strictPreflight: false,
+  })
+}
+
+/**
+ * Load shedding: while the event loop lags more than `maxEventLoopDelayMs`, requests are refused at
+ * once with 503 and Retry-After (the one error handler gives it the Error shape) instead of queueing
+ * until every client times out. Liveness (/healthz) stays answered; readiness turns 503 with the rest,
+ * which is what makes a load balancer send traffic elsewhere.
+ */
+export async function installLoadShedding(app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
+  if (maxEventLoopDelayMs <= 0) return
+  await app.register(underPressure, {
+    maxEventLoopDelay: maxEventLoopDelayMs,
+    retryAfter: 1,
+    // The lag is the mean over one sample window; a window of only a few 10 ms ticks could hold no
+    // sample at all, which the plugin reads as infinite lag.
+    sampleInterval: Math.min(1000, Math.max(100, maxEventLoopDelayMs)),
+  })
+}

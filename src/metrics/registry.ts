@@ -1,0 +1,77 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+// Every series the service exports, in one registry per process. The registry is an object, not
+// prom-client's global, so tests build as many apps as they like; a cluster primary can aggregate the
+// workers' registries with AggregatorRegistry (counters and histograms sum, which is what these are).
+
+/** Route label for requests that matched no route, so random URLs cannot mint new series. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+export interface Metrics {
+  readonly registry: Registry
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>
+  readonly tokenVerifications: Counter<'cache'>
+  readonly dbDuration: Histogram<'operation' | 'outcome'>
+  readonly rateLimited: Counter<'key'>
+  readonly retentionDeleted: Counter<'kind'>
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, handles). On for the server, off in most tests. */
+  processMetrics?: boolean
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry()
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'plantstore_' })
+  const registers = [registry]
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'plantstore_http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: 'plantstore_http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its answer, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    tokenVerifications: new Counter({
+      name: 'plantstore_token_verifications_total',
+      help: 'Bearer tokens verified: cache hit (no database read) or miss (read from the store)',
+      labelNames: ['cache'],
+      registers,
+    }),
+    dbDuration: new Histogram({
+      name: 'plantstore_db_operation_duration_seconds',
+      help: 'Time spent in store operations, by operation (e.g. plants.create) and outcome (ok or error)',
+      labelNames: ['operation', 'outcome'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'plantstore_rate_limited_total',
+      help: 'Requests refused with 429, by what they were counted against (token or address)',
+      labelNames: ['key'],
+      registers,
+    }),
+    retentionDeleted: new Counter({
+      name: 'plantstore_retention_deleted_total',
+      help: 'Rows deleted by the retention sweep, by kind',
+      labelNames: ['kind'],
+      registers,
+    }),
+  }
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+/** Methods outside the usual few share one label, like unknown routes. */
+export function methodLabel(method: string): string {
+  return METHODS.has(method) ? method : 'OTHER'
+}

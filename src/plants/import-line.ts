@@ -1,0 +1,97 @@
+import { AppError } from '../errors.js'
+import { parseInt64 } from './int64.js'
+import { parseJsonExact } from './json.js'
+import type { NewPlant } from './model.js'
+import { validateNewPlant } from './validate.js'
+
+export type ImportFormat = 'jsonl' | 'csv'
+
+/** A line that cannot become a plant, with the reason in the words the HTTP API would use. */
+export class RejectedLine extends Error {
+  override name = 'RejectedLine'
+}
+
+/** The same rules as POST /plants: a line is accepted exactly when the API would accept it as a body. */
+export function plantFromJsonLine(line: string): NewPlant {
+  let value: unknown
+  try {
+    value = parseJsonExact(line)
+  } catch (error) {
+    throw new RejectedLine(`not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  return checked(value)
+}
+
+function checked(value: unknown): NewPlant {
+  try {
+    return validateNewPlant(value)
+  } catch (error) {
+    if (error instanceof AppError) throw new RejectedLine(`${error.entry.code} ${error.message}`)
+    throw error
+  }
+}
+
+/** Splits one RFC 4180 record: fields separated by commas, optionally quoted with "" for a quote. */
+export function splitCsvRecord(line: string): string[] {
+  const fields: string[] = []
+  let i = 0
+  for (;;) {
+    if (line[i] === '"') {
+      let field = ''
+      i++
+      for (;;) {
+        const end = line.indexOf('"', i)
+        if (end === -1) throw new RejectedLine('unterminated quoted field')
+        field += line.slice(i, end)
+        i = end + 1
+        if (line[i] !== '"') break
+        field += '"'
+        i++
+      }
+      fields.push(field)
+      if (i === line.length) return fields
+      if (line[i] !== ',') throw new RejectedLine('text after a closing quote')
+      i++
+    } else {
+      const end = line.indexOf(',', i)
+      if (end === -1) {
+        fields.push(line.slice(i))
+        return fields
+      }
+      fields.push(line.slice(i, end))
+      i = end + 1
+    }
+  }
+}
+
+/** Column positions read from a CSV header line such as `id,name,tag` (tag optional, any order). */
+export interface CsvColumns {
+  id: number
+  name: number
+  tag: number
+}
+
+export function csvColumns(header: string): CsvColumns {
+  const names = splitCsvRecord(header).map((h) => h.trim().toLowerCase())
+  const id = names.indexOf('id')
+  const name = names.indexOf('name')
+  if (id === -1 || name === -1)
+    throw new RejectedLine('the header must name the columns id, name and (optionally) tag')
+  return { id, name, tag: names.indexOf('tag') }
+}
+
+/**
+ * A CSV record as a plant. CSV has no types, so the id is the integer its text spells (exactly, as
+ * int64) and an empty tag means no tag.
+ */
+export function plantFromCsvRecord(line: string, columns: CsvColumns): NewPlant {
+  const fields = splitCsvRecord(line)
+  const idText = fields[columns.id]
+  const tag = columns.tag === -1 ? undefined : fields[columns.tag]
+  const record: Record<string, unknown> = {
+    id: idText === undefined ? undefined : (parseInt64(idText) ?? idText),
+    name: fields[columns.name],
+  }
+  if (tag !== undefined && tag !== '') record.tag = tag
+  return checked(record)
+}

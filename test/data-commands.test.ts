@@ -1,0 +1,107 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { backupDatabase } from '../src/cli/backup.js'
+import { exportPlants } from '../src/cli/export.js'
+import { importFormat, importPlants } from '../src/cli/import.js'
+import { ProgressReporter } from '../src/cli/progress.js'
+import { ConfigError } from '../src/config.js'
+import { tempDir } from './helpers/stores.js'
+
+// The same commands as in import-export.test.ts, called in this process so that their branches are
+// measured, with stdout and stderr captured.
+describe('import, export and backup commands in process', () => {
+  let stdout: string
+  let stderr: string
+  beforeEach(() => {
+    stdout = ''
+    stderr = ''
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      stdout += String(chunk)
+      return true
+    })
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr += String(chunk)
+      return true
+    })
+  })
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('imports, re-imports, exports and backs up a catalogue', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.csv')
+    writeFileSync(file, 'id,name,tag\n1,a,x\n2,b,\n2,other,\nbad\n')
+    expect(await importPlants(file, { databaseUrl, batchSize: '1' })).toBe(false)
+    expect(stdout).toBe(
+      'line 4: a different plant with id 2 already exists\nline 5: 40005 The field id must be a JSON integer from -9223372036854775808 to 9223372036854775807.\n',
+    )
+    expect(stderr).toMatch(/2 created, 0 unchanged, 2 rejected/)
+
+    const output = join(dir, 'out.jsonl')
+    expect(await exportPlants({ databaseUrl, output })).toBe(2)
+    expect(readFileSync(output, 'utf8')).toBe('{"id":1,"name":"a","tag":"x"}\n{"id":2,"name":"b"}\n')
+
+    stderr = ''
+    expect(await importPlants(output, { databaseUrl, emitEvents: true })).toBe(true)
+    expect(stderr).toMatch(/0 created, 2 unchanged, 0 rejected/)
+
+    const copy = join(dir, 'backup', 'copy.db')
+    await backupDatabase(copy, { databaseUrl })
+    expect(existsSync(copy)).toBe(true)
+    await expect(backupDatabase(copy, { databaseUrl })).rejects.toThrow(/already exists/)
+
+    stdout = ''
+    expect(await exportPlants({ databaseUrl: `sqlite:${copy}` })).toBe(2)
+    expect(stdout).toBe('{"id":1,"name":"a","tag":"x"}\n{"id":2,"name":"b"}\n')
+  })
+
+  it('refuses unknown formats, batch sizes, missing headers and unreadable files', async () => {
+    expect(importFormat('x.NDJSON', undefined)).toBe('jsonl')
+    expect(importFormat('x.txt', 'csv')).toBe('csv')
+    expect(() => importFormat('x.txt', undefined)).toThrow(ConfigError)
+    expect(() => importFormat('x.csv', 'xml')).toThrow(ConfigError)
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.csv')
+    writeFileSync(file, 'title\nx\n')
+    await expect(importPlants(file, { databaseUrl, batchSize: '0' })).rejects.toThrow(ConfigError)
+    await expect(importPlants(file, { databaseUrl })).rejects.toThrow(/line 1: the header/)
+    await expect(importPlants(join(dir, 'none.csv'), { databaseUrl })).rejects.toThrow(/cannot read/)
+  })
+})
+
+describe('import progress', () => {
+  const progress = { lines: 500, bytes: 50, totalBytes: 100, created: 400, unchanged: 90, rejected: 10 }
+
+  function capture(tty: boolean) {
+    let text = ''
+    const write = (chunk: string) => {
+      text += chunk
+      return true
+    }
+    const out = { write } as unknown as NodeJS.WriteStream
+    return { reporter: new ProgressReporter(out, tty), text: () => text }
+  }
+
+  it('draws a bar with rate and ETA on a terminal, at most five times a second', () => {
+    const { reporter, text } = capture(true)
+    reporter.update({ ...progress, elapsedMs: 1000 })
+    reporter.update({ ...progress, elapsedMs: 1100 })
+    expect(text()).toBe(
+      '\r\x1b[K[############------------]  50% 500 lines (400 created, 90 unchanged, 10 rejected), 500 lines/s, ETA 1s',
+    )
+    reporter.finish({ ...progress, elapsedMs: 2000 })
+    expect(text()).toContain('\r\x1b[Kimport done in 2.0s: 500 lines')
+  })
+
+  it('writes a plain line every five seconds elsewhere', () => {
+    const { reporter, text } = capture(false)
+    reporter.update({ ...progress, elapsedMs: 4000 })
+    reporter.update({ ...progress, elapsedMs: 6000 })
+    reporter.update({ ...progress, elapsedMs: 7000 })
+    expect(text()).toBe('import: 500 lines (400 created, 90 unchanged, 10 rejected), 83 lines/s\n')
+  })
+})

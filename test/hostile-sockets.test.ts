@@ -1,0 +1,251 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { errorOf } from './helpers/app.js'
+import { type RunningServer, startServer } from './helpers/process.js'
+import { parseResponses, rawExchange } from './helpers/raw-http.js'
+import { tempDir } from './helpers/stores.js'
+
+// Broken, hostile and slow HTTP clients against the real server process: each gets exactly the Error
+// shape or a clean close, and the server keeps serving everyone else.
+describe('raw-socket clients against a real server', () => {
+  let server: RunningServer
+  let token: string
+  beforeAll(async () => {
+    const dir = tempDir()
+    server = await startServer([
+      '--database-url',
+      `sqlite:${join(dir, 'p.db')}`,
+      '--bootstrap-token-file',
+      join(dir, 'token'),
+      '--headers-timeout',
+      '1s',
+      '--request-timeout',
+      '2s',
+      '--rate-limit',
+      'off',
+    ])
+    token = readFileSync(join(dir, 'token'), 'utf8').trim()
+  })
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0)
+  })
+
+  const request = (head: string, body = '') => `${head.replace(/\n/g, '\r\n')}\r\n\r\n${body}`
+  const auth = () => `Authorization: Bearer ${token}`
+
+  /** Every response must be an Error-shaped 4xx unless listed as allowed success. */
+  function expectErrorsOnly(received: string, statuses: number[]) {
+    const responses = parseResponses(received)
+    expect(responses.map((r) => r.status)).toEqual(statuses)
+    for (const r of responses) {
+      if (r.status >= 400) errorOf({ body: r.body, headers: r.headers })
+    }
+    return responses
+  }
+
+  async function expectHealthy() {
+    const res = await fetch(`${server.url}/healthz`)
+    expect(res.status).toBe(200)
+    expect(server.process.exitCode).toBeNull()
+  }
+
+  it('answers a well-formed request (the baseline the other cases break)', async () => {
+    const { received } = await rawExchange(server.port, [
+      request(
+        `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nContent-Length: 22\nConnection: close`,
+        '{"id": 1, "name": "a"}',
+      ),
+    ])
+    expect(parseResponses(received).map((r) => r.status)).toEqual([200])
+  })
+
+  it('closes cleanly on a request cut off in its headers', async () => {
+    const { received, closed } = await rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\nAcc'], {
+      end: true,
+    })
+    expect(closed).toBe(true)
+    if (received !== '') expectErrorsOnly(received, [400])
+    await expectHealthy()
+  })
+
+  it('closes cleanly on a body shorter than its Content-Length, and writes nothing', async () => {
+    const { received, closed } = await rawExchange(
+      server.port,
+      [
+        request(
+          `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nContent-Length: 100`,
+          '{"id": 2, "name": "cut"',
+        ),
+      ],
+      { end: true },
+    )
+    expect(closed).toBe(true)
+    if (received !== '') expectErrorsOnly(received, [400])
+    const read = await fetch(`${server.url}/plants/2`, { headers: { authorization: `Bearer ${token}` } })
+    expect(read.status).toBe(404)
+  })
+
+  it('answers 408 with the Error shape when a body never finishes arriving', async () => {
+    const { received, closed } = await rawExchange(
+      server.port,
+      [
+        request(
+          `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nContent-Length: 100`,
+          '{"id": 3',
+        ),
+      ],
+      { deadlineMs: 8000 },
+    )
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [408])
+    expect(JSON.parse(response?.body as string).error).toBe(errors.REQUEST_TIMEOUT.code)
+  })
+
+  it('treats bytes past a too-small Content-Length as a broken next request', async () => {
+    const { received, closed } = await rawExchange(server.port, [
+      request(
+        `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nContent-Length: 5`,
+        '{"id": 4, "name": "a"}',
+      ),
+    ])
+    expect(closed).toBe(true)
+    // The parser meets the stray bytes in the same packet and closes; whatever was answered before
+    // that is Error-shaped, and nothing was written.
+    const responses = parseResponses(received)
+    expect(responses.length).toBeGreaterThanOrEqual(1)
+    for (const r of responses) {
+      expect(r.status).toBe(400)
+      errorOf({ body: r.body, headers: r.headers })
+    }
+    const read = await fetch(`${server.url}/plants/4`, { headers: { authorization: `Bearer ${token}` } })
+    expect(read.status).toBe(404)
+  })
+
+  it('accepts a chunked body and refuses a malformed one', async () => {
+    const head = `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nTransfer-Encoding: chunked`
+    const good = await rawExchange(server.port, [
+      request(`${head}\nConnection: close`, '8\r\n{"id": 5\r\n'),
+      '10\r\n, "name": "chunk\r\n',
+      '2\r\n"}\r\n0\r\n\r\n',
+    ])
+    expect(parseResponses(good.received).map((r) => r.status)).toEqual([200])
+    const bad = await rawExchange(server.port, [request(head, 'zz\r\nnonsense\r\n0\r\n\r\n')])
+    expect(bad.closed).toBe(true)
+    expectErrorsOnly(bad.received, [400])
+    const both = await rawExchange(server.port, [
+      request(`${head}\nContent-Length: 8`, '8\r\n{"id": 6\r\n0\r\n\r\n'),
+    ])
+    expect(both.closed).toBe(true)
+    expectErrorsOnly(both.received, [400])
+  })
+
+  it('drops a slowloris client after the headers timeout, with 408, while serving others', async () => {
+    const slow = rawExchange(
+      server.port,
+      [
+        'GET /healthz HTTP/1.1\r\n',
+        'Host: x\r\n',
+        'X-A: 1\r\n',
+        'X-B: 2\r\n',
+        'X-C: 3\r\n',
+        'X-D: 4\r\n',
+        'X-E: 5\r\n',
+        'X-F: 6\r\n',
+      ],
+      { gapMs: 400, deadlineMs: 10_000 },
+    )
+    await expectHealthy()
+    const { received, closed } = await slow
+    expect(closed).toBe(true)
+    expectErrorsOnly(received, [408])
+    await expectHealthy()
+  })
+
+  it('answers 431 with the Error shape to 10,000 headers', async () => {
+    const headers = Array.from({ length: 10_000 }, (_, i) => `X-H${i}: v`).join('\r\n')
+    const { received, closed } = await rawExchange(server.port, [
+      `GET /healthz HTTP/1.1\r\nHost: x\r\n${headers}\r\n\r\n`,
+    ])
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [431])
+    expect(JSON.parse(response?.body as string).error).toBe(errors.HEADERS_TOO_LARGE.code)
+    await expectHealthy()
+  })
+
+  it('answers 414 with the Error shape to a 1 MB URL', async () => {
+    const { received, closed } = await rawExchange(server.port, [
+      `GET /${'a'.repeat(1024 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    ])
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [414])
+    expect(JSON.parse(response?.body as string).error).toBe(errors.URI_TOO_LONG.code)
+    await expectHealthy()
+  })
+
+  it.each([
+    ['binary garbage', Buffer.from([0, 1, 2, 3, 255, 254, 13, 10, 13, 10])],
+    ['a bad request line', 'GET\r\n\r\n'],
+    ['a bad header line', 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n'],
+    ['an unknown HTTP version', 'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n'],
+    ['a bad Content-Length', 'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n'],
+  ])('answers %s with 400 and the Error shape', async (_what, bytes) => {
+    const { received, closed } = await rawExchange(server.port, [bytes])
+    expect(closed).toBe(true)
+    expectErrorsOnly(received, [400])
+    await expectHealthy()
+  })
+
+  it('is still healthy and answering precisely after all of that', async () => {
+    await expectHealthy()
+    const res = await fetch(`${server.url}/plants/5`, { headers: { authorization: `Bearer ${token}` } })
+    expect(await res.json()).toEqual({ id: 5, name: 'chunk' })
+  })
+})
+
+describe('connection and header caps', () => {
+  it('closes connections past --max-connections and honours --max-header-size', async () => {
+    const server = await startServer([
+      '--database-url',
+      'sqlite::memory:',
+      '--max-connections',
+      '2',
+      '--max-header-size',
+      '32kb',
+      '--keep-alive-timeout',
+      '30s',
+    ])
+    try {
+      const bigHeader = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`
+      const accepted = await rawExchange(server.port, [bigHeader])
+      expect(parseResponses(accepted.received).map((r) => r.status)).toEqual([200])
+
+      // Two idle keep-alive connections fill the cap; a third is closed without an answer.
+      const held = [0, 1].map(() =>
+        rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { deadlineMs: 3000 }),
+      )
+      // Long enough for both to be accepted and answered even on a busy machine.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const refused = await rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
+        deadlineMs: 1000,
+      })
+      expect(refused).toEqual({ received: '', closed: true })
+      const results = await Promise.all(held)
+      for (const r of results) expect(r.received).toMatch(/^HTTP\/1\.1 200 /)
+      // Once they are gone (the server notices the close a moment later), connections are accepted again.
+      let again = await rawExchange(server.port, [
+        'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      ])
+      for (let attempt = 0; again.received === '' && attempt < 20; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        again = await rawExchange(server.port, [
+          'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        ])
+      }
+      expect(parseResponses(again.received).map((r) => r.status)).toEqual([200])
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+})

@@ -1,0 +1,148 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { runCli } from './helpers/process.js'
+import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
+
+describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
+  it('inserts new plants, skips identical ones and reports a different one as a conflict', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const first = await store.plants.importBatch([
+        { plant: { id: 1n, name: 'a' } },
+        { plant: { id: 2n, name: 'b', tag: 't' } },
+        { plant: { id: 1n, name: 'a' } },
+      ])
+      expect(first).toEqual(['created', 'created', 'unchanged'])
+      const again = await store.plants.importBatch([
+        { plant: { id: 2n, name: 'b', tag: 't' } },
+        { plant: { id: 2n, name: 'b' } },
+        { plant: { id: 1n, name: 'other' } },
+      ])
+      expect(again).toEqual(['unchanged', 'conflict', 'conflict'])
+      expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'a' })
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
+  const write = (name: string, text: string) => {
+    const file = join(tempDir(), name)
+    writeFileSync(file, text)
+    return file
+  }
+
+  it('imports JSON Lines, reports each rejected line with its number and exits 1', async () => {
+    const db = await kind.freshUrl()
+    const file = write(
+      'plants.jsonl',
+      [
+        '{"id": 9223372036854775807, "name": "max", "tag": "edge"}',
+        '{"id": 1.5, "name": "fraction"}',
+        '',
+        'not json',
+        '{"id": -9223372036854775808, "name": "min"}',
+        '{"id": 3, "name": ""}',
+        '{"id": 4, "name": "four"}',
+      ].join('\n'),
+    )
+    const result = await runCli(['import', file, '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^line 2: 40005 /),
+      expect.stringMatching(/^line 4: not valid JSON/),
+      expect.stringMatching(/^line 6: 40007 /),
+    ])
+    expect(result.stderr).toMatch(/3 created, 0 unchanged, 3 rejected/)
+
+    const exported = await runCli(['export', '--database-url', db])
+    expect(exported.code).toBe(0)
+    expect(exported.stdout).toBe(
+      [
+        '{"id":-9223372036854775808,"name":"min"}',
+        '{"id":4,"name":"four"}',
+        '{"id":9223372036854775807,"name":"max","tag":"edge"}',
+        '',
+      ].join('\n'),
+    )
+  })
+
+  it('is idempotent on re-run and rejects a different plant under an existing id', async () => {
+    const db = await kind.freshUrl()
+    const file = write('plants.ndjson', '{"id": 1, "name": "a"}\n{"id": 2, "name": "b", "tag": "t"}\n')
+    expect((await runCli(['import', file, '--database-url', db])).code).toBe(0)
+    const again = await runCli(['import', file, '--database-url', db])
+    expect(again.code).toBe(0)
+    expect(again.stderr).toMatch(/0 created, 2 unchanged, 0 rejected/)
+    const changed = write('changed.jsonl', '{"id": 2, "name": "b", "tag": "other"}\n')
+    const conflict = await runCli(['import', changed, '--database-url', db])
+    expect(conflict.code).toBe(1)
+    expect(conflict.stdout).toBe('line 1: a different plant with id 2 already exists\n')
+    expect((await runCli(['export', '--database-url', db])).stdout).toContain('{"id":2,"name":"b","tag":"t"}')
+  })
+
+  it('imports CSV with a header, quoted fields and empty tags, ids exact', async () => {
+    const db = await kind.freshUrl()
+    const file = write(
+      'plants.csv',
+      'name,id,tag\r\n"Monstera, ""deliciosa""",9007199254740993,aroid\r\nFern,-5,\r\nBad,1e3,x\r\n',
+    )
+    const result = await runCli(['import', file, '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toMatch(/^line 4: 40005 /)
+    const out = join(tempDir(), 'export.jsonl')
+    expect((await runCli(['export', '--output', out, '--database-url', db])).code).toBe(0)
+    expect(readFileSync(out, 'utf8')).toBe(
+      '{"id":-5,"name":"Fern"}\n{"id":9007199254740993,"name":"Monstera, \\"deliciosa\\"","tag":"aroid"}\n',
+    )
+    expect(existsSync(`${out}.partial`)).toBe(false)
+  })
+
+  it('writes outbox events only with --emit-events', async () => {
+    const db = await kind.freshUrl()
+    const quiet = write('quiet.jsonl', '{"id": 1, "name": "a"}\n')
+    const loud = write('loud.jsonl', '{"id": 2, "name": "b", "tag": "t"}\n{"id": 1, "name": "a"}\n')
+    expect((await runCli(['import', quiet, '--database-url', db])).code).toBe(0)
+    expect((await runCli(['import', loud, '--emit-events', '--database-url', db])).code).toBe(0)
+    const { openStore, parseDatabaseUrl } = await import('../src/store/open.js')
+    const store = await openStore(parseDatabaseUrl(db) as NonNullable<ReturnType<typeof parseDatabaseUrl>>)
+    try {
+      const events = await store.events.listSince(0, 10)
+      // Only the plant that was created gets an event; the unchanged one does not.
+      expect(events).toHaveLength(1)
+      expect(events[0]?.type).toBe('plant.created')
+      expect(JSON.parse(events[0]?.payload as string).data).toEqual({ id: 2, name: 'b', tag: 't' })
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('prints plain progress lines when not on a terminal', async () => {
+    const db = await kind.freshUrl()
+    const lines = Array.from({ length: 5000 }, (_, i) => `{"id": ${i}, "name": "p${i}"}`).join('\n')
+    const result = await runCli([
+      'import',
+      write('many.jsonl', lines),
+      '--batch-size',
+      '100',
+      '--database-url',
+      db,
+    ])
+    expect(result.code).toBe(0)
+    expect(result.stderr).not.toContain('\r')
+    expect(result.stderr).toMatch(/^import done in [\d.]+s: 5,000 lines \(5,000 created/m)
+  })
+
+  it('exits 1 for a file that cannot be read', async () => {
+    const result = await runCli([
+      'import',
+      join(tempDir(), 'absent.jsonl'),
+      '--database-url',
+      await kind.freshUrl(),
+    ])
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('cannot read')])
+  })
+})

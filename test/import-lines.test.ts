@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest'
+import {
+  csvColumns,
+  plantFromCsvRecord,
+  plantFromJsonLine,
+  RejectedLine,
+  splitCsvRecord,
+} from '../src/plants/import-line.js'
+
+describe('import lines', () => {
+  it.each([
+    ['a,b,c', ['a', 'b', 'c']],
+    ['"a,b",c', ['a,b', 'c']],
+    ['"say ""hi""",x', ['say "hi"', 'x']],
+    ['a,,', ['a', '', '']],
+    ['""', ['']],
+    ['a,"b"', ['a', 'b']],
+  ])('splits the CSV record %s', (line, fields) => {
+    expect(splitCsvRecord(line)).toEqual(fields)
+  })
+
+  it.each(['"open', '"closed"x,y'])('rejects the malformed CSV record %s', (line) => {
+    expect(() => splitCsvRecord(line)).toThrow(RejectedLine)
+  })
+
+  it('reads columns by header name in any order, tag optional', () => {
+    expect(csvColumns('Name, ID ,tag')).toEqual({ id: 1, name: 0, tag: 2 })
+    expect(csvColumns('id,name')).toEqual({ id: 0, name: 1, tag: -1 })
+    expect(() => csvColumns('id,title')).toThrow(/header must name/)
+  })
+
+  it('turns CSV records into plants with exact ids and no empty tag', () => {
+    const columns = csvColumns('id,name,tag')
+    expect(plantFromCsvRecord('-9223372036854775808,a,', columns)).toEqual({
+      id: -9223372036854775808n,
+      name: 'a',
+    })
+    expect(plantFromCsvRecord('9007199254740993,"b, c",t', columns)).toEqual({
+      id: 9007199254740993n,
+      name: 'b, c',
+      tag: 't',
+    })
+    expect(() => plantFromCsvRecord('1.5,a,', columns)).toThrow(/^40005 /)
+    expect(() => plantFromCsvRecord('1', columns)).toThrow(/^40006 /)
+    expect(() => plantFromCsvRecord(',a', columns)).toThrow(/^40005 /)
+  })
+
+  it('applies the API rules to JSON lines', () => {
+    expect(plantFromJsonLine('{"id": 9223372036854775807, "name": "m", "extra": 1}')).toEqual({
+      id: 9223372036854775807n,
+      name: 'm',
+    })
+    expect(() => plantFromJsonLine('{"id": 1}')).toThrow(/^40006 /)
+    expect(() => plantFromJsonLine('[1]')).toThrow(/^40003 /)
+    expect(() => plantFromJsonLine('{"id": 1, "name": "a"')).toThrow(/^not valid JSON/)
+  })
+})

@@ -1,0 +1,173 @@
+import { Writable } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type AppOptions, buildApp } from '../src/app.js'
+import { errors } from '../src/errors.js'
+import { createLogger } from '../src/log.js'
+import { TokenService } from '../src/tokens/service.js'
+import { errorOf } from './helpers/app.js'
+import { watchContract } from './helpers/contract.js'
+import { openFresh, storeKinds } from './helpers/stores.js'
+
+const kind = storeKinds[0] as (typeof storeKinds)[0]
+
+describe('abuse limits and response headers', () => {
+  let close: (() => Promise<void>) | undefined
+  afterEach(async () => {
+    await close?.()
+    close = undefined
+  })
+
+  async function app(options: Partial<AppOptions> = {}) {
+    const { store } = await openFresh(kind)
+    const tokens = new TokenService(store.tokens)
+    const built = await buildApp({ store, tokens, ...options })
+    await built.ready()
+    const contract = watchContract(built)
+    close = async () => {
+      contract.done()
+      await built.close()
+      await store.close()
+    }
+    const token = async () => (await tokens.create('t', ['plants:read', 'plants:write'])).token
+    return { app: built, token }
+  }
+
+  it('limits each token to COUNT per WINDOW with 429, the Error shape, Retry-After and RateLimit-*', async () => {
+    const { app: a, token } = await app({ rateLimit: { max: 3, windowMs: 60_000 } })
+    const first = await token()
+    const second = await token()
+    const get = (t: string) => a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${t}` } })
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push((await get(first)).statusCode)
+    expect(statuses).toEqual([404, 404, 404])
+    const limited = await get(first)
+    expect(limited.statusCode).toBe(429)
+    expect(errorOf(limited).error).toBe(errors.RATE_LIMITED.code)
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    expect(limited.headers['ratelimit-limit']).toBe('3')
+    expect(limited.headers['ratelimit-remaining']).toBe('0')
+    expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0)
+    // Another token has its own allowance.
+    expect((await get(second)).statusCode).toBe(404)
+  })
+
+  it('counts requests without a valid token against the client address', async () => {
+    const { app: a, token } = await app({ rateLimit: { max: 2, windowMs: 60_000 } })
+    const bogus = (n: number) =>
+      a.inject({ url: '/plants/1', headers: { authorization: `Bearer pst_${'0'.repeat(15)}${n}_x` } })
+    expect((await a.inject({ url: '/plants/1' })).statusCode).toBe(401)
+    expect((await bogus(1)).statusCode).toBe(401)
+    // Inventing yet another token does not escape the address's allowance.
+    const limited = await bogus(2)
+    expect(limited.statusCode).toBe(429)
+    errorOf(limited)
+    // A valid token is counted on its own.
+    const valid = await token()
+    expect(
+      (await a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${valid}` } })).statusCode,
+    ).toBe(404)
+  })
+
+  it('does not limit when the limit is off, and never limits liveness', async () => {
+    const { app: a } = await app({ rateLimit: { max: 1, windowMs: 60_000 } })
+    for (let i = 0; i < 5; i++) expect((await a.inject({ url: '/healthz' })).statusCode).toBe(200)
+    const { app: b } = await app({ rateLimit: null })
+    for (let i = 0; i < 5; i++) expect((await b.inject({ url: '/plants/1' })).statusCode).toBe(401)
+  })
+
+  it('keys addresses by X-Forwarded-For only behind a trusted proxy', async () => {
+    const limits = { rateLimit: { max: 1, windowMs: 60_000 } }
+    const from = (a: Awaited<ReturnType<typeof app>>['app'], client: string) =>
+      a.inject({ url: '/plants/1', headers: { 'x-forwarded-for': client } })
+    const { app: trusting } = await app({ ...limits, trustProxy: ['127.0.0.1'] })
+    expect((await from(trusting, '203.0.113.1')).statusCode).toBe(401)
+    expect((await from(trusting, '203.0.113.2')).statusCode).toBe(401)
+    expect((await from(trusting, '203.0.113.1')).statusCode).toBe(429)
+    await close?.()
+    const { app: direct } = await app(limits)
+    expect((await from(direct, '203.0.113.1')).statusCode).toBe(401)
+    expect((await from(direct, '203.0.113.2')).statusCode).toBe(429)
+  })
+
+  it('logs the forwarded client address and the request id behind a trusted proxy', async () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    const { app: a } = await app({ trustProxy: ['127.0.0.1'], logger: createLogger('debug', sink) })
+    await a.inject({
+      url: '/healthz',
+      headers: { 'x-forwarded-for': '198.51.100.7', 'x-request-id': 'req-42' },
+    })
+    const completed = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request completed')
+    expect(completed).toMatchObject({ reqId: 'req-42', ip: '198.51.100.7', status: 200 })
+  })
+
+  it('sheds load with 503, the Error shape and Retry-After while the event loop lags', async () => {
+    const { app: a } = await app({ maxEventLoopDelayMs: 20 })
+    await a.ready()
+    const until = Date.now() + 500
+    while (Date.now() < until) {
+      // Hold the event loop, as a saturated process would.
+    }
+    // The monitor's sample timer, overdue since the loop was held, runs before this one.
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    const res = await a.inject({ url: '/plants/1' })
+    expect(res.statusCode).toBe(503)
+    expect(errorOf(res).error).toBe(errors.UNAVAILABLE.code)
+    expect(res.headers['retry-after']).toBe('1')
+    expect((await a.inject({ url: '/healthz' })).statusCode).toBe(200)
+  })
+
+  it('sends security headers fit for an API, with a CSP that allows a same-origin docs page', async () => {
+    const { app: a } = await app()
+    const res = await a.inject({ url: '/healthz' })
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN')
+    expect(res.headers['referrer-policy']).toBe('no-referrer')
+    const csp = String(res.headers['content-security-policy'])
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).not.toMatch(/script-src[^;]*(unsafe|\*)/)
+    const error = await a.inject({ url: '/nowhere' })
+    expect(error.headers['x-content-type-options']).toBe('nosniff')
+  })
+
+  it('sends no CORS headers by default', async () => {
+    const { app: a } = await app()
+    const res = await a.inject({ url: '/healthz', headers: { origin: 'https://app.example.com' } })
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    const preflight = await a.inject({
+      method: 'OPTIONS',
+      url: '/plants',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+    })
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('allows exactly the configured CORS origins', async () => {
+    const { app: a } = await app({ corsOrigins: ['https://app.example.com'] })
+    const preflight = await a.inject({
+      method: 'OPTIONS',
+      url: '/plants',
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    })
+    expect(preflight.statusCode).toBe(204)
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com')
+    expect(String(preflight.headers['access-control-allow-headers'])).toContain('Authorization')
+    const other = await a.inject({ url: '/healthz', headers: { origin: 'https://evil.example.com' } })
+    expect(other.headers['access-control-allow-origin']).toBeUndefined()
+    const allowed = await a.inject({ url: '/plants/1', headers: { origin: 'https://app.example.com' } })
+    expect(allowed.statusCode).toBe(401)
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com')
+    expect(String(allowed.headers['access-control-expose-headers'])).toContain('X-Request-Id')
+  })
+})

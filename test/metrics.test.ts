@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { errors } from '../src/errors.js'
+import { createMetrics, type Metrics } from '../src/metrics/registry.js'
+import { timeStore } from '../src/metrics/store-timing.js'
+import type { Store } from '../src/store/types.js'
+import { TokenService } from '../src/tokens/service.js'
+import { errorOf, postPlant } from './helpers/app.js'
+import { type ContractWatch, watchContract } from './helpers/contract.js'
+import { openFresh, storeKinds } from './helpers/stores.js'
+
+describe.each(storeKinds)('GET /metrics on $name', (kind) => {
+  let app: Awaited<ReturnType<typeof buildApp>>
+  let store: Store
+  let metrics: Metrics
+  let tokens: TokenService
+  let reader: string
+  let writer: string
+  let contract: ContractWatch
+
+  beforeAll(async () => {
+    metrics = createMetrics({ processMetrics: true })
+    store = timeStore((await openFresh(kind)).store, metrics)
+    tokens = new TokenService(store.tokens, {
+      onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
+    })
+    app = await buildApp({ store, tokens, metrics })
+    await app.ready()
+    contract = watchContract(app)
+    reader = (await tokens.create('prometheus', ['metrics:read'])).token
+    writer = (await tokens.create('writer', ['plants:read', 'plants:write'])).token
+  })
+  afterAll(async () => {
+    contract.done()
+    await app.close()
+    await store.close()
+  })
+
+  const scrape = async () => {
+    const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${reader}` } })
+    expect(res.statusCode).toBe(200)
+    return res
+  }
+  const seriesCount = (text: string) => text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length
+
+  it('needs a token, and one with the metrics:read scope', async () => {
+    const anonymous = await app.inject({ url: '/metrics' })
+    expect(anonymous.statusCode).toBe(401)
+    expect(errorOf(anonymous).error).toBe(errors.TOKEN_MISSING.code)
+    const wrongScope = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${writer}` } })
+    expect(wrongScope.statusCode).toBe(403)
+    expect(errorOf(wrongScope).error).toBe(errors.SCOPE_MISSING.code)
+  })
+
+  it('answers in the Prometheus text format with process metrics', async () => {
+    const res = await scrape()
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
+    expect(res.body).toMatch(/^plantstore_process_resident_memory_bytes \d+/m)
+  })
+
+  it('counts requests by route template and status, not by URL', async () => {
+    await postPlant(app, writer, '{"id": 77, "name": "a"}')
+    await app.inject({ url: '/plants/77', headers: { authorization: `Bearer ${writer}` } })
+    await app.inject({ url: '/plants/78', headers: { authorization: `Bearer ${writer}` } })
+    const body = (await scrape()).body
+    expect(body).toContain('plantstore_http_requests_total{method="POST",route="/plants",status="200"} 1')
+    expect(body).toContain('plantstore_http_requests_total{method="GET",route="/plants/:id",status="200"} 1')
+    expect(body).toContain('plantstore_http_requests_total{method="GET",route="/plants/:id",status="404"} 1')
+    expect(body).toMatch(
+      /plantstore_http_request_duration_seconds_count\{method="POST",route="\/plants",status="200"\} 1/,
+    )
+    expect(body).not.toContain('route="/plants/77"')
+  })
+
+  it('adds no series for 1,000 requests to random unknown URLs', async () => {
+    await app.inject({ url: '/warm-up-unknown' })
+    const before = seriesCount((await scrape()).body)
+    for (let i = 0; i < 1000; i++) {
+      await app.inject({ url: `/x${Math.random().toString(36).slice(2)}/${i}?q=${i}` })
+    }
+    const after = (await scrape()).body
+    // The scrape itself may add its own label sets once; random URLs add none.
+    expect(seriesCount(after)).toBeLessThanOrEqual(before + 3)
+    expect(after).toContain(
+      'plantstore_http_requests_total{method="GET",route="unmatched",status="404"} 1001',
+    )
+  })
+
+  it('counts token verifications as cache hits and misses', async () => {
+    const body = (await scrape()).body
+    const value = (cache: string) =>
+      Number(new RegExp(`plantstore_token_verifications_total\\{cache="${cache}"\\} (\\d+)`).exec(body)?.[1])
+    expect(value('miss')).toBeGreaterThanOrEqual(2)
+    expect(value('hit')).toBeGreaterThan(value('miss'))
+  })
+
+  it('times database operations by operation', async () => {
+    const body = (await scrape()).body
+    expect(body).toMatch(
+      /plantstore_db_operation_duration_seconds_count\{operation="plants.create",outcome="ok"\} 1/,
+    )
+    expect(body).toMatch(
+      /plantstore_db_operation_duration_seconds_count\{operation="plants.read",outcome="ok"\} 2/,
+    )
+    expect(body).toMatch(
+      /plantstore_db_operation_duration_seconds_count\{operation="tokens.find",outcome="ok"\} \d+/,
+    )
+  })
+})

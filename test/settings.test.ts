@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import { envName, resolveServeConfig, SERVE_SETTINGS } from '../src/config.js'
+import { runCli } from './helpers/process.js'
+
+describe('operational settings and usage errors', () => {
+  it('has defaults for every new limit and schedule', () => {
+    const config = resolveServeConfig({}, {})
+    expect(config.rateLimit).toEqual({ max: 100, windowMs: 1000 })
+    expect(config.corsOrigins).toBeNull()
+    expect(config.trustProxy).toBeNull()
+    expect(config.maxConnections).toBe(1024)
+    expect(config.maxHeaderSize).toBe(16 * 1024)
+    expect(config.maxEventLoopDelayMs).toBe(1000)
+    expect(config.walCheckpointIntervalMs).toBe(60_000)
+  })
+
+  it.each([
+    [{ RATE_LIMIT: '6000/1m' }, 'rateLimit', { max: 6000, windowMs: 60_000 }],
+    [{ RATE_LIMIT: 'off' }, 'rateLimit', null],
+    [
+      { CORS_ORIGINS: 'https://a.example.com,http://localhost:3000' },
+      'corsOrigins',
+      ['https://a.example.com', 'http://localhost:3000'],
+    ],
+    [{ TRUST_PROXY: '10.0.0.0/8,::1,loopback' }, 'trustProxy', ['10.0.0.0/8', '::1', 'loopback']],
+    [{ MAX_HEADER_SIZE: '32kb' }, 'maxHeaderSize', 32 * 1024],
+    [{ MAX_EVENT_LOOP_DELAY: 'off' }, 'maxEventLoopDelayMs', 0],
+    [{ RETENTION_INTERVAL: 'off' }, 'retentionIntervalMs', 0],
+  ])('reads %j from the environment', (env, key, value) => {
+    expect(resolveServeConfig({}, env)[key as keyof ReturnType<typeof resolveServeConfig>]).toEqual(value)
+  })
+
+  it('lets a flag win over the environment', () => {
+    expect(resolveServeConfig({ rateLimit: '5/1s' }, { RATE_LIMIT: 'off' }).rateLimit).toEqual({
+      max: 5,
+      windowMs: 1000,
+    })
+  })
+
+  it.each([
+    ['--port', '70000'],
+    ['--port', 'http'],
+    ['--database-url', 'mysql://x'],
+    ['--body-limit', '1gb'],
+    ['--request-timeout', '10 minutes'],
+    ['--log-level', 'loud'],
+    ['--rate-limit', '100'],
+    ['--rate-limit', '0/1s'],
+    ['--rate-limit', '10/forever'],
+    ['--max-connections', '0'],
+    ['--max-header-size', '10'],
+    ['--cors-origins', 'example.com'],
+    ['--cors-origins', 'https://a.example.com/path'],
+    ['--trust-proxy', '10.0.0.0/99'],
+    ['--trust-proxy', 'proxy.example.com'],
+    ['--events-retention', '0s'],
+    ['--wal-checkpoint-interval', '10ms'],
+  ])('stops serve with exit 2 and one line naming the setting for %s %s', async (flag, value) => {
+    // A later flag wins, so the bad value replaces the harmless defaults before it.
+    const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
+    expect(result.code).toBe(2)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(flag)
+    expect(lines[0]).toContain(envName(flag.slice(2)))
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('stops with exit 2 and one line for a bad value given through the environment', async () => {
+    const result = await runCli(['serve', '--database-url', 'sqlite::memory:'], { RATE_LIMIT: 'lots' })
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('RATE_LIMIT')])
+  })
+
+  it.each([
+    [['serve', '--no-such-flag']],
+    [['frobnicate']],
+    [['import']],
+    [['import', 'plants.txt', '--database-url', 'sqlite::memory:']],
+    [['import', 'plants.jsonl', '--format', 'xml', '--database-url', 'sqlite::memory:']],
+    [['token', 'create', '--name', 'x', '--scopes', 'root', '--database-url', 'sqlite::memory:']],
+  ])('exits 2 with one line for the usage error %j', async (args) => {
+    const result = await runCli(args)
+    expect(result.code).toBe(2)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('lists every setting with its env name and default in serve --help', async () => {
+    const result = await runCli(['serve', '--help'])
+    expect(result.code).toBe(0)
+    // Commander wraps long descriptions; compare with the wrapping undone.
+    const help = result.stdout.replace(/\s+/g, ' ')
+    for (const setting of SERVE_SETTINGS) {
+      expect(help).toContain(`--${setting.flag}`)
+      expect(help).toContain(`env: ${envName(setting.flag)}`)
+      if (setting.default !== undefined) expect(help).toContain(`default: ${setting.default}`)
+    }
+  })
+})
