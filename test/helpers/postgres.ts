@@ -33,14 +33,27 @@ export async function createDatabase(url: string): Promise<string> {
   return withDatabase(url, name)
 }
 
-/** Drops every database whose name starts with the prefix, even with sessions still open. */
-export async function dropDatabases(url: string, prefix: string): Promise<number> {
-  return admin(url, async (c) => {
+/**
+ * Drops every database whose name starts with the prefix, even with sessions still open. Each drop
+ * waits for a checkpoint, so a few run side by side.
+ */
+export async function dropDatabases(url: string, prefix: string, parallel = 6): Promise<number> {
+  const names = await admin(url, async (c) => {
     const found = await c.query<{ datname: string }>(
       "SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname ~ '^[a-z0-9_]+$'",
       [prefix],
     )
-    for (const { datname } of found.rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
-    return found.rows.length
+    return found.rows.map((r) => r.datname)
   })
+  const queue = [...names]
+  await Promise.all(
+    Array.from({ length: parallel }, () =>
+      admin(url, async (c) => {
+        for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        }
+      }),
+    ),
+  )
+  return names.length
 }
