@@ -18,6 +18,7 @@ import { recordRequestMetrics } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
+import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding, installSecurityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
@@ -33,6 +34,8 @@ export interface AppOptions {
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
   lifecycle?: Lifecycle
+  /** Accept loopback, private and link-local webhook URLs (local development and tests). */
+  allowPrivateWebhookUrls?: boolean
   /** How long an Idempotency-Key's first answer is kept for replay. */
   idempotencyTtlMs?: number
   /** Socket timeouts; the serve command sets them, tests may leave Node's defaults. */
@@ -150,6 +153,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requireBearer(api, options.tokens, limit)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(metricsRoutes, { metrics })
+    await api.register(webhookRoutes, {
+      store: options.store,
+      allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
+    })
   })
   return app
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open.js'
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry.js'
 
 /** A setting that cannot be used; the CLI prints the message as one line and exits with 2. */
 export class ConfigError extends Error {
@@ -25,6 +26,11 @@ export interface ServeConfig {
   drainDelayMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
+  webhookAllowPrivateUrls: boolean
+  webhookRetryScheduleMs: number[]
+  webhookTimeoutMs: number
+  webhookDisableAfterMs: number
+  webhookPollIntervalMs: number
   idempotencyTtlMs: number
   rateLimit: RateLimit | null
   maxEventLoopDelayMs: number
@@ -52,6 +58,8 @@ export interface Setting<K extends keyof ServeConfig = keyof ServeConfig> {
   default: string | undefined
   description: string
   parse: (raw: string) => ServeConfig[K]
+  /** A switch: the bare flag means true; a value (true/false) may still be given. */
+  boolean?: true
 }
 
 export function envName(flag: string): string {
@@ -142,6 +150,15 @@ export function parseTrustProxy(raw: string): string[] | null {
 
 export function parseDatabaseSetting(raw: string): DatabaseLocation {
   return parseDatabaseUrl(raw) ?? fail('database-url', raw, 'sqlite:PATH, sqlite::memory: or postgres://…')
+}
+
+function parseBoolean(flag: string) {
+  return (raw: string): boolean => {
+    const value = raw.trim().toLowerCase()
+    if (value === 'true' || value === '1' || value === 'yes') return true
+    if (value === 'false' || value === '0' || value === 'no') return false
+    return fail(flag, raw, 'true or false')
+  }
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plantstore.db'
@@ -362,6 +379,58 @@ export const SERVE_SETTINGS: Setting[] = [
     description: 'SQLite: how often the write-ahead log is checkpointed and truncated; off disables it',
     parse: duration('wal-checkpoint-interval', { min: 1000, off: true }),
   },
+  {
+    key: 'webhookAllowPrivateUrls',
+    flag: 'webhook-allow-private-urls',
+    placeholder: 'bool',
+    default: 'false',
+    description:
+      'let webhooks reach loopback, private, link-local and metadata addresses (local development only)',
+    parse: parseBoolean('webhook-allow-private-urls'),
+    boolean: true,
+  },
+  {
+    key: 'webhookRetryScheduleMs',
+    flag: 'webhook-retry-schedule',
+    placeholder: 'durations',
+    default: DEFAULT_RETRY_SCHEDULE,
+    description: 'delays before each webhook retry (±20% jitter); after the last, the delivery is failed',
+    parse: (raw) =>
+      parseRetrySchedule(raw) ??
+      fail('webhook-retry-schedule', raw, 'a comma list of 1 to 20 durations such as 5s,5m,30m'),
+  },
+  {
+    key: 'webhookTimeoutMs',
+    flag: 'webhook-timeout',
+    placeholder: 'duration',
+    default: '10s',
+    description: 'how long a webhook receiver has to answer an attempt',
+    parse: (raw) => {
+      const ms = parseDuration(raw)
+      return ms !== null && ms >= 1 && ms <= 300_000
+        ? ms
+        : fail('webhook-timeout', raw, 'a duration from 1ms to 5m')
+    },
+  },
+  {
+    key: 'webhookDisableAfterMs',
+    flag: 'webhook-disable-after',
+    placeholder: 'duration',
+    default: '5d',
+    description: 'a subscription whose attempts have all failed for this long is disabled',
+    parse: duration('webhook-disable-after'),
+  },
+  {
+    key: 'webhookPollIntervalMs',
+    flag: 'webhook-poll-interval',
+    placeholder: 'duration',
+    default: '100ms',
+    description: 'how often the dispatcher looks for new events and due retries when idle',
+    parse: (raw) => {
+      const ms = parseDuration(raw)
+      return ms !== null && ms >= 1 ? ms : fail('webhook-poll-interval', raw, 'a duration such as 100ms')
+    },
+  },
 ]
 
 /** camelCase of a flag, as commander names parsed options. */
@@ -371,13 +440,14 @@ export function optionKey(flag: string): string {
 
 /** Flags win over env, env over defaults; every value is checked here, once, at start. */
 export function resolveServeConfig(
-  flags: Record<string, string | undefined>,
+  flags: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
   const config: Partial<Record<keyof ServeConfig, unknown>> = {}
   for (const setting of SERVE_SETTINGS) {
-    const raw = flags[optionKey(setting.flag)] ?? env[envName(setting.flag)] ?? setting.default
-    config[setting.key] = raw === undefined ? undefined : setting.parse(raw)
+    const flag = flags[optionKey(setting.flag)]
+    const raw = (flag === true ? 'true' : flag) ?? env[envName(setting.flag)] ?? setting.default
+    config[setting.key] = raw === undefined || raw === false ? undefined : setting.parse(raw)
   }
   return config as ServeConfig
 }

@@ -38,7 +38,7 @@ describe('the published contract', () => {
     expect(result.valid).toBe(true)
   })
 
-  it('lists every operation of the plant resource', () => {
+  it('lists every operation of the plant resource and the webhook subscriptions', () => {
     const operations = Object.values(doc.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),
     )
@@ -53,7 +53,29 @@ describe('the published contract', () => {
         'ready',
         'replacePlant',
         'updatePlant',
+        'createWebhook',
+        'listWebhooks',
+        'getWebhook',
+        'updateWebhook',
+        'deleteWebhook',
+        'rotateWebhookSecret',
+        'testWebhook',
+        'listWebhookDeliveries',
+        'retryWebhookDelivery',
+        'replayWebhook',
       ].sort(),
+    )
+  })
+
+  it('declares the plant events subscribers receive, as webhooks', () => {
+    const webhooks = (doc as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> })
+      .webhooks
+    expect(Object.keys(webhooks).sort()).toEqual(['plant.created', 'plant.deleted', 'plant.updated'])
+    expect(JSON.stringify(webhooks['plant.created']?.post.requestBody)).toContain(
+      '#/components/schemas/PlantEvent',
+    )
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['PlantEvent', 'Webhook', 'Delivery']),
     )
   })
 

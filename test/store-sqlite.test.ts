@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import type { SqlitePlantStore } from '../src/store/sqlite/plants.js'
+import { createWebhook } from '../src/webhooks/service.js'
 import { tempDir } from './helpers/stores.js'
 
 describe('SQLite store', () => {
@@ -63,6 +64,29 @@ describe('SQLite store', () => {
     const envelope = events[0]?.payload ?? ''
     expect(envelope).toContain('"data":{"id":9223372036854775807,"name":"big","tag":"t"}')
     expect(JSON.parse(envelope)).toMatchObject({ type: 'plant.created', timestamp: expect.any(String) })
+  })
+
+  it('lets queue transactions wait for a held write lock without blocking the thread', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const dispatcherSide = openSqlite({ path, busyTimeoutMs: 0 })
+    try {
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await createWebhook(store.webhooks, {
+        url: 'https://r.example/',
+        events: ['plant.created'],
+        description: null,
+      })
+      await createPlant(store.plants, { id: 2n, name: 'b' })
+      store.db.exec('BEGIN IMMEDIATE')
+      const fanned = dispatcherSide.webhooks.fanOut(100, new Date())
+      // The event loop still turns while the lock is held: the commit below runs before fanOut ends.
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      store.db.exec('COMMIT')
+      expect(await fanned).toBe(2)
+    } finally {
+      await dispatcherSide.close()
+    }
   })
 
   it('migrates once, however many times it is opened', async () => {

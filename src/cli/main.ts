@@ -24,9 +24,10 @@ function buildProgram(): Command {
   const serveCommand = program.command('serve').description('run the HTTP service')
   for (const s of SERVE_SETTINGS) {
     const help = `${s.description} [env: ${envName(s.flag)}${s.default === undefined ? '' : `, default: ${s.default}`}]`
-    serveCommand.addOption(new Option(`--${s.flag} <${s.placeholder}>`, help))
+    const value = s.boolean ? `[${s.placeholder}]` : `<${s.placeholder}>`
+    serveCommand.addOption(new Option(`--${s.flag} ${value}`, help))
   }
-  serveCommand.action(async (flags: Record<string, string | undefined>) => {
+  serveCommand.action(async (flags: Record<string, string | boolean | undefined>) => {
     await serve(resolveServeConfig(flags))
   })
 

@@ -9,11 +9,13 @@ import { scheduleRetention } from '../retention.js'
 import { openStoreRetrying } from '../store/open.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
+import { startDispatcher } from '../webhooks/runner.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
- * --drain-delay, the port stops accepting,
- * in-flight requests finish (within --shutdown-timeout), pending writes commit, the database closes,
+ * --drain-delay, the port stops accepting, in-flight requests finish (within --shutdown-timeout),
+ * webhook attempts still in flight get a moment to finish and the rest are handed back to the queue,
+ * pending writes commit, the database closes,
  * and the process exits 0.
  */
 export async function serve(config: ServeConfig): Promise<void> {
@@ -46,6 +48,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     idempotencyTtlMs: config.idempotencyTtlMs,
     timeouts: {
       requestTimeoutMs: config.requestTimeoutMs,
@@ -69,6 +72,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     listenTextResolver: (address) => `listening on ${address}`,
   })
 
+  // Webhook delivery runs beside requests, never in their path: see startDispatcher.
+  const dispatcher = startDispatcher(store, config, logger)
+  store.events.watch?.(() => dispatcher.eventsWritten())
+
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) {
@@ -90,7 +97,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       stopRetention()
       // Still serving, but /readyz already says 503: load balancers take the instance out first.
       if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
-      await app.close()
+      await Promise.all([app.close(), dispatcher.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
       await store.close()
       logger.info('stopped')
       process.exit(0)

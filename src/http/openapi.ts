@@ -51,6 +51,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'plants', description: 'The plant resource' },
+        { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {
@@ -76,6 +77,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     transformObject: (documents) =>
       ({
         ...(documents as { openapiObject: object }).openapiObject,
+        webhooks: eventWebhooks(),
         'x-error-codes': Object.entries(errors).map(([name, e]) => ({
           code: e.code,
           status: e.status,
@@ -118,6 +120,41 @@ function withOperationalErrors(schema: FastifySchema, route: RouteOptions): Fast
   if (base.security?.length !== 0) extra.push(429)
   const missing = extra.filter((status) => !(status in (base.response as object)))
   return { ...base, response: { ...base.response, ...errorResponses(...missing) } } as FastifySchema
+}
+
+/** What subscribers receive: one Standard Webhooks message per plant event (OpenAPI 3.1 `webhooks`). */
+function eventWebhooks(): Record<string, unknown> {
+  const summaries: Record<string, string> = {
+    'plant.created': 'A plant was created',
+    'plant.updated': 'A plant was replaced or changed',
+    'plant.deleted': 'A plant was deleted (data: the plant as it was)',
+  }
+  const signed = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+  }))
+  return Object.fromEntries(
+    Object.entries(summaries).map(([type, summary]) => [
+      type,
+      {
+        post: {
+          operationId: `${type.replace('.', '_')}_event`,
+          summary,
+          tags: ['webhooks'],
+          description:
+            'POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
+          parameters: signed,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/PlantEvent' } } },
+          },
+          responses: { '200': { description: 'Received (any 2xx will do)' } },
+        },
+      },
+    ]),
+  )
 }
 
 /** Public routes need nothing; the others the bearer token with the route's scope, if it has one. */

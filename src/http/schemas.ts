@@ -84,9 +84,160 @@ export const ErrorBody = Type.Object(
 )
 
 /** Registered with `app.addSchema` before any route. */
-export const sharedSchemas = [NewPlant, Plant, PlantPatch, StoredPlant, ErrorBody]
+const WebhookEvents = Type.Array(
+  Type.Union([Type.Literal('plant.created'), Type.Literal('plant.updated'), Type.Literal('plant.deleted')]),
+  { minItems: 1, description: 'Event types to receive; all of them when omitted on creation' },
+)
+const Timestamp = Type.String({ format: 'date-time' })
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
+const WebhookUrl = Type.String({
+  format: 'uri',
+  maxLength: 2000,
+  description: 'http or https; by default not a loopback, private, link-local or metadata address',
+})
+const Description = Type.String({ maxLength: 500 })
 
-type SharedName = 'NewPlant' | 'Plant' | 'PlantPatch' | 'StoredPlant' | 'Error'
+export const WebhookId = Type.String({ pattern: '^wh_[A-Za-z0-9_-]{22}$', description: 'Subscription id' })
+export const DeliveryId = Type.String({ pattern: '^dlv_[0-9a-f]{24}$', description: 'Delivery id' })
+
+export const NewWebhook = Type.Object(
+  { url: WebhookUrl, events: Type.Optional(WebhookEvents), description: Type.Optional(Description) },
+  {
+    $id: 'NewWebhook',
+    title: 'NewWebhook',
+    description: 'A subscription to create. Unknown fields are ignored.',
+  },
+)
+
+export const WebhookUpdate = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    disabled: Type.Optional(Type.Boolean({ description: 'false re-enables a disabled subscription' })),
+  },
+  { $id: 'WebhookUpdate', title: 'WebhookUpdate', description: 'Fields to change; at least one.' },
+)
+
+const webhookFields = {
+  id: WebhookId,
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  description: Type.Union([Description, Type.Null()]),
+  disabled: Type.Boolean(),
+  disabledReason: Type.Union([Type.Literal('manual'), Type.Literal('failing'), Type.Null()], {
+    description: '`failing`: disabled automatically after failing for the configured time',
+  }),
+  disabledAt: NullableTimestamp,
+  failingSince: Type.Union([Timestamp, Type.Null()], {
+    description: 'Start of the current run of failed attempts',
+  }),
+  previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
+    description: 'Until then, the secret replaced by the last rotation signs too',
+  }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+}
+
+export const Webhook = Type.Object(webhookFields, {
+  $id: 'Webhook',
+  title: 'Webhook',
+  description: 'A subscription (no secret).',
+})
+
+const Secret = Type.String({
+  pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+  description: 'The signing secret, shown only in this answer',
+})
+
+export const WebhookWithSecret = Type.Object(
+  { ...webhookFields, secret: Secret },
+  {
+    $id: 'WebhookWithSecret',
+    title: 'WebhookWithSecret',
+    description: 'A subscription with its signing secret.',
+  },
+)
+
+export const Delivery = Type.Object(
+  {
+    id: DeliveryId,
+    eventId: Type.String({ description: 'The `webhook-id` header: stable across attempts and replays' }),
+    eventType: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    attempts: Type.Integer({ description: 'Attempts since the delivery was queued (or requeued)' }),
+    nextAttemptAt: NullableTimestamp,
+    lastAttemptAt: NullableTimestamp,
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastDurationMs: Type.Union([Type.Integer(), Type.Null()]),
+    createdAt: Timestamp,
+  },
+  {
+    $id: 'Delivery',
+    title: 'Delivery',
+    description: 'One event for one subscription, with its latest attempt.',
+  },
+)
+
+export const ReplayRequest = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'Resend every event from this time on' }) },
+  { $id: 'ReplayRequest', title: 'ReplayRequest' },
+)
+
+export const ReplayResult = Type.Object(
+  { queued: Type.Integer() },
+  { $id: 'ReplayResult', title: 'ReplayResult' },
+)
+
+export const PlantEvent = Type.Object(
+  {
+    type: Type.Union([
+      Type.Literal('plant.created'),
+      Type.Literal('plant.updated'),
+      Type.Literal('plant.deleted'),
+    ]),
+    timestamp: Timestamp,
+    data: Type.Unsafe(ref('StoredPlant')),
+  },
+  {
+    $id: 'PlantEvent',
+    title: 'PlantEvent',
+    description:
+      'A Standard Webhooks message: the plant as stored (for plant.deleted, as it was). Headers webhook-id, webhook-timestamp and webhook-signature sign it.',
+  },
+)
+
+export const sharedSchemas = [
+  NewPlant,
+  Plant,
+  PlantPatch,
+  StoredPlant,
+  ErrorBody,
+  NewWebhook,
+  WebhookUpdate,
+  Webhook,
+  WebhookWithSecret,
+  Delivery,
+  ReplayRequest,
+  ReplayResult,
+  PlantEvent,
+]
+
+type SharedName =
+  | 'NewPlant'
+  | 'Plant'
+  | 'PlantPatch'
+  | 'StoredPlant'
+  | 'Error'
+  | 'NewWebhook'
+  | 'WebhookUpdate'
+  | 'Webhook'
+  | 'WebhookWithSecret'
+  | 'Delivery'
+  | 'ReplayRequest'
+  | 'ReplayResult'
+  | 'PlantEvent'
 
 /** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
 export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -157,6 +157,167 @@ export interface TokenStore {
 export interface EventStore {
   /** Events with a sequence number above `afterSeq`, oldest first. */
   listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>>
+  /**
+   * Calls `listener` after a transaction that appended events commits, so a dispatcher can start at
+   * once instead of at its next poll. Optional and best effort: dispatchers poll anyway, and an
+   * implementation may report only its own process's commits (or others' too, e.g. LISTEN/NOTIFY).
+   * Returns a function that removes the listener.
+   */
+  watch?(listener: () => void): () => void
+}
+
+export type WebhookDisabledReason = 'manual' | 'failing'
+
+/** A subscription: where to send which event types, and the secrets that sign them. */
+export interface WebhookRecord {
+  /** `wh_` + 22 base64url characters. */
+  id: string
+  url: string
+  /** Event types it receives, e.g. `plant.created`. */
+  events: string[]
+  description: string | null
+  /** `whsec_` + base64 of the key. */
+  secret: string
+  /** After a rotation, the previous secret keeps signing (a second signature) until it expires. */
+  previousSecret: string | null
+  previousSecretExpiresAt: Date | null
+  disabledAt: Date | null
+  disabledReason: WebhookDisabledReason | null
+  /** Start of the current run of failed attempts; null once an attempt succeeds. */
+  failingSince: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export type WebhookChanges = Partial<
+  Pick<
+    WebhookRecord,
+    | 'url'
+    | 'events'
+    | 'description'
+    | 'secret'
+    | 'previousSecret'
+    | 'previousSecretExpiresAt'
+    | 'disabledAt'
+    | 'disabledReason'
+    | 'failingSince'
+  >
+> & { updatedAt: Date }
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
+
+/** One event for one subscription, with the outcome of its latest attempt. */
+export interface DeliveryRecord {
+  /** `dlv_` + 24 lowercase hex digits. */
+  id: string
+  webhookId: string
+  eventId: string
+  eventType: string
+  status: DeliveryStatus
+  /** Attempts made since the delivery was (re)queued. */
+  attempts: number
+  nextAttemptAt: Date | null
+  lastAttemptAt: Date | null
+  lastStatusCode: number | null
+  lastError: string | null
+  lastDurationMs: number | null
+  createdAt: Date
+}
+
+/** A delivery leased to one dispatcher, with everything needed to send it. */
+export interface ClaimedDelivery {
+  id: string
+  webhookId: string
+  url: string
+  secret: string
+  previousSecret: string | null
+  previousSecretExpiresAt: Date | null
+  eventId: string
+  eventType: string
+  payload: string
+  /** The number of this attempt, 1 for the first since (re)queueing. */
+  attempt: number
+}
+
+/** The outcome of one attempt, as the dispatcher decided it. */
+export interface AttemptResult {
+  deliveryId: string
+  webhookId: string
+  /** The lease owner that made the attempt; a result from a lease that was lost is ignored. */
+  owner: string
+  at: Date
+  ok: boolean
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+  /** When to try again; null when no attempt is left (the delivery is then failed, and kept). */
+  nextAttemptAt: Date | null
+  /** A failed attempt disables the subscription when its failures began at or before this. */
+  disableIfFailingSince: Date
+}
+
+/**
+ * Subscriptions and their delivery queue. Several processes may run dispatchers against one
+ * database; the queue methods are what keep them from sending one attempt twice at once:
+ * - `fanOut` and `claim` are each one short transaction that locks what it takes (SQLite: a
+ *   `BEGIN IMMEDIATE` transaction; PostgreSQL: `SELECT … FOR UPDATE SKIP LOCKED`), so two callers
+ *   never take the same event or the same delivery.
+ * - A claim is a lease until `now + leaseMs`; a delivery whose lease ran out (its process died) can
+ *   be claimed again, which is why delivery is at-least-once.
+ * - `complete` applies a result only while the caller still holds the lease.
+ */
+export interface WebhookStore {
+  /** Inserts a subscription; it receives the events committed after this call. */
+  insert(webhook: WebhookRecord): Promise<void>
+  find(id: string): Promise<WebhookRecord | undefined>
+  /** Every subscription, oldest first. */
+  list(): Promise<WebhookRecord[]>
+  /** Applies the changes; undefined when there is no such subscription. */
+  update(id: string, changes: WebhookChanges): Promise<WebhookRecord | undefined>
+  /** Deletes the subscription and its deliveries; false when there is none. */
+  delete(id: string): Promise<boolean>
+
+  /** The subscription's deliveries, newest first. */
+  listDeliveries(
+    webhookId: string,
+    options: { limit: number; status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]>
+  /** Puts a delivery back in the queue, due at `at`, with a fresh retry schedule. */
+  requeueDelivery(webhookId: string, deliveryId: string, at: Date): Promise<DeliveryRecord | undefined>
+  /**
+   * Queues every event of the subscription's types that occurred at or after `since`, due at `at`;
+   * an event already delivered is queued again (same event, same `webhook-id`). Returns how many.
+   */
+  replay(webhookId: string, since: Date, at: Date): Promise<number>
+  /** Stores `event` and queues it for this subscription only, due at `event.occurredAt`. */
+  enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord>
+
+  /**
+   * Turns up to `limit` events not yet fanned out into one pending delivery per enabled subscription
+   * of their type created before them, and marks them fanned out, atomically. Returns the number of
+   * events handled (0: nothing waits).
+   */
+  fanOut(limit: number, at: Date): Promise<number>
+  /**
+   * Leases up to `limit` due deliveries of enabled subscriptions (oldest due first, skipping the
+   * subscriptions in `skipWebhooks`, at most `perWebhook` each), counting the attempt.
+   */
+  claim(options: {
+    owner: string
+    now: Date
+    leaseMs: number
+    limit: number
+    perWebhook: number
+    skipWebhooks: string[]
+  }): Promise<ClaimedDelivery[]>
+  /**
+   * Records attempt results in one transaction. A success clears the subscription's failing state;
+   * a failure starts it (if not started) and disables the subscription once it began at or before
+   * `disableIfFailingSince`. Returns the ids of subscriptions it disabled.
+   */
+  complete(results: AttemptResult[]): Promise<string[]>
+  /** Gives up leases without counting their attempts (a dispatcher stopping mid-send). */
+  release(owner: string, deliveryIds: string[]): Promise<void>
 }
 
 /** What a retention sweep removes: everything older than these instants. */
@@ -198,6 +359,7 @@ export interface Store {
    * says what to use instead.
    */
   backup(file: string): Promise<void>
+  readonly webhooks: WebhookStore
   readonly idempotency: IdempotencyStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>

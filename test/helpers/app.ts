@@ -20,7 +20,12 @@ export interface TestApp {
 
 export async function makeApp(
   kind: StoreKind,
-  options: { bodyLimit?: number; idempotencyTtlMs?: number; lifecycle?: { draining: boolean } } = {},
+  options: {
+    bodyLimit?: number
+    idempotencyTtlMs?: number
+    lifecycle?: { draining: boolean }
+    allowPrivateWebhookUrls?: boolean
+  } = {},
 ): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)

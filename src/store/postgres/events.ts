@@ -11,7 +11,20 @@ interface EventRow {
 }
 
 export class PostgresEventStore implements EventStore {
+  private readonly listeners = new Set<() => void>()
+
   constructor(private readonly pool: Pool) {}
+
+  /** This process's commits only; dispatchers poll for other instances' events. */
+  watch(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Called by the plant store after a commit that wrote events. */
+  appended(): void {
+    for (const listener of this.listeners) listener()
+  }
 
   async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
     const result = await guarded(() =>

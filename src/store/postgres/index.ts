@@ -8,6 +8,7 @@ import { migrate } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
 import { RevocationWatch } from './revocation.js'
 import { PostgresTokenStore } from './tokens.js'
+import { PostgresWebhookStore } from './webhooks.js'
 
 export interface PostgresOptions {
   url: string
@@ -28,6 +29,7 @@ export class PostgresStore implements Store {
   readonly plants: PostgresPlantStore
   readonly tokens: PostgresTokenStore
   readonly events: PostgresEventStore
+  readonly webhooks: PostgresWebhookStore
   readonly maintenance: PostgresMaintenanceStore
   readonly idempotency: PostgresIdempotencyStore
 
@@ -36,10 +38,13 @@ export class PostgresStore implements Store {
     private readonly watch: RevocationWatch,
   ) {
     const size = pool.options.max ?? DEFAULT_POOL_SIZE
-    // Half the pool may be committing batches; the other half stays free for reads and token checks.
-    this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)))
     this.tokens = new PostgresTokenStore(pool, watch)
     this.events = new PostgresEventStore(pool)
+    // Half the pool may be committing batches; the other half stays free for reads and token checks.
+    this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)), () =>
+      this.events.appended(),
+    )
+    this.webhooks = new PostgresWebhookStore(pool)
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
   }

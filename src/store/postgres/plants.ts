@@ -64,6 +64,8 @@ export class PostgresPlantStore implements PlantStore {
     private readonly pool: Pool,
     /** Batches written at the same time; the rest of the pool stays free for reads. */
     private readonly maxConcurrentBatches: number,
+    /** Told after a commit that wrote outbox events. */
+    private readonly onEventsCommitted: () => void = () => {},
   ) {}
 
   /** One transaction for the whole batch; an existing id is compared, never overwritten. */
@@ -194,18 +196,20 @@ export class PostgresPlantStore implements PlantStore {
     batch.forEach((item, i) => {
       item.resolve(outcomes[i] as CreateOutcome)
     })
+    if (batch.some((item, i) => outcomes[i] === 'created' && item.extras?.event)) this.onEventsCommitted()
   }
 
   /**
    * Check version, write, record the event: one transaction holding the row lock (FOR UPDATE), so no
    * change from any instance slips between the check and the write.
    */
-  private writeOne(
+  private async writeOne(
     id: bigint,
     options: WriteOptions,
     apply: (client: PoolClient, current: Plant) => Promise<Plant | undefined>,
   ): Promise<WriteResult> {
-    return inTransaction(this.pool, async (client): Promise<WriteResult> => {
+    let wroteEvent = false
+    const result = await inTransaction(this.pool, async (client): Promise<WriteResult> => {
       const found = await client.query<VersionedRow>(
         `SELECT ${COLUMNS}, version FROM plants WHERE id = $1 FOR UPDATE`,
         [id.toString()],
@@ -219,9 +223,14 @@ export class PostgresPlantStore implements PlantStore {
       const plant = await apply(client, current)
       // A change that changes nothing keeps the version (and so the ETag) and emits no event.
       if (plant === undefined) return { outcome: 'done', plant: current, version: row.version }
-      if (options.event) await writeEvents(client, [options.event(plant)])
+      if (options.event) {
+        await writeEvents(client, [options.event(plant)])
+        wroteEvent = true
+      }
       return { outcome: 'done', plant, version: row.version + 1 }
     })
+    if (wroteEvent) this.onEventsCommitted()
+    return result
   }
 
   private async write(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {

@@ -11,11 +11,22 @@ interface EventRow {
 
 export class SqliteEventStore implements EventStore {
   private readonly since: Statement
+  private readonly listeners = new Set<() => void>()
 
   constructor(db: Database) {
     this.since = db.prepare(
       'SELECT seq, id, type, payload, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
     )
+  }
+
+  watch(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Called by the plant store after a commit that wrote events. */
+  appended(): void {
+    for (const listener of this.listeners) listener()
   }
 
   async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {

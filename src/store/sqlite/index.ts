@@ -8,6 +8,7 @@ import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
+import { SqliteWebhookStore } from './webhooks.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -22,13 +23,15 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   readonly maintenance: SqliteMaintenanceStore
+  readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
 
   constructor(readonly db: Database.Database) {
-    this.plants = new SqlitePlantStore(db)
-    this.tokens = new SqliteTokenStore(db)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db)
+    this.plants = new SqlitePlantStore(db, () => this.events.appended())
+    this.tokens = new SqliteTokenStore(db)
+    this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
   }
 
@@ -65,12 +68,14 @@ export class SqliteStore implements Store {
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   const db = new Database(options.path)
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  // Opening and migrating always wait for another process's lock; the option applies afterwards.
+  db.pragma('busy_timeout = 5000')
   // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
   // create survives power loss, not just a process crash.
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   migrate(db)
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   return new SqliteStore(db)
 }

@@ -66,7 +66,14 @@ export class SqlitePlantStore implements PlantStore {
   private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
 
-  constructor(private readonly db: Database) {
+  /** Set when the open transaction wrote an event; told to the listener once it commits. */
+  private eventsWritten = false
+
+  constructor(
+    private readonly db: Database,
+    /** Told after a commit that wrote outbox events. */
+    private readonly onEventsCommitted: () => void = () => {},
+  ) {
     this.insert = db.prepare(
       'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now)',
     )
@@ -214,10 +221,20 @@ export class SqlitePlantStore implements PlantStore {
       if (options.event) this.writeEvent(options.event(plant))
       return { outcome: 'done', plant, version: version + 1 }
     })
-    return run.immediate()
+    this.eventsWritten = false
+    const result = run.immediate()
+    this.announceEvents()
+    return result
+  }
+
+  private announceEvents(): void {
+    if (!this.eventsWritten) return
+    this.eventsWritten = false
+    this.onEventsCommitted()
   }
 
   private writeEvent(event: OutboxEvent): void {
+    this.eventsWritten = true
     this.insertEvent.run({
       id: event.id,
       type: event.type,
@@ -231,6 +248,7 @@ export class SqlitePlantStore implements PlantStore {
     this.queue = []
     const outcomes: CreateOutcome[] = []
     const now = Date.now()
+    this.eventsWritten = false
     try {
       this.begin.run()
       try {
@@ -243,10 +261,12 @@ export class SqlitePlantStore implements PlantStore {
         throw error
       }
     } catch (error) {
+      this.eventsWritten = false
       for (const item of batch) item.reject(error)
       return
     }
     for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+    this.announceEvents()
   }
 
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */

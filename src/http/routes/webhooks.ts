@@ -1,0 +1,312 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { DeliveryRecord, DeliveryStatus, Store, WebhookRecord } from '../../store/types.js'
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listDeliveries,
+  replayEvents,
+  retryDelivery,
+  rotateSecret,
+  sendTestEvent,
+  updateWebhook,
+} from '../../webhooks/service.js'
+import {
+  type NewWebhookInput,
+  validateNewWebhook,
+  validateReplay,
+  validateWebhookParams,
+  validateWebhookUpdate,
+  type WebhookUpdateInput,
+} from '../../webhooks/validate.js'
+import { DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
+import { checkedBy } from '../validation.js'
+import { methodNotAllowed } from './method-not-allowed.js'
+
+export interface WebhookRouteOptions {
+  store: Store
+  /** Accept loopback, private and link-local subscriber URLs (local development and tests). */
+  allowPrivateUrls: boolean
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null)
+
+function webhookView(w: WebhookRecord) {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    description: w.description,
+    disabled: w.disabledAt !== null,
+    disabledReason: w.disabledReason,
+    disabledAt: iso(w.disabledAt),
+    failingSince: iso(w.failingSince),
+    previousSecretExpiresAt:
+      w.previousSecretExpiresAt && w.previousSecretExpiresAt.getTime() > Date.now()
+        ? iso(w.previousSecretExpiresAt)
+        : null,
+    createdAt: w.createdAt.toISOString(),
+    updatedAt: w.updatedAt.toISOString(),
+  }
+}
+
+function deliveryView(d: DeliveryRecord) {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    lastStatusCode: d.lastStatusCode,
+    lastError: d.lastError,
+    lastDurationMs: d.lastDurationMs,
+    createdAt: d.createdAt.toISOString(),
+  }
+}
+
+const Params = checkedBy(Type.Object({ id: WebhookId }), validateWebhookParams)
+const DeliveryParams = checkedBy(
+  Type.Object({ id: WebhookId, deliveryId: DeliveryId }),
+  validateWebhookParams,
+)
+const ReplayBody = checkedBy(ref('ReplayRequest'), (body) => validateReplay(body))
+const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
+  type: 'object',
+  description,
+  required: ['data'],
+  properties: { data: { type: 'array', items: ref(name) } },
+})
+const DeliveriesQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  status: Type.Optional(
+    Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+  ),
+})
+
+type IdParams = { id: string }
+
+/** Subscriptions and their deliveries; every route needs the `webhooks:manage` scope. */
+export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
+  const store = options.store.webhooks
+  const config = { scope: 'webhooks:manage' as const }
+  const tags = ['webhooks']
+  // Schema objects are per registration: their checks depend on this app's URL policy.
+  const CreateBody = checkedBy(ref('NewWebhook'), (b) => validateNewWebhook(b, options.allowPrivateUrls))
+  const UpdateBody = checkedBy(ref('WebhookUpdate'), (b) =>
+    validateWebhookUpdate(b, options.allowPrivateUrls),
+  )
+
+  app.post(
+    '/webhooks',
+    {
+      config,
+      schema: {
+        operationId: 'createWebhook',
+        summary: 'Subscribes a URL to events; the answer carries the signing secret, shown only here',
+        tags,
+        body: CreateBody,
+        response: {
+          201: ref('WebhookWithSecret', { description: 'The subscription, with its secret' }),
+          ...errorResponses(400, 401, 403, 413, 415, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const record = await createWebhook(store, request.body as NewWebhookInput)
+      reply.code(201).header('location', `/webhooks/${record.id}`)
+      return { ...webhookView(record), secret: record.secret }
+    },
+  )
+  app.get(
+    '/webhooks',
+    {
+      config,
+      schema: {
+        operationId: 'listWebhooks',
+        summary: 'Lists subscriptions',
+        tags,
+        response: {
+          200: listOf('Webhook', 'Every subscription, oldest first'),
+          ...errorResponses(401, 403, 500),
+        },
+      },
+    },
+    async () => ({ data: (await store.list()).map(webhookView) }),
+  )
+  methodNotAllowed(app, '/webhooks', ['GET', 'HEAD', 'POST'])
+
+  app.get(
+    '/webhooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'getWebhook',
+        summary: 'Reads a subscription, including whether it is disabled and why',
+        tags,
+        params: Params,
+        response: {
+          200: ref('Webhook', { description: 'The subscription' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
+      },
+    },
+    async (request) => webhookView(await getWebhook(store, (request.params as IdParams).id)),
+  )
+  app.patch(
+    '/webhooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'updateWebhook',
+        summary: 'Changes url, events, description, or disables / re-enables a subscription',
+        tags,
+        params: Params,
+        body: UpdateBody,
+        response: {
+          200: ref('Webhook', { description: 'The subscription as changed' }),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+        },
+      },
+    },
+    async (request) =>
+      webhookView(
+        await updateWebhook(store, (request.params as IdParams).id, request.body as WebhookUpdateInput),
+      ),
+  )
+  app.delete(
+    '/webhooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'deleteWebhook',
+        summary: 'Deletes a subscription and its deliveries',
+        tags,
+        params: Params,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 500) },
+      },
+    },
+    async (request, reply) => {
+      await deleteWebhook(store, (request.params as IdParams).id)
+      return reply.code(204).send()
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id', ['GET', 'HEAD', 'PATCH', 'DELETE'])
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      config,
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: 'Replaces the signing secret; the old one keeps signing too for 24 hours',
+        tags,
+        params: Params,
+        response: {
+          200: ref('WebhookWithSecret', { description: 'The subscription, with its new secret' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
+      },
+    },
+    async (request) => {
+      const record = await rotateSecret(store, (request.params as IdParams).id)
+      return { ...webhookView(record), secret: record.secret }
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/rotate-secret', ['POST'])
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      config,
+      schema: {
+        operationId: 'testWebhook',
+        summary: 'Queues a signed webhook.test message to this subscription only',
+        tags,
+        params: Params,
+        response: {
+          202: ref('Delivery', { description: 'The queued delivery' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.code(202)
+      return deliveryView(await sendTestEvent(store, (request.params as IdParams).id))
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/test', ['POST'])
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      config,
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: 'Lists deliveries, newest first, with their latest attempt and next attempt',
+        tags,
+        params: Params,
+        querystring: DeliveriesQuery,
+        response: {
+          200: listOf('Delivery', 'Deliveries, newest first'),
+          ...errorResponses(400, 401, 403, 404, 500),
+        },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; status?: DeliveryStatus }
+      const rows = await listDeliveries(store, (request.params as IdParams).id, query)
+      return { data: rows.map(deliveryView) }
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/deliveries', ['GET', 'HEAD'])
+
+  app.post(
+    '/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      config,
+      schema: {
+        operationId: 'retryWebhookDelivery',
+        summary: 'Sends a delivery again now, with a fresh retry schedule',
+        tags,
+        params: DeliveryParams,
+        response: {
+          202: ref('Delivery', { description: 'The queued delivery' }),
+          ...errorResponses(401, 403, 404, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id, deliveryId } = request.params as IdParams & { deliveryId: string }
+      reply.code(202)
+      return deliveryView(await retryDelivery(store, id, deliveryId))
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/deliveries/:deliveryId/retry', ['POST'])
+
+  app.post(
+    '/webhooks/:id/replay',
+    {
+      config,
+      schema: {
+        operationId: 'replayWebhook',
+        summary: 'Sends again every event of the subscribed types since a time (same webhook-id)',
+        tags,
+        params: Params,
+        body: ReplayBody,
+        response: {
+          202: ref('ReplayResult', { description: 'How many deliveries were queued' }),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { since } = request.body as { since: Date }
+      reply.code(202)
+      return { queued: await replayEvents(store, (request.params as IdParams).id, since) }
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/replay', ['POST'])
+}

@@ -1,0 +1,445 @@
+import type { Database, Statement } from 'better-sqlite3'
+import type {
+  AttemptResult,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryStatus,
+  OutboxEvent,
+  WebhookChanges,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStore,
+} from '../types.js'
+
+interface WebhookRow {
+  id: string
+  url: string
+  events: string
+  description: string | null
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: number | null
+  disabled_at: number | null
+  disabled_reason: string | null
+  failing_since: number | null
+  created_at: number
+  updated_at: number
+}
+
+interface DeliveryRow {
+  id: string
+  webhook_id: string
+  event_id: string
+  event_type: string
+  status: string
+  attempts: number
+  next_attempt_at: number | null
+  last_attempt_at: number | null
+  last_status_code: number | null
+  last_error: string | null
+  last_duration_ms: number | null
+  created_at: number
+}
+
+interface ClaimRow {
+  id: string
+  webhook_id: string
+  attempts: number
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: number | null
+  event_id: string
+  event_type: string
+  payload: string
+}
+
+const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
+const ms = (d: Date | null | undefined): number | null => (d ? d.getTime() : null)
+
+function toWebhook(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events.split(' ').filter(Boolean),
+    description: row.description,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretExpiresAt: date(row.previous_secret_expires_at),
+    disabledAt: date(row.disabled_at),
+    disabledReason: row.disabled_reason as WebhookDisabledReason | null,
+    failingSince: date(row.failing_since),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  }
+}
+
+function toDelivery(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAttemptAt: date(row.next_attempt_at),
+    lastAttemptAt: date(row.last_attempt_at),
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    lastDurationMs: row.last_duration_ms,
+    createdAt: new Date(row.created_at),
+  }
+}
+
+/** How long a queue transaction keeps retrying a locked database before it fails. */
+const BUSY_RETRY_MS = 5000
+
+const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
+// Event types are stored space separated; a type matches when it is one of the words.
+const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ') > 0"
+const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
+  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
+
+const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
+  url: 'url',
+  events: 'events',
+  description: 'description',
+  secret: 'secret',
+  previousSecret: 'previous_secret',
+  previousSecretExpiresAt: 'previous_secret_expires_at',
+  disabledAt: 'disabled_at',
+  disabledReason: 'disabled_reason',
+  failingSince: 'failing_since',
+  updatedAt: 'updated_at',
+}
+
+/**
+ * Subscriptions and the delivery queue in SQLite. Every write that dispatchers race on is one short
+ * `BEGIN IMMEDIATE` transaction: it takes the database write lock before reading, so two processes
+ * on one file see each other's claims and never lease the same delivery. Cheap reads outside any
+ * transaction first check whether there is work at all, so an idle dispatcher never takes the lock.
+ */
+export class SqliteWebhookStore implements WebhookStore {
+  private readonly selectOne: Statement
+  private readonly anyAwaitingFanOut: Statement
+  private readonly awaitingFanOut: Statement
+  private readonly fanOutEvent: Statement
+  private readonly markFannedOut: Statement
+  private readonly anyDue: Statement
+  private readonly enabledWebhooks: Statement
+  private readonly dueOfWebhook: Statement
+  private readonly claimDetails: Statement
+  private readonly lease: Statement
+  private readonly finish: Statement
+  private readonly clearFailing: Statement
+  private readonly startFailing: Statement
+  private readonly disableFailing: Statement
+  private readonly unlease: Statement
+  private readonly syncNormal: Statement
+  private readonly syncFull: Statement
+
+  constructor(private readonly db: Database) {
+    this.syncNormal = db.prepare('PRAGMA synchronous = NORMAL')
+    this.syncFull = db.prepare('PRAGMA synchronous = FULL')
+    this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
+    this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
+    this.awaitingFanOut = db.prepare(
+      'SELECT seq, type FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT ?',
+    )
+    this.fanOutEvent = db.prepare(
+      `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+       SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
+       FROM events e JOIN webhooks w ON ${TYPE_MATCHES}
+       WHERE e.seq = @seq AND w.disabled_at IS NULL AND w.after_seq < e.seq`,
+    )
+    this.markFannedOut = db.prepare('UPDATE events SET fanned_out_at = ? WHERE seq = ?')
+    this.anyDue = db
+      .prepare("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1")
+      .pluck()
+    // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries, one index
+    // probe each, so a subscription with a large backlog never crowds out the others.
+    this.enabledWebhooks = db.prepare('SELECT id FROM webhooks WHERE disabled_at IS NULL').pluck()
+    this.dueOfWebhook = db.prepare(
+      `SELECT id, next_attempt_at FROM webhook_deliveries
+       WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at LIMIT ?`,
+    )
+    this.claimDetails = db.prepare(
+      `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
+              e.id AS event_id, e.type AS event_type, e.payload
+       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
+       WHERE d.id = ?`,
+    )
+    // A lease moves next_attempt_at to its end, so a leased delivery is not due until the lease runs
+    // out: then another dispatcher may take it (its owner is presumed dead).
+    this.lease = db.prepare(
+      `UPDATE webhook_deliveries SET lease_owner = @owner, lease_until = @until, next_attempt_at = @until,
+         attempts = attempts + 1
+       WHERE id = @id`,
+    )
+    this.finish = db.prepare(
+      `UPDATE webhook_deliveries SET status = @status, next_attempt_at = @next, lease_owner = NULL,
+         lease_until = NULL, last_attempt_at = @at, last_status_code = @statusCode, last_error = @error,
+         last_duration_ms = @durationMs
+       WHERE id = @id AND lease_owner = @owner`,
+    )
+    this.clearFailing = db.prepare(
+      'UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+    )
+    this.startFailing = db.prepare(
+      'UPDATE webhooks SET failing_since = coalesce(failing_since, @at) WHERE id = @id',
+    )
+    this.disableFailing = db.prepare(
+      `UPDATE webhooks SET disabled_at = @at, disabled_reason = 'failing', updated_at = @at
+       WHERE id = @id AND disabled_at IS NULL AND failing_since <= @threshold`,
+    )
+    this.unlease = db.prepare(
+      `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = @now,
+         attempts = max(attempts - 1, 0)
+       WHERE id = @id AND lease_owner = @owner`,
+    )
+  }
+
+  /**
+   * Runs a dispatcher's bookkeeping transaction without its own fsync. Losing one to a power cut
+   * only means an event is fanned out or an attempt made again, which at-least-once delivery allows;
+   * the next fsynced commit (any create) makes it durable too, as the WAL is appended in order.
+   * Skipping the fsync keeps the dispatcher from competing with creates for the disk.
+   *
+   * When the write lock is taken (a create's commit, another process) it retries after 1, 2, 4, then
+   * every 8 ms, without blocking the thread: creates go first, and the dispatcher follows within a
+   * few milliseconds. SQLite's own busy handler would sleep the thread, with waits that grow to
+   * 100 ms; a connection opened with a busy timeout of 0 leaves the waiting to this loop.
+   */
+  private async relaxed<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + BUSY_RETRY_MS
+    for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
+      this.syncNormal.run()
+      try {
+        return this.db.transaction(work).immediate()
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      } finally {
+        this.syncFull.run()
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
+
+  async insert(webhook: WebhookRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
+           disabled_at, disabled_reason, failing_since, after_seq, created_at, updated_at)
+         VALUES (@id, @url, @events, @description, @secret, @previousSecret, @previousSecretExpiresAt,
+           @disabledAt, @disabledReason, @failingSince,
+           (SELECT coalesce(max(seq), 0) FROM events), @createdAt, @updatedAt)`,
+      )
+      .run({
+        id: webhook.id,
+        url: webhook.url,
+        events: webhook.events.join(' '),
+        description: webhook.description,
+        secret: webhook.secret,
+        previousSecret: webhook.previousSecret,
+        previousSecretExpiresAt: ms(webhook.previousSecretExpiresAt),
+        disabledAt: ms(webhook.disabledAt),
+        disabledReason: webhook.disabledReason,
+        failingSince: ms(webhook.failingSince),
+        createdAt: webhook.createdAt.getTime(),
+        updatedAt: webhook.updatedAt.getTime(),
+      })
+  }
+
+  async find(id: string): Promise<WebhookRecord | undefined> {
+    const row = this.selectOne.get(id) as WebhookRow | undefined
+    return row && toWebhook(row)
+  }
+
+  async list(): Promise<WebhookRecord[]> {
+    const rows = this.db.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as WebhookRow[]
+    return rows.map(toWebhook)
+  }
+
+  async update(id: string, changes: WebhookChanges): Promise<WebhookRecord | undefined> {
+    const sets: string[] = []
+    const values: Record<string, unknown> = { id }
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === undefined) continue
+      const column = CHANGE_COLUMNS[key as keyof WebhookChanges]
+      sets.push(`${column} = @${key}`)
+      values[key] = value instanceof Date ? value.getTime() : Array.isArray(value) ? value.join(' ') : value
+    }
+    const changed = this.db
+      .prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`)
+      .run(values).changes
+    return changed === 0 ? undefined : this.find(id)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
+  }
+
+  async listDeliveries(
+    webhookId: string,
+    options: { limit: number; status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE d.webhook_id = @webhookId AND (@status IS NULL OR d.status = @status)
+         ORDER BY d.created_at DESC, d.event_seq DESC LIMIT @limit`,
+      )
+      .all({ webhookId, status: options.status ?? null, limit: options.limit }) as DeliveryRow[]
+    return rows.map(toDelivery)
+  }
+
+  private findDelivery(webhookId: string, deliveryId: string): DeliveryRecord | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE d.id = ? AND d.webhook_id = ?`,
+      )
+      .get(deliveryId, webhookId) as DeliveryRow | undefined
+    return row && toDelivery(row)
+  }
+
+  async requeueDelivery(
+    webhookId: string,
+    deliveryId: string,
+    at: Date,
+  ): Promise<DeliveryRecord | undefined> {
+    const changed = this.db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+           lease_owner = NULL, lease_until = NULL
+         WHERE id = ? AND webhook_id = ?`,
+      )
+      .run(at.getTime(), deliveryId, webhookId).changes
+    return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
+  }
+
+  async replay(webhookId: string, since: Date, at: Date): Promise<number> {
+    return this.db
+      .prepare(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
+         FROM webhooks w JOIN events e ON ${TYPE_MATCHES}
+         WHERE w.id = @webhookId AND e.created_at >= @since
+         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET status = 'pending', attempts = 0,
+           next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, lease_until = NULL`,
+      )
+      .run({ webhookId, since: since.getTime(), at: at.getTime() }).changes
+  }
+
+  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord> {
+    const at = event.occurredAt.getTime()
+    const insert = this.db.transaction(() => {
+      // Already fanned out: a test message goes to this one subscription only.
+      const seq = this.db
+        .prepare(
+          'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?) RETURNING seq',
+        )
+        .pluck()
+        .get(event.id, event.type, event.payload, at, at) as number
+      return this.db
+        .prepare(
+          `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+           VALUES (${NEW_DELIVERY_ID}, ?, ?, 'pending', 0, ?, ?) RETURNING id`,
+        )
+        .pluck()
+        .get(webhookId, seq, at, at) as string
+    })
+    const id = insert.immediate()
+    return this.findDelivery(webhookId, id) as DeliveryRecord
+  }
+
+  async fanOut(limit: number, at: Date): Promise<number> {
+    if (this.anyAwaitingFanOut.get() === undefined) return 0
+    return this.relaxed(() => {
+      const events = this.awaitingFanOut.all(limit) as Array<{ seq: number; type: string }>
+      for (const { seq } of events) {
+        this.fanOutEvent.run({ seq, at: at.getTime() })
+        this.markFannedOut.run(at.getTime(), seq)
+      }
+      return events.length
+    })
+  }
+
+  async claim(options: {
+    owner: string
+    now: Date
+    leaseMs: number
+    limit: number
+    perWebhook: number
+    skipWebhooks: string[]
+  }): Promise<ClaimedDelivery[]> {
+    const now = options.now.getTime()
+    if (options.limit <= 0 || this.anyDue.get(now) === undefined) return []
+    const claimed = await this.relaxed(() => {
+      const skip = new Set(options.skipWebhooks)
+      const candidates: Array<{ id: string; next_attempt_at: number }> = []
+      for (const webhookId of this.enabledWebhooks.all() as string[]) {
+        if (skip.has(webhookId)) continue
+        candidates.push(...(this.dueOfWebhook.all(webhookId, now, options.perWebhook) as typeof candidates))
+      }
+      candidates.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.id < b.id ? -1 : 1))
+      const rows = candidates.slice(0, options.limit).map((c) => this.claimDetails.get(c.id) as ClaimRow)
+      const until = now + options.leaseMs
+      for (const row of rows) this.lease.run({ owner: options.owner, until, id: row.id })
+      return rows
+    })
+    return claimed.map((row) => ({
+      id: row.id,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secret: row.secret,
+      previousSecret: row.previous_secret,
+      previousSecretExpiresAt: date(row.previous_secret_expires_at),
+      eventId: row.event_id,
+      eventType: row.event_type,
+      payload: row.payload,
+      attempt: row.attempts + 1,
+    }))
+  }
+
+  async complete(results: AttemptResult[]): Promise<string[]> {
+    if (results.length === 0) return []
+    return this.relaxed(() => {
+      const disabled: string[] = []
+      for (const r of results) {
+        const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
+        const applied = this.finish.run({
+          id: r.deliveryId,
+          owner: r.owner,
+          status,
+          next: ms(r.nextAttemptAt),
+          at: r.at.getTime(),
+          statusCode: r.statusCode,
+          error: r.error,
+          durationMs: r.durationMs,
+        }).changes
+        if (applied === 0) continue
+        if (r.ok) {
+          this.clearFailing.run(r.webhookId)
+          continue
+        }
+        this.startFailing.run({ id: r.webhookId, at: r.at.getTime() })
+        const off = this.disableFailing.run({
+          id: r.webhookId,
+          at: r.at.getTime(),
+          threshold: r.disableIfFailingSince.getTime(),
+        }).changes
+        if (off > 0) disabled.push(r.webhookId)
+      }
+      return disabled
+    })
+  }
+
+  async release(owner: string, deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return
+    await this.relaxed(() => {
+      for (const id of deliveryIds) this.unlease.run({ id, owner, now: Date.now() })
+    })
+  }
+}

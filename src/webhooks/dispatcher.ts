@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { FastifyBaseLogger } from 'fastify'
+import type { AttemptResult, ClaimedDelivery, WebhookStore } from '../store/types.js'
+import { nextAttemptDelay } from './retry.js'
+import type { WebhookSender } from './sender.js'
+import { signedHeaders } from './signing.js'
+
+export interface DispatcherOptions {
+  store: WebhookStore
+  sender: WebhookSender
+  logger: FastifyBaseLogger
+  /** Delays before the 2nd, 3rd, … attempt; after the last one the delivery is failed. */
+  retrySchedule: number[]
+  /** The longest an attempt may take; leases outlast it so a live sender keeps its delivery. */
+  timeoutMs: number
+  /** A subscription whose attempts have all failed for this long is disabled. */
+  disableAfterMs: number
+  /** How often to look for new events and due retries when there is nothing in hand. */
+  pollIntervalMs?: number
+  /** Shortest time between two passes (and two result batches); 0 for no batching. */
+  batchWindowMs?: number
+  /** Attempts in flight at once, over all subscriptions. */
+  concurrency?: number
+  /** Attempts in flight at once to one subscription, so a slow one cannot take every slot. */
+  perWebhook?: number
+  now?: () => number
+}
+
+/**
+ * A lease outlasts the attempt by as long again (at least 5 s), time to record its outcome. A lease
+ * that runs out too soon costs a duplicate send; one too long delays recovery after a crash.
+ */
+function leaseFor(timeoutMs: number): number {
+  return timeoutMs + Math.max(5000, timeoutMs)
+}
+const FAN_OUT_BATCH = 500
+
+/**
+ * Moves events from the outbox to subscribers. Each pass fans new events out into deliveries, then
+ * leases due deliveries and sends them concurrently; each answer is recorded (batched into one
+ * transaction) with its next attempt per the retry schedule. Sends run beside the request path and
+ * never hold a database lock, so a slow receiver delays neither other receivers nor `POST /plants`.
+ * Several processes may run one each against the same database: the store's leases keep them from
+ * sending one attempt twice at once.
+ */
+export class Dispatcher {
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+  private readonly inFlight = new Map<string, { webhookId: string; abort: AbortController }>()
+  private readonly perWebhookInFlight = new Map<string, number>()
+  private results: AttemptResult[] = []
+  private flushing: Promise<void> | undefined
+  private timer: NodeJS.Timeout | undefined
+  private passing: Promise<void> | undefined
+  private again = false
+  private wakeSoon: NodeJS.Timeout | undefined
+  private lastPassAt = 0
+  private readonly batchWindowMs: number
+  private stopped = true
+  private readonly pollIntervalMs: number
+  private readonly concurrency: number
+  private readonly perWebhook: number
+  private readonly now: () => number
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 100
+    this.batchWindowMs = options.batchWindowMs ?? 3
+    this.concurrency = options.concurrency ?? 64
+    this.perWebhook = options.perWebhook ?? 16
+    this.now = options.now ?? Date.now
+  }
+
+  start(): void {
+    this.stopped = false
+    this.wake()
+  }
+
+  /**
+   * New events were committed (or more work is waiting): run a pass soon. Passes start at most
+   * every `batchWindowMs`, so under load each takes many events and deliveries in one short
+   * transaction instead of competing with creates for the write lock once per create.
+   */
+  eventsWritten(): void {
+    if (this.wakeSoon || this.stopped) return
+    const wait = Math.max(0, this.lastPassAt + this.batchWindowMs - this.now())
+    this.wakeSoon = setTimeout(() => {
+      this.wakeSoon = undefined
+      this.wake()
+    }, wait)
+  }
+
+  /** Runs a pass now (or right after the current one), instead of at the next poll. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.passing) {
+      this.again = true
+      return
+    }
+    clearTimeout(this.timer)
+    this.lastPassAt = this.now()
+    this.passing = this.pass().finally(() => {
+      this.passing = undefined
+      if (this.stopped) return
+      if (this.again) {
+        // Through the batch window, so requests waiting on the event loop go first under a backlog.
+        this.again = false
+        this.eventsWritten()
+      } else {
+        this.timer = setTimeout(() => this.wake(), this.pollIntervalMs)
+      }
+    })
+  }
+
+  /**
+   * Stops taking work, gives in-flight attempts up to `graceMs` to finish, then aborts the rest and
+   * hands their leases back so another process (or the next start) sends them without waiting.
+   */
+  async stop(graceMs = 2000): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    clearTimeout(this.wakeSoon)
+    await this.passing
+    const deadline = Date.now() + graceMs
+    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20)
+    const unfinished = [...this.inFlight.keys()]
+    for (const { abort } of this.inFlight.values()) abort.abort()
+    await this.flushing
+    await this.flushResults()
+    try {
+      await this.options.store.release(this.owner, unfinished)
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not release webhook leases')
+    }
+    this.options.sender.close()
+  }
+
+  private async pass(): Promise<void> {
+    const { store, logger } = this.options
+    try {
+      while ((await store.fanOut(FAN_OUT_BATCH, new Date(this.now()))) === FAN_OUT_BATCH) {}
+      const free = this.concurrency - this.inFlight.size
+      if (free <= 0) return
+      const skipWebhooks = [...this.perWebhookInFlight]
+        .filter(([, count]) => count >= this.perWebhook)
+        .map(([id]) => id)
+      const claimed = await store.claim({
+        owner: this.owner,
+        now: new Date(this.now()),
+        leaseMs: leaseFor(this.options.timeoutMs),
+        limit: free,
+        perWebhook: this.perWebhook,
+        skipWebhooks,
+      })
+      for (const delivery of claimed) void this.deliver(delivery)
+      // A full batch suggests more is due: look again at once rather than after a poll interval.
+      if (claimed.length === free) this.again = true
+    } catch (error) {
+      logger.error({ err: error }, 'webhook dispatch pass failed')
+    }
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const abort = new AbortController()
+    this.inFlight.set(delivery.id, { webhookId: delivery.webhookId, abort })
+    this.perWebhookInFlight.set(
+      delivery.webhookId,
+      (this.perWebhookInFlight.get(delivery.webhookId) ?? 0) + 1,
+    )
+    const sentAt = this.now()
+    const secrets = [delivery.secret]
+    if (delivery.previousSecret && (delivery.previousSecretExpiresAt?.getTime() ?? 0) > sentAt) {
+      secrets.push(delivery.previousSecret)
+    }
+    const headers = signedHeaders(delivery.eventId, delivery.payload, secrets, new Date(sentAt))
+    const outcome = await this.options.sender.send(delivery.url, headers, delivery.payload, abort.signal)
+    this.inFlight.delete(delivery.id)
+    const left = (this.perWebhookInFlight.get(delivery.webhookId) ?? 1) - 1
+    if (left > 0) this.perWebhookInFlight.set(delivery.webhookId, left)
+    else this.perWebhookInFlight.delete(delivery.webhookId)
+    if (abort.signal.aborted) return
+
+    const at = this.now()
+    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
+    const delay = ok ? null : nextAttemptDelay(this.options.retrySchedule, delivery.attempt)
+    const error = ok ? null : (outcome.error ?? `answered ${outcome.statusCode}`)
+    if (!ok) {
+      this.options.logger.debug(
+        { webhookId: delivery.webhookId, deliveryId: delivery.id, attempt: delivery.attempt, error },
+        'webhook attempt failed',
+      )
+    }
+    this.results.push({
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+      owner: this.owner,
+      at: new Date(at),
+      ok,
+      statusCode: outcome.statusCode,
+      error,
+      durationMs: outcome.durationMs,
+      nextAttemptAt: delay === null ? null : new Date(at + delay),
+      disableIfFailingSince: new Date(at - this.options.disableAfterMs),
+    })
+    this.scheduleFlush()
+    this.eventsWritten()
+  }
+
+  /** Results that arrive within one batch window are recorded in one transaction. */
+  private scheduleFlush(): void {
+    if (this.flushing) return
+    this.flushing = new Promise<void>((done) => setTimeout(done, this.batchWindowMs))
+      .then(() => this.flushResults())
+      .finally(() => {
+        this.flushing = undefined
+        if (this.results.length > 0) this.scheduleFlush()
+      })
+  }
+
+  private async flushResults(): Promise<void> {
+    const batch = this.results
+    if (batch.length === 0) return
+    this.results = []
+    try {
+      const disabled = await this.options.store.complete(batch)
+      for (const webhookId of disabled) {
+        this.options.logger.warn({ webhookId }, 'webhook disabled: its attempts have failed for too long')
+      }
+    } catch (error) {
+      // The leases stay; once they run out the attempts are made again (at-least-once).
+      this.options.logger.error({ err: error }, 'could not record webhook attempts')
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

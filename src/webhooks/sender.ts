@@ -1,0 +1,110 @@
+import http from 'node:http'
+import https from 'node:https'
+import { isIP, type LookupFunction } from 'node:net'
+import {
+  guardedLookup,
+  isForbiddenAddress,
+  plainLookup,
+  type Resolver,
+  systemResolver,
+} from './url-safety.js'
+
+export interface SenderOptions {
+  timeoutMs: number
+  /** Allows loopback, private and link-local targets (local development and tests). */
+  allowPrivateUrls: boolean
+  resolve?: Resolver
+  /** Sockets kept open per receiver host. */
+  maxSocketsPerHost?: number
+}
+
+export interface SendOutcome {
+  /** The receiver's HTTP status; null when no answer came (timeout, refused, forbidden). */
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+}
+
+const USER_AGENT = 'plantstore-webhooks/1'
+
+/**
+ * POSTs signed messages to receivers. The address a socket connects to is checked by the `lookup`
+ * (or, for a literal IP in the URL, before connecting), redirects are never followed (a 3xx is just a
+ * failed attempt), and every attempt ends by `timeoutMs`, however slowly the receiver answers.
+ */
+export class WebhookSender {
+  private readonly lookup: LookupFunction
+  private readonly agents: { http: http.Agent; https: https.Agent }
+
+  constructor(private readonly options: SenderOptions) {
+    const resolve = options.resolve ?? systemResolver
+    this.lookup = options.allowPrivateUrls ? plainLookup(resolve) : guardedLookup(resolve)
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 16, timeout: 60_000 }
+    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+  }
+
+  send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    signal?: AbortSignal,
+  ): Promise<SendOutcome> {
+    const started = performance.now()
+    const elapsed = () => Math.round(performance.now() - started)
+    return new Promise((resolve) => {
+      let settled = false
+      let timer: NodeJS.Timeout | undefined
+      const finish = (statusCode: number | null, error: string | null) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resolve({ statusCode, error, durationMs: elapsed() })
+      }
+      let target: URL
+      try {
+        target = new URL(url)
+      } catch {
+        finish(null, 'invalid URL')
+        return
+      }
+      const literal = target.hostname.replace(/^\[|\]$/g, '')
+      if (!this.options.allowPrivateUrls && isIP(literal) !== 0 && isForbiddenAddress(literal)) {
+        finish(null, `refused: ${literal} is a forbidden address`)
+        return
+      }
+      const isHttps = target.protocol === 'https:'
+      const request = (isHttps ? https : http).request(target, {
+        method: 'POST',
+        agent: isHttps ? this.agents.https : this.agents.http,
+        lookup: this.lookup,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body).toString(),
+          'user-agent': USER_AGENT,
+        },
+        signal,
+      })
+      timer = setTimeout(
+        () => request.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
+      )
+      request.on('response', (response) => {
+        // The body is not used; reading it to the end lets the socket be reused.
+        response.resume()
+        response.on('end', () => finish(response.statusCode ?? null, null))
+        response.on('error', (error) => finish(response.statusCode ?? null, error.message))
+      })
+      request.on('error', (error: Error & { code?: string }) => {
+        const reason = error.name === 'ForbiddenAddressError' ? `refused: ${error.message}` : error.message
+        finish(null, reason || error.code || 'connection failed')
+      })
+      request.end(body)
+    })
+  }
+
+  close(): void {
+    this.agents.http.destroy()
+    this.agents.https.destroy()
+  }
+}

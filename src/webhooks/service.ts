@@ -1,0 +1,114 @@
+import { AppError, errors } from '../errors.js'
+import type { DeliveryRecord, DeliveryStatus, WebhookRecord, WebhookStore } from '../store/types.js'
+import { newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
+import type { NewWebhookInput, WebhookUpdateInput } from './validate.js'
+
+export async function createWebhook(
+  store: WebhookStore,
+  input: NewWebhookInput,
+  now: Date = new Date(),
+): Promise<WebhookRecord> {
+  const record: WebhookRecord = {
+    id: newWebhookId(),
+    url: input.url,
+    events: input.events,
+    description: input.description,
+    secret: newSecret(),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    disabledAt: null,
+    disabledReason: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+  await store.insert(record)
+  return record
+}
+
+export async function getWebhook(store: WebhookStore, id: string): Promise<WebhookRecord> {
+  const record = await store.find(id)
+  if (!record) throw new AppError(errors.WEBHOOK_NOT_FOUND)
+  return record
+}
+
+export async function updateWebhook(
+  store: WebhookStore,
+  id: string,
+  input: WebhookUpdateInput,
+  now: Date = new Date(),
+): Promise<WebhookRecord> {
+  const current = await getWebhook(store, id)
+  const changes: Parameters<WebhookStore['update']>[1] = { updatedAt: now }
+  if (input.url !== undefined) changes.url = input.url
+  if (input.events !== undefined) changes.events = input.events
+  if (input.description !== undefined) changes.description = input.description
+  if (input.disabled === true && !current.disabledAt) {
+    changes.disabledAt = now
+    changes.disabledReason = 'manual'
+  }
+  if (input.disabled === false && current.disabledAt) {
+    // Re-enabling starts a fresh count towards automatic disabling.
+    Object.assign(changes, { disabledAt: null, disabledReason: null, failingSince: null })
+  }
+  const updated = await store.update(id, changes)
+  if (!updated) throw new AppError(errors.WEBHOOK_NOT_FOUND)
+  return updated
+}
+
+export async function deleteWebhook(store: WebhookStore, id: string): Promise<void> {
+  if (!(await store.delete(id))) throw new AppError(errors.WEBHOOK_NOT_FOUND)
+}
+
+/** A new secret signs from now on; the old one keeps signing too for 24 hours, then stops. */
+export async function rotateSecret(
+  store: WebhookStore,
+  id: string,
+  now: Date = new Date(),
+): Promise<WebhookRecord> {
+  const current = await getWebhook(store, id)
+  const updated = await store.update(id, {
+    secret: newSecret(),
+    previousSecret: current.secret,
+    previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS),
+    updatedAt: now,
+  })
+  if (!updated) throw new AppError(errors.WEBHOOK_NOT_FOUND)
+  return updated
+}
+
+export async function sendTestEvent(store: WebhookStore, id: string): Promise<DeliveryRecord> {
+  await getWebhook(store, id)
+  return store.enqueueTest(id, testEvent(id))
+}
+
+export async function listDeliveries(
+  store: WebhookStore,
+  id: string,
+  options: { limit: number; status?: DeliveryStatus },
+): Promise<DeliveryRecord[]> {
+  await getWebhook(store, id)
+  return store.listDeliveries(id, options)
+}
+
+export async function retryDelivery(
+  store: WebhookStore,
+  id: string,
+  deliveryId: string,
+  now: Date = new Date(),
+): Promise<DeliveryRecord> {
+  await getWebhook(store, id)
+  const delivery = await store.requeueDelivery(id, deliveryId, now)
+  if (!delivery) throw new AppError(errors.DELIVERY_NOT_FOUND)
+  return delivery
+}
+
+export async function replayEvents(
+  store: WebhookStore,
+  id: string,
+  since: Date,
+  now: Date = new Date(),
+): Promise<number> {
+  await getWebhook(store, id)
+  return store.replay(id, since, now)
+}

@@ -1,0 +1,277 @@
+import { Webhook } from 'standardwebhooks'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createLogger } from '../src/log.js'
+import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
+import type { Store } from '../src/store/types.js'
+import { Dispatcher } from '../src/webhooks/dispatcher.js'
+import { WebhookSender } from '../src/webhooks/sender.js'
+import { createWebhook, getWebhook, rotateSecret } from '../src/webhooks/service.js'
+import type { Resolver } from '../src/webhooks/url-safety.js'
+import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { openFresh, storeKinds } from './helpers/stores.js'
+
+const ALL = ['plant.created', 'plant.updated', 'plant.deleted'] as const
+
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined && value !== false) return value
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+describe.each(storeKinds)('webhook delivery on $name', (kind) => {
+  let store: Store
+  let receiver: Receiver
+  let dispatchers: Dispatcher[]
+
+  beforeEach(async () => {
+    store = (await openFresh(kind)).store
+    receiver = await startReceiver()
+    dispatchers = []
+  })
+  afterEach(async () => {
+    for (const d of dispatchers) await d.stop(0)
+    await receiver.close()
+    await store.close()
+  })
+
+  function dispatcher(
+    options: {
+      retrySchedule?: number[]
+      timeoutMs?: number
+      disableAfterMs?: number
+      allowPrivateUrls?: boolean
+      resolve?: Resolver
+    } = {},
+  ): Dispatcher {
+    const timeoutMs = options.timeoutMs ?? 5000
+    const d = new Dispatcher({
+      store: store.webhooks,
+      sender: new WebhookSender({
+        timeoutMs,
+        allowPrivateUrls: options.allowPrivateUrls ?? true,
+        resolve: options.resolve,
+      }),
+      logger: createLogger('silent'),
+      retrySchedule: options.retrySchedule ?? [10, 10],
+      timeoutMs,
+      disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
+      pollIntervalMs: 10,
+    })
+    dispatchers.push(d)
+    d.start()
+    return d
+  }
+
+  it('delivers a new plant signed per Standard Webhooks, verifiable with the standardwebhooks library', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 9223372036854775807n, name: 'Monstera', tag: 'aroid' })
+    dispatcher()
+    const [request] = await receiver.waitFor(1)
+    const headers = request?.headers as Record<string, string>
+    expect(headers['content-type']).toBe('application/json')
+    expect(headers['webhook-id']).toMatch(/^msg_/)
+    const verified = new Webhook(hook.secret).verify(request?.body ?? '', headers) as Record<string, unknown>
+    expect(verified.type).toBe('plant.created')
+    // The id is exact in the body text, past what a JS number can hold.
+    expect(request?.body).toContain('"data":{"id":9223372036854775807,"name":"Monstera","tag":"aroid"}')
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(request?.body ?? '', headers),
+    ).toThrow()
+    const [delivery] = await until(async () => {
+      const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+      return rows[0]?.status === 'succeeded' ? rows : undefined
+    })
+    expect(delivery).toMatchObject({ attempts: 1, lastStatusCode: 200, eventId: headers['webhook-id'] })
+  })
+
+  it('sends only the subscribed event types, and nothing from before the subscription', async () => {
+    await createPlant(store.plants, { id: 1n, name: 'before' })
+    const wanted = await startReceiver()
+    try {
+      await createWebhook(store.webhooks, { url: receiver.url, events: ['plant.deleted'], description: null })
+      await createWebhook(store.webhooks, { url: wanted.url, events: ['plant.created'], description: null })
+      await createPlant(store.plants, { id: 2n, name: 'after' })
+      dispatcher()
+      const [request] = await wanted.waitFor(1)
+      expect(JSON.parse(request?.body ?? '{}').data.id).toBe(2)
+      await until(async () => (await store.events.listSince(0, 10)).length === 2 || undefined)
+      expect(receiver.received).toHaveLength(0)
+      expect(wanted.received).toHaveLength(1)
+    } finally {
+      await wanted.close()
+    }
+  })
+
+  it('delivers updates and deletes to their subscribers through the same outbox', async () => {
+    await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: ['plant.updated', 'plant.deleted'],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 42n, name: 'Fern' })
+    await changePlant(store.plants, 42n, { tag: 'shade' }, undefined)
+    await deletePlant(store.plants, 42n, undefined)
+    dispatcher()
+    const requests = await receiver.waitFor(2)
+    const bodies = requests.map((r) => JSON.parse(r.body)).sort((a, b) => a.type.localeCompare(b.type))
+    expect(bodies).toMatchObject([
+      { type: 'plant.deleted', data: { id: 42, name: 'Fern', tag: 'shade' } },
+      { type: 'plant.updated', data: { id: 42, name: 'Fern', tag: 'shade' } },
+    ])
+  })
+
+  it('signs with both secrets for a day after a rotation', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    const rotated = await rotateSecret(store.webhooks, hook.id)
+    await createPlant(store.plants, { id: 3n, name: 'rotated' })
+    dispatcher()
+    const [request] = await receiver.waitFor(1)
+    const headers = request?.headers as Record<string, string>
+    expect(headers['webhook-signature']?.split(' ')).toHaveLength(2)
+    expect(new Webhook(rotated.secret).verify(request?.body ?? '', headers)).toBeTruthy()
+    expect(new Webhook(hook.secret).verify(request?.body ?? '', headers)).toBeTruthy()
+  })
+
+  it('retries a failing receiver per the schedule, with the same webhook-id, until it succeeds', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith(503)
+    await createPlant(store.plants, { id: 4n, name: 'retry' })
+    dispatcher({ retrySchedule: [10, 10, 10] })
+    await receiver.waitFor(2)
+    receiver.respondWith(200)
+    const all = await receiver.waitFor(3)
+    expect(new Set(all.map((r) => r.headers['webhook-id'])).size).toBe(1)
+    const [delivery] = await until(async () => {
+      const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+      return rows[0]?.status === 'succeeded' ? rows : undefined
+    })
+    expect(delivery?.attempts).toBeGreaterThanOrEqual(3)
+    expect((await getWebhook(store.webhooks, hook.id)).failingSince).toBeNull()
+  })
+
+  it('marks a delivery failed and keeps it once the schedule is spent; timeouts count as failures', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith('hang')
+    await createPlant(store.plants, { id: 5n, name: 'doomed' })
+    dispatcher({ retrySchedule: [10], timeoutMs: 200 })
+    const [delivery] = await until(async () => {
+      const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+      return rows[0]?.status === 'failed' ? rows : undefined
+    })
+    expect(delivery).toMatchObject({ attempts: 2, lastStatusCode: null, nextAttemptAt: null })
+    expect(delivery?.lastError).toMatch(/timed out/)
+    expect((await getWebhook(store.webhooks, hook.id)).failingSince).not.toBeNull()
+  })
+
+  it('disables a subscription that keeps failing past the disable-after time, and says why', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith(500)
+    await createPlant(store.plants, { id: 6n, name: 'x' })
+    dispatcher({ retrySchedule: [10, 10, 10, 10], disableAfterMs: 0 })
+    const disabled = await until(async () => {
+      const w = await getWebhook(store.webhooks, hook.id)
+      return w.disabledAt ? w : undefined
+    })
+    expect(disabled.disabledReason).toBe('failing')
+  })
+
+  it('keeps delivering to others while one receiver hangs', async () => {
+    const slow = await startReceiver()
+    try {
+      slow.respondWith('hang')
+      await createWebhook(store.webhooks, { url: slow.url, events: [...ALL], description: null })
+      await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+      dispatcher({ timeoutMs: 60_000 })
+      for (let i = 0; i < 20; i++) await createPlant(store.plants, { id: BigInt(100 + i), name: `p${i}` })
+      await receiver.waitFor(20)
+      // The slow receiver is still holding its first requests: it never got an answer in.
+      expect(slow.received.length).toBeGreaterThan(0)
+      expect(receiver.received).toHaveLength(20)
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('refuses to connect when the host resolves to a private address, in any spelling', async () => {
+    const resolver: Resolver = async (host) =>
+      host === 'rebind.example'
+        ? [{ address: '::ffff:127.0.0.1', family: 6 }]
+        : [{ address: '127.0.0.1', family: 4 }]
+    const hook = await createWebhook(store.webhooks, {
+      url: `http://rebind.example:${receiver.port}/hook`,
+      events: [...ALL],
+      description: null,
+    })
+    const literal = await createWebhook(store.webhooks, {
+      url: `http://127.0.0.1:${receiver.port}/hook`,
+      events: [...ALL],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 7n, name: 'ssrf' })
+    dispatcher({ allowPrivateUrls: false, resolve: resolver, retrySchedule: [] })
+    for (const id of [hook.id, literal.id]) {
+      const [delivery] = await until(async () => {
+        const rows = await store.webhooks.listDeliveries(id, { limit: 10 })
+        return rows[0]?.status === 'failed' ? rows : undefined
+      })
+      expect(delivery?.lastError).toMatch(/^refused: /)
+    }
+    expect(receiver.received).toHaveLength(0)
+  })
+
+  it('connects through an injected resolver to an allowed address', async () => {
+    const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }]
+    await createWebhook(store.webhooks, {
+      url: `http://receiver.example:${receiver.port}/hook`,
+      events: [...ALL],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 8n, name: 'resolved' })
+    dispatcher({ allowPrivateUrls: true, resolve: resolver })
+    const [request] = await receiver.waitFor(1)
+    expect(request?.headers.host).toBe(`receiver.example:${receiver.port}`)
+  })
+
+  it('hands back leases of attempts still in flight when it stops, so they are sent again', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith('hang')
+    await createPlant(store.plants, { id: 9n, name: 'interrupted' })
+    const first = dispatcher({ timeoutMs: 60_000 })
+    await receiver.waitFor(1)
+    await first.stop(0)
+    const [pending] = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+    expect(pending).toMatchObject({ status: 'pending', attempts: 0 })
+    receiver.respondWith(200)
+    dispatcher()
+    await receiver.waitFor(2)
+    expect(receiver.received[1]?.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id'])
+  })
+})

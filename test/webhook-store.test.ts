@@ -1,0 +1,216 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createPlant } from '../src/plants/service.js'
+import { openStore, parseDatabaseUrl } from '../src/store/open.js'
+import type { AttemptResult, Store } from '../src/store/types.js'
+import { createWebhook } from '../src/webhooks/service.js'
+import { storeKinds } from './helpers/stores.js'
+
+const ALL = ['plant.created', 'plant.updated', 'plant.deleted'] as const
+
+describe.each(storeKinds)('webhook store on $name', (kind) => {
+  let url: string
+  let store: Store
+  let other: Store | undefined
+
+  const open = async () => openStore(parseDatabaseUrl(url) ?? (undefined as never))
+  beforeEach(async () => {
+    url = await kind.freshUrl()
+    store = await open()
+    other = undefined
+  })
+  afterEach(async () => {
+    await other?.close()
+    await store.close()
+  })
+
+  const subscribe = (events: string[] = [...ALL]) =>
+    createWebhook(store.webhooks, {
+      url: 'https://receiver.example/hook',
+      events: events as (typeof ALL)[number][],
+      description: null,
+    })
+  const claim = (s: Store, owner: string, now = new Date(), limit = 100) =>
+    s.webhooks.claim({ owner, now, leaseMs: 60_000, limit, perWebhook: 100, skipWebhooks: [] })
+  const result = (
+    claimed: { id: string; webhookId: string },
+    owner: string,
+    outcome: Partial<AttemptResult>,
+  ): AttemptResult => ({
+    deliveryId: claimed.id,
+    webhookId: claimed.webhookId,
+    owner,
+    at: new Date(),
+    ok: true,
+    statusCode: 200,
+    error: null,
+    durationMs: 5,
+    nextAttemptAt: null,
+    disableIfFailingSince: new Date(0),
+    ...outcome,
+  })
+
+  it('fans each event out once, to the enabled subscriptions of its type created before it', async () => {
+    const early = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    const late = await subscribe()
+    const deletes = await subscribe(['plant.deleted'])
+    const off = await subscribe()
+    await store.webhooks.update(off.id, {
+      disabledAt: new Date(),
+      disabledReason: 'manual',
+      updatedAt: new Date(),
+    })
+    await createPlant(store.plants, { id: 2n, name: 'b' })
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(2)
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    expect(await store.webhooks.listDeliveries(early.id, { limit: 10 })).toHaveLength(2)
+    expect(await store.webhooks.listDeliveries(late.id, { limit: 10 })).toHaveLength(1)
+    expect(await store.webhooks.listDeliveries(deletes.id, { limit: 10 })).toHaveLength(0)
+    expect(await store.webhooks.listDeliveries(off.id, { limit: 10 })).toHaveLength(0)
+  })
+
+  it('never leases one delivery to two dispatchers, even through two connections', async () => {
+    other = await open()
+    await subscribe()
+    for (let i = 0; i < 20; i++) await createPlant(store.plants, { id: BigInt(i), name: `p${i}` })
+    await store.webhooks.fanOut(100, new Date())
+    const [a, b] = await Promise.all([claim(store, 'a', new Date(), 12), claim(other, 'b', new Date(), 12)])
+    const ids = [...(a ?? []), ...(b ?? [])].map((d) => d.id)
+    expect(ids).toHaveLength(20)
+    expect(new Set(ids).size).toBe(20)
+    expect(await claim(store, 'c')).toHaveLength(0)
+  })
+
+  it('lets another dispatcher take a delivery whose lease ran out, and ignores the late owner', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    const [first] = await claim(store, 'dead')
+    expect(first?.attempt).toBe(1)
+    const later = new Date(Date.now() + 61_000)
+    const [second] = await claim(store, 'alive', later)
+    expect(second?.id).toBe(first?.id)
+    expect(second?.attempt).toBe(2)
+    await store.webhooks.complete([result(first as never, 'dead', { ok: false, statusCode: 500 })])
+    await store.webhooks.complete([result(second as never, 'alive', {})])
+    const [row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+    expect(row).toMatchObject({ status: 'succeeded', lastStatusCode: 200, attempts: 2 })
+  })
+
+  it('schedules a retry, fails after the last attempt, and disables a subscription failing too long', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    const [d] = await claim(store, 'x')
+    const retryAt = new Date(Date.now() + 5000)
+    await store.webhooks.complete([
+      result(d as never, 'x', {
+        ok: false,
+        statusCode: 502,
+        error: 'answered 502',
+        nextAttemptAt: retryAt,
+        disableIfFailingSince: new Date(0),
+      }),
+    ])
+    let [row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+    expect(row).toMatchObject({ status: 'pending', nextAttemptAt: retryAt, lastError: 'answered 502' })
+    expect(await claim(store, 'x')).toHaveLength(0)
+    const [again] = await claim(store, 'x', new Date(retryAt.getTime() + 1))
+    const disabled = await store.webhooks.complete([
+      result(again as never, 'x', {
+        ok: false,
+        statusCode: null,
+        disableIfFailingSince: new Date(Date.now() + 10_000),
+      }),
+    ])
+    expect(disabled).toEqual([hook.id])
+    ;[row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+    expect(row?.status).toBe('failed')
+    expect(await store.webhooks.find(hook.id)).toMatchObject({ disabledReason: 'failing' })
+  })
+
+  it('does not send to a disabled subscription', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    await store.webhooks.update(hook.id, {
+      disabledAt: new Date(),
+      disabledReason: 'manual',
+      updatedAt: new Date(),
+    })
+    expect(await claim(store, 'x')).toHaveLength(0)
+  })
+
+  it('caps the leases one subscription gets in a claim, and skips the ones asked', async () => {
+    const busy = await subscribe()
+    const quiet = await subscribe()
+    for (let i = 0; i < 5; i++) await createPlant(store.plants, { id: BigInt(i), name: `p${i}` })
+    await store.webhooks.fanOut(100, new Date())
+    const claimed = await store.webhooks.claim({
+      owner: 'x',
+      now: new Date(),
+      leaseMs: 1000,
+      limit: 100,
+      perWebhook: 2,
+      skipWebhooks: [busy.id],
+    })
+    expect(claimed.map((c) => c.webhookId)).toEqual([quiet.id, quiet.id])
+  })
+
+  it('replays events since a time, queueing delivered ones again with the same event', async () => {
+    const hook = await subscribe(['plant.created'])
+    const start = new Date(Date.now() - 1000)
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await createPlant(store.plants, { id: 2n, name: 'b' })
+    await store.webhooks.fanOut(100, new Date())
+    for (const d of await claim(store, 'x')) await store.webhooks.complete([result(d, 'x', {})])
+    expect(await store.webhooks.replay(hook.id, start, new Date())).toBe(2)
+    expect(await store.webhooks.replay(hook.id, new Date(Date.now() + 60_000), new Date())).toBe(0)
+    const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+    expect(rows.map((r) => r.status)).toEqual(['pending', 'pending'])
+    expect(await claim(store, 'y')).toHaveLength(2)
+  })
+
+  it('requeues one delivery with a fresh schedule, and releases leases without counting them', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    const [d] = await claim(store, 'x')
+    await store.webhooks.release('x', [d?.id as string])
+    const [row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+    expect(row?.attempts).toBe(0)
+    const [again] = await claim(store, 'x')
+    await store.webhooks.complete([result(again as never, 'x', { ok: false, nextAttemptAt: null })])
+    const requeued = await store.webhooks.requeueDelivery(hook.id, d?.id as string, new Date())
+    expect(requeued).toMatchObject({ status: 'pending', attempts: 0 })
+    expect(
+      await store.webhooks.requeueDelivery(hook.id, 'dlv_000000000000000000000000', new Date()),
+    ).toBeUndefined()
+  })
+
+  it('queues a test message for one subscription only', async () => {
+    const hook = await subscribe()
+    const bystander = await subscribe()
+    const delivery = await store.webhooks.enqueueTest(hook.id, {
+      id: 'msg_test',
+      type: 'webhook.test',
+      occurredAt: new Date(),
+      payload: '{"type":"webhook.test"}',
+    })
+    expect(delivery).toMatchObject({ eventId: 'msg_test', eventType: 'webhook.test', status: 'pending' })
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    expect(await store.webhooks.listDeliveries(bystander.id, { limit: 10 })).toHaveLength(0)
+    const [claimed] = await claim(store, 'x')
+    expect(claimed).toMatchObject({ payload: '{"type":"webhook.test"}', webhookId: hook.id })
+  })
+
+  it('deletes a subscription with its deliveries', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    expect(await store.webhooks.delete(hook.id)).toBe(true)
+    expect(await store.webhooks.delete(hook.id)).toBe(false)
+    expect(await store.webhooks.find(hook.id)).toBeUndefined()
+    expect(await claim(store, 'x')).toHaveLength(0)
+  })
+})

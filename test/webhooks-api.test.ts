@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { createPlant } from '../src/plants/service.js'
+import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { storeKinds } from './helpers/stores.js'
+
+describe.each(storeKinds)('webhook API on $name', (kind) => {
+  let t: TestApp
+  let token: string
+  beforeAll(async () => {
+    t = await makeApp(kind)
+    token = await t.token(['webhooks:manage'])
+  })
+  afterAll(() => t.close())
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, body?: unknown) =>
+    t.app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    })
+  const subscribe = async (body: unknown = { url: 'https://receiver.example/hook' }) => {
+    const res = await call('POST', '/webhooks', body)
+    expect(res.statusCode).toBe(201)
+    return JSON.parse(res.body) as Record<string, unknown> & { id: string; secret: string }
+  }
+
+  it('creates a subscription and shows its secret only in that answer', async () => {
+    const res = await call('POST', '/webhooks', {
+      url: 'https://receiver.example/hook',
+      events: ['plant.created'],
+      description: 'CRM sync',
+      extra: 'ignored',
+    })
+    expect(res.statusCode).toBe(201)
+    const created = JSON.parse(res.body)
+    expect(created).toMatchObject({
+      url: 'https://receiver.example/hook',
+      events: ['plant.created'],
+      description: 'CRM sync',
+      disabled: false,
+      disabledReason: null,
+    })
+    expect(created.id).toMatch(/^wh_[A-Za-z0-9_-]{22}$/)
+    expect(res.headers.location).toBe(`/webhooks/${created.id}`)
+    expect(created.secret).toMatch(/^whsec_/)
+    const key = Buffer.from(created.secret.slice(6), 'base64')
+    expect(key.length).toBeGreaterThanOrEqual(24)
+    expect(key.length).toBeLessThanOrEqual(64)
+    expect(created).not.toHaveProperty('extra')
+    const read = await call('GET', `/webhooks/${created.id}`)
+    expect(read.statusCode).toBe(200)
+    expect(JSON.parse(read.body)).not.toHaveProperty('secret')
+    expect(read.body).not.toContain(created.secret)
+    const list = JSON.parse((await call('GET', '/webhooks')).body)
+    expect(list.data.map((w: { id: string }) => w.id)).toContain(created.id)
+    expect(JSON.stringify(list)).not.toContain(created.secret)
+  })
+
+  it('subscribes to every event type when events is omitted', async () => {
+    const created = await subscribe()
+    expect(created.events).toEqual(['plant.created', 'plant.updated', 'plant.deleted'])
+  })
+
+  it.each([
+    ['no url', {}, errors.WEBHOOK_URL_INVALID],
+    ['a relative url', { url: '/hook' }, errors.WEBHOOK_URL_INVALID],
+    ['an ftp url', { url: 'ftp://receiver.example/' }, errors.WEBHOOK_URL_INVALID],
+    ['credentials in the url', { url: 'https://u:p@receiver.example/' }, errors.WEBHOOK_URL_INVALID],
+    ['a number for url', { url: 42 }, errors.WEBHOOK_URL_INVALID],
+    ['unknown events', { url: 'https://r.example/', events: ['plant.eaten'] }, errors.WEBHOOK_EVENTS_INVALID],
+    ['empty events', { url: 'https://r.example/', events: [] }, errors.WEBHOOK_EVENTS_INVALID],
+    [
+      'events not a list',
+      { url: 'https://r.example/', events: 'plant.created' },
+      errors.WEBHOOK_EVENTS_INVALID,
+    ],
+    [
+      'a long description',
+      { url: 'https://r.example/', description: 'x'.repeat(501) },
+      errors.WEBHOOK_DESCRIPTION_INVALID,
+    ],
+    [
+      'a control character in description',
+      { url: 'https://r.example/', description: 'a\nb' },
+      errors.WEBHOOK_DESCRIPTION_INVALID,
+    ],
+    ['an array body', [], errors.BODY_NOT_OBJECT],
+  ])('refuses %s with 400', async (_name, body, entry) => {
+    const res = await call('POST', '/webhooks', body)
+    expect(res.statusCode).toBe(400)
+    expect(errorOf(res).error).toBe(entry.code)
+  })
+
+  it.each([
+    'http://127.0.0.1/',
+    'http://localhost:8080/',
+    'http://api.localhost/',
+    'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://0x7f.0.0.1/',
+    'http://0.0.0.0/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://[fd00:ec2::254]/',
+    'http://[fe80::1]/',
+  ])('refuses the private address %s with 400 by default', async (url) => {
+    const res = await call('POST', '/webhooks', { url })
+    expect(res.statusCode).toBe(400)
+    expect(errorOf(res).error).toBe(errors.WEBHOOK_URL_FORBIDDEN.code)
+  })
+
+  it('needs the webhooks:manage scope', async () => {
+    const plantsOnly = await t.token(['plants:read', 'plants:write'])
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/webhooks',
+      headers: { authorization: `Bearer ${plantsOnly}` },
+    })
+    expect(res.statusCode).toBe(403)
+    expect(errorOf(res).error).toBe(errors.SCOPE_MISSING.code)
+    expect(res.headers['www-authenticate']).toContain('scope="webhooks:manage"')
+    const anonymous = await t.app.inject({ method: 'POST', url: '/webhooks' })
+    expect(anonymous.statusCode).toBe(401)
+  })
+
+  it('answers 404 for unknown and malformed subscription ids, and 405 for wrong methods', async () => {
+    for (const id of ['wh_AAAAAAAAAAAAAAAAAAAAAA', 'nope', 'wh_short']) {
+      const res = await call('GET', `/webhooks/${id}`)
+      expect(res.statusCode).toBe(404)
+      expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
+    }
+    const put = await call('PUT', '/webhooks')
+    expect(put.statusCode).toBe(405)
+    expect(put.headers.allow).toBe('GET, HEAD, POST')
+  })
+
+  it('updates url, events and description, disables and re-enables', async () => {
+    const { id } = await subscribe()
+    const res = await call('PATCH', `/webhooks/${id}`, {
+      url: 'https://other.example/in',
+      events: ['plant.deleted'],
+      description: 'x',
+    })
+    expect(res.statusCode).toBe(200)
+    expect(JSON.parse(res.body)).toMatchObject({
+      url: 'https://other.example/in',
+      events: ['plant.deleted'],
+      description: 'x',
+    })
+    const off = JSON.parse((await call('PATCH', `/webhooks/${id}`, { disabled: true })).body)
+    expect(off).toMatchObject({ disabled: true, disabledReason: 'manual' })
+    const on = JSON.parse(
+      (await call('PATCH', `/webhooks/${id}`, { disabled: false, description: null })).body,
+    )
+    expect(on).toMatchObject({ disabled: false, disabledReason: null, disabledAt: null, description: null })
+    for (const [body, entry] of [
+      [{}, errors.WEBHOOK_UPDATE_EMPTY],
+      [{ disabled: 'yes' }, errors.WEBHOOK_DISABLED_INVALID],
+      [{ url: 'http://10.1.1.1/' }, errors.WEBHOOK_URL_FORBIDDEN],
+    ] as const) {
+      const bad = await call('PATCH', `/webhooks/${id}`, body)
+      expect(bad.statusCode).toBe(400)
+      expect(errorOf(bad).error).toBe(entry.code)
+    }
+    expect((await call('PATCH', '/webhooks/wh_AAAAAAAAAAAAAAAAAAAAAA', { disabled: true })).statusCode).toBe(
+      404,
+    )
+  })
+
+  it('deletes a subscription', async () => {
+    const { id } = await subscribe()
+    const res = await call('DELETE', `/webhooks/${id}`)
+    expect(res.statusCode).toBe(204)
+    expect(res.body).toBe('')
+    expect((await call('GET', `/webhooks/${id}`)).statusCode).toBe(404)
+    expect((await call('DELETE', `/webhooks/${id}`)).statusCode).toBe(404)
+  })
+
+  it('rotates the secret, keeping the old one signing for 24 hours', async () => {
+    const { id, secret } = await subscribe()
+    const res = await call('POST', `/webhooks/${id}/rotate-secret`)
+    expect(res.statusCode).toBe(200)
+    const rotated = JSON.parse(res.body)
+    expect(rotated.secret).toMatch(/^whsec_/)
+    expect(rotated.secret).not.toBe(secret)
+    const graceMs = Date.parse(rotated.previousSecretExpiresAt) - Date.now()
+    expect(graceMs).toBeGreaterThan(23 * 3600_000)
+    expect(graceMs).toBeLessThanOrEqual(24 * 3600_000)
+    const stored = await t.store.webhooks.find(id)
+    expect(stored?.previousSecret).toBe(secret)
+  })
+
+  it('queues a test message, lists deliveries, retries one and replays since a time', async () => {
+    const { id } = await subscribe()
+    const test = await call('POST', `/webhooks/${id}/test`)
+    expect(test.statusCode).toBe(202)
+    const delivery = JSON.parse(test.body)
+    expect(delivery).toMatchObject({ eventType: 'webhook.test', status: 'pending', attempts: 0 })
+
+    const since = new Date(Date.now() - 1000).toISOString()
+    await createPlant(t.store.plants, { id: 77n, name: 'replayed' })
+    await t.store.webhooks.fanOut(100, new Date())
+    const list = await call('GET', `/webhooks/${id}/deliveries?limit=10`)
+    expect(list.statusCode).toBe(200)
+    const rows = JSON.parse(list.body).data
+    expect(rows.map((r: { eventType: string }) => r.eventType).sort()).toEqual([
+      'plant.created',
+      'webhook.test',
+    ])
+    expect(rows[0]).toHaveProperty('nextAttemptAt')
+    const pending = JSON.parse((await call('GET', `/webhooks/${id}/deliveries?status=failed`)).body).data
+    expect(pending).toEqual([])
+    expect((await call('GET', `/webhooks/${id}/deliveries?limit=0`)).statusCode).toBe(400)
+    expect((await call('GET', `/webhooks/${id}/deliveries?status=lost`)).statusCode).toBe(400)
+
+    const retry = await call('POST', `/webhooks/${id}/deliveries/${delivery.id}/retry`)
+    expect(retry.statusCode).toBe(202)
+    expect(JSON.parse(retry.body)).toMatchObject({ id: delivery.id, status: 'pending' })
+    const missing = await call('POST', `/webhooks/${id}/deliveries/dlv_000000000000000000000000/retry`)
+    expect(missing.statusCode).toBe(404)
+    expect(errorOf(missing).error).toBe(errors.DELIVERY_NOT_FOUND.code)
+    expect((await call('POST', `/webhooks/${id}/deliveries/bogus/retry`)).statusCode).toBe(404)
+
+    const replay = await call('POST', `/webhooks/${id}/replay`, { since })
+    expect(replay.statusCode).toBe(202)
+    expect(JSON.parse(replay.body)).toEqual({ queued: 1 })
+    for (const since of ['yesterday', '2999-01-01T00:00:00Z', 5]) {
+      const bad = await call('POST', `/webhooks/${id}/replay`, { since })
+      expect(bad.statusCode).toBe(400)
+      expect(errorOf(bad).error).toBe(errors.REPLAY_SINCE_INVALID.code)
+    }
+  })
+})
+
+describe('webhook URLs with private addresses allowed', () => {
+  it('accepts a loopback receiver for local development', async () => {
+    const t = await makeApp(storeKinds[0] as never, { allowPrivateWebhookUrls: true })
+    try {
+      const token = await t.token(['webhooks:manage'])
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/webhooks',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: '{"url": "http://127.0.0.1:9/hook"}',
+      })
+      expect(res.statusCode).toBe(201)
+    } finally {
+      await t.close()
+    }
+  })
+})

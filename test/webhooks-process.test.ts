@@ -1,0 +1,199 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { tempDir } from './helpers/stores.js'
+
+// Real processes on one SQLite file: what a crash, an outage or a second instance does to delivery.
+
+interface Setup {
+  db: string
+  tokenFile: string
+}
+
+function setup(): Setup {
+  const dir = tempDir()
+  return { db: `sqlite:${join(dir, 'plantstore.db')}`, tokenFile: join(dir, 'token') }
+}
+
+async function serve(s: Setup, ...extra: string[]): Promise<RunningServer> {
+  return startServer([
+    '--database-url',
+    s.db,
+    '--bootstrap-token-file',
+    s.tokenFile,
+    '--webhook-allow-private-urls',
+    ...extra,
+  ])
+}
+
+function api(server: RunningServer, s: Setup) {
+  const token = readFileSync(s.tokenFile, 'utf8').trim()
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> }
+  }
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('webhook delivery across processes', () => {
+  const servers: RunningServer[] = []
+  const receivers: Receiver[] = []
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.stop('SIGKILL')
+    for (const r of receivers.splice(0)) await r.close()
+  })
+
+  it('delivers every event of a process killed right after its creates answered', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    // A short timeout keeps leases short: attempts the killed process had claimed are made again soon.
+    const first = await serve(s, '--webhook-timeout', '1s')
+    servers.push(first)
+    const call = api(first, s)
+    const hook = await call('POST', '/webhooks', { url: receiver.url })
+    expect(hook.status).toBe(201)
+    // Killed the instant the last create answers: some events may be sent, some claimed and some
+    // not yet read from the outbox. Every one must arrive.
+    const creates = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call('POST', '/plants', { id: i, name: `survivor ${i}` })),
+    )
+    expect(await first.stop('SIGKILL')).toBeNull()
+    expect(creates.every((c) => c.status === 200)).toBe(true)
+
+    servers.push(await serve(s, '--webhook-timeout', '1s'))
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 30)
+    const ids = new Set<number>()
+    for (const request of receiver.received) {
+      const verified = new Webhook(hook.body.secret as string).verify(
+        request.body,
+        request.headers as Record<string, string>,
+      ) as { type: string; data: { id: number } }
+      expect(verified.type).toBe('plant.created')
+      ids.add(verified.data.id)
+    }
+    expect(ids.size).toBe(30)
+  })
+
+  it('delivers every event once a receiver that was down comes back', async () => {
+    const s = setup()
+    const probe = await startReceiver()
+    const port = probe.port
+    await probe.close()
+    const server = await serve(s, '--webhook-retry-schedule', Array(20).fill('1s').join(','))
+    servers.push(server)
+    const call = api(server, s)
+    const hook = await call('POST', '/webhooks', { url: `http://127.0.0.1:${port}/hook` })
+    for (let i = 0; i < 20; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await until(async () => {
+      const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body.data as unknown as Array<{
+        lastError: string | null
+      }>
+      return rows.length === 20 && rows.every((r) => r.lastError !== null)
+    })
+
+    const receiver = await startReceiver(port)
+    receivers.push(receiver)
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
+    const ids = receiver.received.map((r) => JSON.parse(r.body).data.id).sort((a, b) => a - b)
+    expect([...new Set(ids)]).toEqual(Array.from({ length: 20 }, (_, i) => i))
+  })
+
+  it('sends each event exactly once with two processes on one database and a healthy receiver', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const a = await serve(s)
+    servers.push(a)
+    const b = await serve(s)
+    servers.push(b)
+    const callA = api(a, s)
+    const callB = api(b, s)
+    const hook = await callA('POST', '/webhooks', { url: receiver.url })
+    const creates = Array.from({ length: 100 }, (_, i) =>
+      (i % 2 === 0 ? callA : callB)('POST', '/plants', { id: 1000 + i, name: `p${i}` }),
+    )
+    for (const res of await Promise.all(creates)) expect(res.status).toBe(200)
+    await until(async () => {
+      const rows = (await callB('GET', `/webhooks/${hook.body.id}/deliveries?limit=500`)).body
+        .data as unknown as Array<{
+        status: string
+      }>
+      return rows.length === 100 && rows.every((r) => r.status === 'succeeded')
+    })
+    expect(receiver.received).toHaveLength(100)
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(100)
+  })
+
+  it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {
+    const s = setup()
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    receiver.respondWith('hang')
+    const first = await serve(s, '--webhook-timeout', '5m')
+    servers.push(first)
+    const call = api(first, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    for (let i = 0; i < 20; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await receiver.waitFor(1)
+    expect(await first.stop('SIGTERM')).toBe(0)
+    expect(first.output()).toContain('"msg":"stopped"')
+
+    // The attempts cut short were handed back: the next process sends every event.
+    receiver.respondWith(200)
+    servers.push(await serve(s))
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
+  })
+
+  it('delivers from a throwaway sqlite::memory: store too', async () => {
+    const s = { ...setup(), db: 'sqlite::memory:' }
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const server = await serve(s)
+    servers.push(server)
+    const call = api(server, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    expect((await call('POST', '/plants', { id: 5, name: 'ephemeral' })).status).toBe(200)
+    const [request] = await receiver.waitFor(1)
+    expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 5 } })
+  })
+
+  it('lists the webhook settings in serve --help and refuses a bad retry schedule', async () => {
+    const help = await runCli(['serve', '--help'])
+    for (const flag of [
+      '--webhook-allow-private-urls',
+      '--webhook-retry-schedule',
+      '--webhook-timeout',
+      '--webhook-disable-after',
+    ]) {
+      expect(help.stdout).toContain(flag)
+    }
+    const bad = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      'sqlite::memory:',
+      '--webhook-retry-schedule',
+      '5s,soon',
+    ])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--webhook-retry-schedule (WEBHOOK_RETRY_SCHEDULE)')
+  })
+})
