@@ -41,6 +41,8 @@ describe.each(storeKinds)('retention sweep on $name', (kind) => {
       await tokens.revoke(recentlyRevoked.record.id)
       const live = await tokens.create('live', ['plants:read'])
 
+      // Only events already fanned out to subscriptions may go.
+      expect(await store.webhooks.fanOut(100, new Date(now))).toBe(2)
       const counts = await sweepOnce(store, settings, new Date(now))
       expect(counts).toMatchObject({ events: 1, tokens: 2 })
       const events = await store.events.listSince(0, 10)
@@ -83,11 +85,89 @@ describe('SQLite WAL checkpoint', () => {
   })
 })
 
-describe('retention sweep extension point', () => {
-  it('sweeps expired idempotency keys, and tables of other features only where they exist', async () => {
+describe.each(storeKinds)('retention of webhook events and deliveries on $name', (kind) => {
+  it('never drops an event still owed to a receiver, and drops finished deliveries first', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const old = new Date(now - 8 * DAY)
+      const created = new Date(now - 9 * DAY)
+      await store.webhooks.insert({
+        id: 'wh_retention000000000000000',
+        url: 'https://receiver.example/hook',
+        events: ['plant.created'],
+        description: null,
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        disabledAt: null,
+        disabledReason: null,
+        failingSince: null,
+        createdAt: created,
+        updatedAt: created,
+      })
+      for (const id of [1n, 2n]) {
+        const plant = { id, name: `p${id}` }
+        await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
+      }
+      // Both events fan out to the subscription: two pending deliveries, created long ago.
+      expect(await store.webhooks.fanOut(100, old)).toBe(2)
+      // One delivery succeeds; the other stays pending (its receiver is down).
+      const [first] = await store.webhooks.claim({
+        owner: 'test',
+        now: new Date(now),
+        leaseMs: 60_000,
+        limit: 1,
+        perWebhook: 1,
+        skipWebhooks: [],
+      })
+      expect(first).toBeDefined()
+      await store.webhooks.complete([
+        {
+          deliveryId: first?.id as string,
+          webhookId: first?.webhookId as string,
+          owner: 'test',
+          at: new Date(now),
+          ok: true,
+          statusCode: 200,
+          error: null,
+          durationMs: 3,
+          nextAttemptAt: null,
+          disableIfFailingSince: new Date(0),
+        },
+      ])
+      const counts = await sweepOnce(store, settings, new Date(now))
+      expect(counts).toMatchObject({ webhook_deliveries: 1, events: 1 })
+      const left = await store.events.listSince(0, 10)
+      expect(left).toHaveLength(1)
+      expect(left[0]?.id).not.toBe(first?.eventId)
+      const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000000', { limit: 10 })
+      expect(deliveries.map((d) => d.status)).toEqual(['pending'])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('keeps events that have not been fanned out yet, however old', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const plant = { id: 7n, name: 'waiting' }
+      await store.plants.create(plant, {
+        event: plantEvent('plant.created', plant, new Date(now - 30 * DAY)),
+      })
+      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ events: 0 })
+      expect(await store.events.listSince(0, 10)).toHaveLength(1)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('SQLite idempotency key retention', () => {
+  it('sweeps expired idempotency keys and keeps live ones', async () => {
     const store = openSqlite({ path: ':memory:' })
     try {
-      expect(await sweepOnce(store, settings)).not.toHaveProperty('webhook_deliveries')
       const now = Date.now()
       const insert = store.db.prepare(
         "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
@@ -96,13 +176,6 @@ describe('retention sweep extension point', () => {
       insert.run('live', now + 60_000)
       expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ idempotency_keys: 1 })
       expect(store.db.prepare('SELECT key FROM idempotency_keys').pluck().all()).toEqual(['live'])
-      // A table without the column the sweep compares is left alone rather than failing the sweep.
-      store.db.exec('CREATE TABLE webhook_deliveries (id INTEGER PRIMARY KEY, attempted_at INTEGER)')
-      expect(await sweepOnce(store, settings)).not.toHaveProperty('webhook_deliveries')
-      store.db.exec('DROP TABLE webhook_deliveries')
-      store.db.exec('CREATE TABLE webhook_deliveries (id INTEGER PRIMARY KEY, created_at INTEGER)')
-      store.db.prepare('INSERT INTO webhook_deliveries (created_at) VALUES (?), (?)').run(now - 8 * DAY, now)
-      expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ webhook_deliveries: 1 })
     } finally {
       await store.close()
     }

@@ -335,8 +335,10 @@ export type SweepCounts = Record<string, number>
 export interface MaintenanceStore {
   /**
    * Deletes what the policy says has expired, in small transactions so that writers are never held
-   * up for long. Implementations also sweep old webhook delivery attempts where their table exists
-   * (see the SQLite implementation's list of sweeps). Idempotency keys have their own purge.
+   * up for long: finished (not pending) webhook deliveries created before `eventsBefore`, then events
+   * created before it that were fanned out and that no delivery refers to any more (an event still
+   * owed to a receiver is never dropped), then old expired or revoked tokens. Idempotency keys have
+   * their own purge.
    */
   sweep(policy: RetentionPolicy): Promise<SweepCounts>
   /**

@@ -6,57 +6,51 @@ const CHUNK = 1000
 
 interface Sweep {
   kind: string
-  table: string
-  /** The column the cutoff is compared with; a table without it is left alone. */
-  column: string
-  /** A DELETE of at most @limit rows, given @now and the policy's cutoffs. */
+  /** A DELETE of at most @limit rows older than @cutoff. */
   sql: string
   cutoff: (policy: RetentionPolicy) => number
 }
 
-// Tables other features own; each is swept only where it exists, so the list can name tables that a
-// later migration adds. To retain a new kind of row, add an entry here (and in the PostgreSQL store).
+// Order matters: finished deliveries go before the events they point at. An event is kept while it
+// has not been fanned out to subscriptions or any delivery still refers to it, so retention never
+// drops an event that is still owed to a receiver. To retain a new kind of row, add an entry here
+// (and in the PostgreSQL store).
 const SWEEPS: Sweep[] = [
   {
+    kind: 'webhook_deliveries',
+    sql: `DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE status <> 'pending' AND created_at < @cutoff LIMIT @limit)`,
+    cutoff: (p) => p.eventsBefore.getTime(),
+  },
+  {
     kind: 'events',
-    table: 'events',
-    column: 'created_at',
     // seq grows with time, so walking it from the start stops at the first young event.
     sql: `DELETE FROM events WHERE seq IN (
-            SELECT seq FROM events WHERE created_at < @cutoff ORDER BY seq LIMIT @limit)`,
+            SELECT e.seq FROM events e
+            WHERE e.created_at < @cutoff AND e.fanned_out_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
+            ORDER BY e.seq LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
     kind: 'tokens',
-    table: 'tokens',
-    column: 'revoked_at',
     sql: `DELETE FROM tokens WHERE id IN (
             SELECT id FROM tokens WHERE revoked_at < @cutoff OR expires_at < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.tokensBefore.getTime(),
   },
-  {
-    kind: 'webhook_deliveries',
-    table: 'webhook_deliveries',
-    column: 'created_at',
-    sql: `DELETE FROM webhook_deliveries WHERE rowid IN (
-            SELECT rowid FROM webhook_deliveries WHERE created_at < @cutoff LIMIT @limit)`,
-    cutoff: (p) => p.eventsBefore.getTime(),
-  },
 ]
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
-  private readonly columnExists: Statement
   private readonly checkpointStatement: Statement
 
   constructor(private readonly db: Database) {
-    this.columnExists = db.prepare('SELECT 1 FROM pragma_table_info(?) WHERE name = ?').pluck()
     this.checkpointStatement = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
   }
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
-      if (!this.columnExists.get(sweep.table, sweep.column)) continue
       const remove = this.db.prepare(sweep.sql)
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
       let total = 0
