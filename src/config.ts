@@ -16,11 +16,15 @@ export interface ServeConfig {
   host: string
   port: number
   database: DatabaseLocation
+  databasePoolSize: number
+  databaseTimeoutMs: number
+  databaseStartupTimeoutMs: number
   bodyLimit: number
   requestTimeoutMs: number
   headersTimeoutMs: number
   keepAliveTimeoutMs: number
   shutdownTimeoutMs: number
+  drainDelayMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
   workers: number
@@ -74,6 +78,13 @@ function duration(flag: string, { min = 0, off = false } = {}) {
     if (off && raw === 'off') return 0
     const ms = parseDuration(raw)
     return ms !== null && ms >= min ? ms : fail(flag, raw, expected)
+  }
+}
+
+function positiveDuration(flag: string) {
+  return (raw: string): number => {
+    const ms = parseDuration(raw)
+    return ms !== null && ms > 0 ? ms : fail(flag, raw, 'a duration above zero such as 500ms, 5s')
   }
 }
 
@@ -192,6 +203,35 @@ export const SERVE_SETTINGS: Setting[] = [
     parse: parseDatabaseSetting,
   },
   {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    placeholder: 'n',
+    default: '10',
+    description: 'PostgreSQL: most connections this instance opens (plus one that listens for revocations)',
+    parse: (raw) => {
+      const size = /^\d{1,4}$/.test(raw) ? Number(raw) : 0
+      return size >= 1 && size <= 1000 ? size : fail('database-pool-size', raw, 'an integer from 1 to 1000')
+    },
+  },
+  {
+    key: 'databaseTimeoutMs',
+    flag: 'database-timeout',
+    placeholder: 'duration',
+    default: '5s',
+    description:
+      'PostgreSQL: longest wait to connect or for one query; past it the request gets 503 with Retry-After',
+    parse: positiveDuration('database-timeout'),
+  },
+  {
+    key: 'databaseStartupTimeoutMs',
+    flag: 'database-startup-timeout',
+    placeholder: 'duration',
+    default: '30s',
+    description:
+      'PostgreSQL: how long serve keeps retrying an unreachable database at start before it exits 1',
+    parse: duration('database-startup-timeout'),
+  },
+  {
     key: 'bodyLimit',
     flag: 'body-limit',
     placeholder: 'size',
@@ -230,6 +270,15 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '10s',
     description: 'on SIGTERM/SIGINT, how long in-flight requests may take before the process exits 1',
     parse: duration('shutdown-timeout'),
+  },
+  {
+    key: 'drainDelayMs',
+    flag: 'drain-delay',
+    placeholder: 'duration',
+    default: '0s',
+    description:
+      'on SIGTERM/SIGINT, how long to keep serving with /readyz at 503 before closing the port, so a load balancer stops sending first (counts within --shutdown-timeout)',
+    parse: duration('drain-delay'),
   },
   {
     key: 'logLevel',

@@ -4,18 +4,17 @@ import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
-import { tempDir } from './helpers/stores.js'
+import { type StoreKind, storeKinds, tempDir } from './helpers/stores.js'
 
-// Real processes on one SQLite file: what a crash, an outage or a second instance does to delivery.
+// Real processes on one database: what a crash, an outage or a second instance does to delivery.
 
 interface Setup {
   db: string
   tokenFile: string
 }
 
-function setup(): Setup {
-  const dir = tempDir()
-  return { db: `sqlite:${join(dir, 'plantstore.db')}`, tokenFile: join(dir, 'token') }
+async function setup(kind: StoreKind): Promise<Setup> {
+  return { db: await kind.freshUrl(), tokenFile: join(tempDir(), 'token') }
 }
 
 async function serve(s: Setup, ...extra: string[]): Promise<RunningServer> {
@@ -49,7 +48,7 @@ async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise
   }
 }
 
-describe('webhook delivery across processes', () => {
+describe.each(storeKinds)('webhook delivery across processes on $name', (kind) => {
   const servers: RunningServer[] = []
   const receivers: Receiver[] = []
   afterEach(async () => {
@@ -58,7 +57,7 @@ describe('webhook delivery across processes', () => {
   })
 
   it('delivers every event of a process killed right after its creates answered', async () => {
-    const s = setup()
+    const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
     // A short timeout keeps leases short: attempts the killed process had claimed are made again soon.
@@ -90,7 +89,7 @@ describe('webhook delivery across processes', () => {
   })
 
   it('delivers every event once a receiver that was down comes back', async () => {
-    const s = setup()
+    const s = await setup(kind)
     const probe = await startReceiver()
     const port = probe.port
     await probe.close()
@@ -115,7 +114,7 @@ describe('webhook delivery across processes', () => {
   })
 
   it('sends each event exactly once with two processes on one database and a healthy receiver', async () => {
-    const s = setup()
+    const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
     const a = await serve(s)
@@ -141,7 +140,7 @@ describe('webhook delivery across processes', () => {
   })
 
   it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {
-    const s = setup()
+    const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
     receiver.respondWith('hang')
@@ -161,8 +160,9 @@ describe('webhook delivery across processes', () => {
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
-  it('delivers from a throwaway sqlite::memory: store too', async () => {
-    const s = { ...setup(), db: 'sqlite::memory:' }
+  // These two do not depend on the store kind: once is enough.
+  it.skipIf(kind.name !== 'sqlite')('delivers from a throwaway sqlite::memory: store too', async () => {
+    const s = { ...(await setup(kind)), db: 'sqlite::memory:' }
     const receiver = await startReceiver()
     receivers.push(receiver)
     const server = await serve(s)
@@ -174,26 +174,29 @@ describe('webhook delivery across processes', () => {
     expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 5 } })
   })
 
-  it('lists the webhook settings in serve --help and refuses a bad retry schedule', async () => {
-    const help = await runCli(['serve', '--help'])
-    for (const flag of [
-      '--webhook-allow-private-urls',
-      '--webhook-retry-schedule',
-      '--webhook-timeout',
-      '--webhook-disable-after',
-    ]) {
-      expect(help.stdout).toContain(flag)
-    }
-    const bad = await runCli([
-      'serve',
-      '--port',
-      '0',
-      '--database-url',
-      'sqlite::memory:',
-      '--webhook-retry-schedule',
-      '5s,soon',
-    ])
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('--webhook-retry-schedule (WEBHOOK_RETRY_SCHEDULE)')
-  })
+  it.skipIf(kind.name !== 'sqlite')(
+    'lists the webhook settings in serve --help and refuses a bad retry schedule',
+    async () => {
+      const help = await runCli(['serve', '--help'])
+      for (const flag of [
+        '--webhook-allow-private-urls',
+        '--webhook-retry-schedule',
+        '--webhook-timeout',
+        '--webhook-disable-after',
+      ]) {
+        expect(help.stdout).toContain(flag)
+      }
+      const bad = await runCli([
+        'serve',
+        '--port',
+        '0',
+        '--database-url',
+        'sqlite::memory:',
+        '--webhook-retry-schedule',
+        '5s,soon',
+      ])
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toContain('--webhook-retry-schedule (WEBHOOK_RETRY_SCHEDULE)')
+    },
+  )
 })

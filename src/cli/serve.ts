@@ -1,5 +1,6 @@
 import cluster from 'node:cluster'
 import { writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
@@ -7,7 +8,7 @@ import { createLogger } from '../log.js'
 import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
 import { scheduleRetention } from '../retention.js'
-import { openStore } from '../store/open.js'
+import { openStore, openStoreRetrying } from '../store/open.js'
 import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -15,9 +16,10 @@ import { startDispatcher } from '../webhooks/runner.js'
 import { runPrimary } from './cluster.js'
 
 /**
- * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, the port stops accepting,
- * in-flight requests finish (within --shutdown-timeout), webhook attempts still in flight get a moment
- * to finish and the rest are handed back to the queue, pending writes commit, the database closes,
+ * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
+ * --drain-delay, the port stops accepting, in-flight requests finish (within --shutdown-timeout),
+ * webhook attempts still in flight get a moment to finish and the rest are handed back to the queue,
+ * pending writes commit, the database closes,
  * and the process exits 0. With --workers N above 1 this process becomes the cluster primary and
  * N worker processes serve the port (see cluster.ts).
  */
@@ -35,7 +37,15 @@ export async function serve(config: ServeConfig): Promise<void> {
     return
   }
   const metrics = createMetrics({ processMetrics: true })
-  const store = timeStore(await openStore(config.database, { serving: true }), metrics)
+  const opened = await openStoreRetrying(
+    config.database,
+    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, serving: true },
+    {
+      timeoutMs: config.databaseStartupTimeoutMs,
+      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
+    },
+  )
+  const store = timeStore(opened, metrics)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
     onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
@@ -87,6 +97,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     deadline.unref()
     try {
       stopRetention()
+      // Still serving, but /readyz already says 503: load balancers take the instance out first.
+      if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
       await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
       await store.close()
       logger.info('stopped')

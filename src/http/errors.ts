@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
+import { StoreUnavailableError } from '../store/errors.js'
 
 export function errorBody(
   entry: CatalogEntry,
@@ -35,6 +36,9 @@ const BY_STATUS: Record<number, CatalogEntry> = {
   503: errors.UNAVAILABLE,
 }
 
+/** Seconds a client is told to wait when the database is unreachable. */
+export const DATABASE_RETRY_AFTER = '1'
+
 /** What an error thrown anywhere in a request answers with: an entry, a message, extra headers. */
 export function classify(error: unknown): {
   entry: CatalogEntry
@@ -42,6 +46,14 @@ export function classify(error: unknown): {
   headers?: Record<string, string>
 } {
   if (error instanceof AppError) return { entry: error.entry, message: error.message, headers: error.headers }
+  if (error instanceof StoreUnavailableError) {
+    // A write that got this answer may still have committed: clients retry with the same Idempotency-Key.
+    return {
+      entry: errors.UNAVAILABLE,
+      message: 'The database is unreachable: retry after the time given.',
+      headers: { 'retry-after': DATABASE_RETRY_AFTER },
+    }
+  }
   const fastifyError = error as Partial<FastifyError>
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
   if (known) return { entry: known, message: known.message }
@@ -66,7 +78,8 @@ export function sendError(
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { entry, message, headers } = classify(error)
-    if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
+    if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'database unreachable')
+    else if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.debug({ code: entry.code, detail: message }, 'request rejected')
     return sendError(reply, entry, message, headers)
   })

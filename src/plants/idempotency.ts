@@ -43,12 +43,14 @@ export class IdempotentCreates {
     const now = this.now()
     this.purgeNowAndThen(now)
     const fingerprint = fingerprintOf(plant)
-    const earlier = await this.records.find(tokenId, key, new Date(now))
-    if (earlier) return replay(earlier, fingerprint)
+    // Claimed before the first await, so a retry that arrives while the first request is running in
+    // this process gets 409 however long the database takes to answer the lookup.
     const slot = `${tokenId}\n${key}`
     if (this.running.has(slot)) throw new AppError(errors.IDEMPOTENCY_IN_PROGRESS)
     this.running.add(slot)
     try {
+      const earlier = await this.records.find(tokenId, key, new Date(now))
+      if (earlier) return replay(earlier, fingerprint)
       const record: IdempotencyRecord = {
         tokenId,
         key,

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { StoreUnavailableError } from './errors.js'
 import { openSqlite } from './sqlite/index.js'
 import type { Store } from './types.js'
 
@@ -17,6 +19,10 @@ export interface OpenOptions {
   busyTimeoutMs?: number
   /** The store will serve requests: get ready for writes now rather than on the first one. */
   serving?: boolean
+  /** PostgreSQL: most pooled connections. */
+  poolSize?: number
+  /** PostgreSQL: longest wait to connect or for one query. */
+  timeoutMs?: number
 }
 
 /** Opens the store the location names and brings its schema up to date. */
@@ -25,5 +31,39 @@ export async function openStore(location: DatabaseLocation, options: OpenOptions
     return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs, serving: options.serving })
   }
   const { openPostgres } = await import('./postgres/index.js')
-  return openPostgres({ url: location.url })
+  return openPostgres({ url: location.url, poolSize: options.poolSize, timeoutMs: options.timeoutMs })
+}
+
+export interface RetryOptions {
+  /** Give up once this much time has passed since the first attempt. */
+  timeoutMs: number
+  onRetry?: (error: StoreUnavailableError, attempt: number) => void
+}
+
+/**
+ * Opens the store, retrying while the database is unreachable (it may still be starting, as in a
+ * container set started all at once). Any other error, such as a refused password, fails at once.
+ */
+export async function openStoreRetrying(
+  location: DatabaseLocation,
+  options: OpenOptions,
+  retry: RetryOptions,
+): Promise<Store> {
+  const deadline = Date.now() + retry.timeoutMs
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openStore(location, options)
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error
+      const left = deadline - Date.now()
+      if (left <= 0) {
+        throw new StoreUnavailableError(
+          `${error.message} (gave up after ${Math.round(retry.timeoutMs / 1000)}s of retries, --database-startup-timeout)`,
+          { cause: error },
+        )
+      }
+      retry.onRetry?.(error, attempt)
+      await sleep(Math.min(left, 250 * 2 ** Math.min(attempt - 1, 3)))
+    }
+  }
 }

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
+import { admin, createDatabase, TEST_DATABASE_URL } from './postgres.js'
 
 /** A database every behaviour test can run against: each store kind yields fresh, empty databases. */
 export interface StoreKind {
@@ -23,12 +25,33 @@ export const sqliteKind: StoreKind = {
   freshUrl: async () => `sqlite:${join(tempDir(), 'plantstore.db')}`,
 }
 
+/** Present when TEST_DATABASE_URL names a server: each fresh URL is a new database on it. */
+export const postgresKind: StoreKind | undefined = TEST_DATABASE_URL
+  ? { name: 'postgres', freshUrl: () => createDatabase(TEST_DATABASE_URL as string) }
+  : undefined
+
 /** The store kinds enabled in this run. */
-export const storeKinds: StoreKind[] = [sqliteKind]
+export const storeKinds: StoreKind[] = postgresKind ? [sqliteKind, postgresKind] : [sqliteKind]
 
 export async function openFresh(kind: StoreKind): Promise<{ store: Store; url: string }> {
   const url = await kind.freshUrl()
   const location = parseDatabaseUrl(url)
   if (!location) throw new Error(`bad test database url ${url}`)
   return { store: await openStore(location), url }
+}
+
+/** The ids of every stored plant, read straight from the database (not through the service). */
+export async function storedPlantIds(url: string): Promise<Set<string>> {
+  const location = parseDatabaseUrl(url)
+  if (location?.kind === 'sqlite') {
+    const reader = new Database(location.path, { readonly: true })
+    try {
+      const ids = reader.prepare('SELECT id FROM plants').pluck().safeIntegers(true).all() as bigint[]
+      return new Set(ids.map(String))
+    } finally {
+      reader.close()
+    }
+  }
+  const rows = await admin(url, (c) => c.query<{ id: string }>('SELECT id::text AS id FROM plants'))
+  return new Set(rows.rows.map((r) => r.id))
 }

@@ -1,9 +1,105 @@
+import pg from 'pg'
 import type { Store } from '../types.js'
+import { guarded } from './errors.js'
+import { PostgresEventStore } from './events.js'
+import { PostgresIdempotencyStore } from './idempotency.js'
+import { PostgresMaintenanceStore } from './maintenance.js'
+import { migrate } from './migrate.js'
+import { PostgresPlantStore } from './plants.js'
+import { RevocationWatch } from './revocation.js'
+import { PostgresTokenStore } from './tokens.js'
+import { PostgresWebhookStore } from './webhooks.js'
 
 export interface PostgresOptions {
   url: string
+  /** Most pooled connections; one more is opened to LISTEN for revocations. */
+  poolSize?: number
+  /** Longest wait to connect, or for any one query; past it the operation fails as unavailable. */
+  timeoutMs?: number
+  /** How often the revocation epoch is re-read when no notification arrives. */
+  revocationPollMs?: number
 }
 
-export async function openPostgres(_options: PostgresOptions): Promise<Store> {
-  throw new Error('PostgreSQL storage is not available in this version; use a sqlite: DATABASE_URL')
+export const DEFAULT_POOL_SIZE = 10
+export const DEFAULT_TIMEOUT_MS = 5000
+export const DEFAULT_REVOCATION_POLL_MS = 1000
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const
+  readonly plants: PostgresPlantStore
+  readonly tokens: PostgresTokenStore
+  readonly events: PostgresEventStore
+  readonly webhooks: PostgresWebhookStore
+  readonly maintenance: PostgresMaintenanceStore
+  readonly idempotency: PostgresIdempotencyStore
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly watch: RevocationWatch,
+  ) {
+    const size = pool.options.max ?? DEFAULT_POOL_SIZE
+    this.tokens = new PostgresTokenStore(pool, watch)
+    this.events = new PostgresEventStore(pool)
+    // Half the pool may be committing batches; the other half stays free for reads and token checks.
+    this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)), () =>
+      this.events.appended(),
+    )
+    this.webhooks = new PostgresWebhookStore(pool)
+    this.maintenance = new PostgresMaintenanceStore(pool)
+    this.idempotency = new PostgresIdempotencyStore(pool)
+  }
+
+  /** There is no consistent single-file copy of a PostgreSQL database to take from a client. */
+  async backup(_file: string): Promise<void> {
+    throw new Error(
+      'backup copies SQLite databases only; for PostgreSQL use pg_dump (e.g. pg_dump -Fc -f plantstore.dump "$DATABASE_URL")',
+    )
+  }
+
+  async ping(): Promise<void> {
+    await guarded(() => this.pool.query('SELECT 1'))
+  }
+
+  async close(): Promise<void> {
+    await this.plants.drain()
+    await this.watch.close()
+    await this.pool.end()
+  }
+}
+
+/** Connects, migrates under an advisory lock, and starts watching for revocations. */
+export async function openPostgres(options: PostgresOptions): Promise<PostgresStore> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const connection: pg.ClientConfig = {
+    connectionString: options.url,
+    connectionTimeoutMillis: timeoutMs,
+    // The client gives up on a reply after this; the server stops the statement too.
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+    keepAlive: true,
+    application_name: 'plantstore',
+  }
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? DEFAULT_POOL_SIZE })
+  // A connection that breaks (the server restarts, the network drops) emits 'error'; unheard, that
+  // would end the process. The failure also reaches the query that was running, or the next one on
+  // that connection ("not queryable"), which reports it as unavailable and discards the connection;
+  // an idle one is dropped by the pool itself.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
+  const watch = new RevocationWatch({
+    client: connection,
+    pool,
+    pollIntervalMs: options.revocationPollMs ?? DEFAULT_REVOCATION_POLL_MS,
+  })
+  try {
+    await guarded(() => migrate(pool))
+    await guarded(() => watch.start())
+  } catch (error) {
+    await watch.close()
+    await pool.end().catch(() => {})
+    throw error
+  }
+  return new PostgresStore(pool, watch)
 }

@@ -1,24 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import type { Database } from 'better-sqlite3'
+import { type Migration, readMigrations } from '../migration-files.js'
+
+export type { Migration }
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
 
-export interface Migration {
-  version: number
-  name: string
-  sql: string
-}
-
 /** Numbered SQL files (`001_init.sql`, …) in version order. */
 export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
-    .filter((file) => /^\d+_.+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({
-      version: Number.parseInt(file, 10),
-      name: file.replace(/\.sql$/, ''),
-      sql: readFileSync(new URL(file, dir), 'utf8'),
-    }))
+  return readMigrations(dir)
 }
 
 /**

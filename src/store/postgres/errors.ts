@@ -1,0 +1,54 @@
+import { StoreUnavailableError } from '../errors.js'
+
+// Socket-level failures: the server is down, restarting, or the network between is broken.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+])
+
+// SQLSTATEs that mean "not now" rather than "never": class 08 (connection exception), the server
+// shutting down or starting up, and too many connections.
+const TRANSIENT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300'])
+
+// The driver reports its own timeouts and broken connections without a code, only by message.
+const DRIVER_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Query read timeout/,
+  /is not queryable/,
+  /^Client was closed/,
+]
+
+/** True when the error says the database is unreachable, as opposed to a bad query or constraint. */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code) || TRANSIENT_SQLSTATES.has(code) || code.startsWith('08')) return true
+  }
+  if (error instanceof AggregateError) return error.errors.some(isConnectionError)
+  return DRIVER_MESSAGES.some((pattern) => pattern.test(error.message))
+}
+
+/** Turns an unreachable-database error into the store's own error; anything else passes through. */
+export function translate(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !isConnectionError(error)) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new StoreUnavailableError(`database unreachable: ${reason}`, { cause: error })
+}
+
+/** Runs a database operation, reporting an unreachable database as StoreUnavailableError. */
+export async function guarded<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation()
+  } catch (error) {
+    throw translate(error)
+  }
+}

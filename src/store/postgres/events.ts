@@ -1,0 +1,44 @@
+import type { Pool } from 'pg'
+import type { EventStore, OutboxEvent } from '../types.js'
+import { guarded } from './errors.js'
+
+interface EventRow {
+  seq: string
+  id: string
+  type: string
+  payload: string
+  created_at: Date
+}
+
+export class PostgresEventStore implements EventStore {
+  private readonly listeners = new Set<() => void>()
+
+  constructor(private readonly pool: Pool) {}
+
+  /** This process's commits only; dispatchers poll for other instances' events. */
+  watch(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Called by the plant store after a commit that wrote events. */
+  appended(): void {
+    for (const listener of this.listeners) listener()
+  }
+
+  async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
+    const result = await guarded(() =>
+      this.pool.query<EventRow>(
+        'SELECT seq::text AS seq, id, type, payload, created_at FROM events WHERE seq > $1 ORDER BY events.seq LIMIT $2',
+        [afterSeq, limit],
+      ),
+    )
+    return result.rows.map((r) => ({
+      seq: Number(r.seq),
+      id: r.id,
+      type: r.type,
+      payload: r.payload,
+      occurredAt: r.created_at,
+    }))
+  }
+}

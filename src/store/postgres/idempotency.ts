@@ -1,0 +1,44 @@
+import type { Pool } from 'pg'
+import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
+import { guarded } from './errors.js'
+
+interface KeyRow {
+  token_id: string
+  key: string
+  fingerprint: string
+  status: number
+  body: string
+  expires_at: Date
+}
+
+/** Reads Idempotency-Key records; they are written by the plant store, inside the create's transaction. */
+export class PostgresIdempotencyStore implements IdempotencyStore {
+  constructor(private readonly pool: Pool) {}
+
+  async find(tokenId: string, key: string, now: Date): Promise<IdempotencyRecord | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<KeyRow>(
+        'SELECT * FROM idempotency_keys WHERE token_id = $1 AND key = $2 AND expires_at > $3',
+        [tokenId, key, now],
+      ),
+    )
+    const row = result.rows[0]
+    return (
+      row && {
+        tokenId: row.token_id,
+        key: row.key,
+        fingerprint: row.fingerprint,
+        status: row.status,
+        body: row.body,
+        expiresAt: row.expires_at,
+      }
+    )
+  }
+
+  async purgeExpired(now: Date): Promise<number> {
+    const result = await guarded(() =>
+      this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]),
+    )
+    return result.rowCount ?? 0
+  }
+}

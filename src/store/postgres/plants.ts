@@ -1,0 +1,336 @@
+import type { Pool, PoolClient } from 'pg'
+import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
+import type { NewPlant, Plant } from '../../plants/model.js'
+import type {
+  CreateExtras,
+  CreateOutcome,
+  ImportItem,
+  ImportOutcome,
+  ListQuery,
+  OutboxEvent,
+  PlantChange,
+  PlantStore,
+  VersionedPlant,
+  WriteOptions,
+  WriteResult,
+} from '../types.js'
+import { guarded } from './errors.js'
+import { inTransaction } from './transaction.js'
+
+interface PendingCreate {
+  plant: NewPlant
+  extras: CreateExtras | undefined
+  resolve: (outcome: CreateOutcome) => void
+  reject: (error: unknown) => void
+}
+
+interface PlantRow {
+  id: string
+  name: string
+  tag: string | null
+}
+
+interface VersionedRow extends PlantRow {
+  version: number
+}
+
+const COLUMNS = 'id::text AS id, name, tag'
+
+// Held from the outbox insert until COMMIT, so events get their seq in commit order (see 001_init.sql).
+const OUTBOX_LOCK = [0x706c_616e, 2] as const
+
+/** Creates in one batch at most; a larger queue is split over several transactions. */
+const MAX_BATCH = 500
+
+function toPlant(row: PlantRow): Plant {
+  // int8 arrives as text and goes straight to BigInt: it never passes through a JS number.
+  const id = BigInt(row.id)
+  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag }
+}
+
+/**
+ * Plants in PostgreSQL with group commit: creates that arrive while earlier batches are in flight
+ * are queued and written together, one transaction and one WAL flush per batch, and each request is
+ * answered only after its batch committed. `INSERT … ON CONFLICT DO NOTHING` makes a duplicate (also
+ * one inserted by another instance a moment earlier) fail only its own request; a failed commit
+ * fails every request of its batch.
+ */
+export class PostgresPlantStore implements PlantStore {
+  private queue: PendingCreate[] = []
+  private scheduled = false
+  private readonly inFlight = new Set<Promise<void>>()
+
+  constructor(
+    private readonly pool: Pool,
+    /** Batches written at the same time; the rest of the pool stays free for reads. */
+    private readonly maxConcurrentBatches: number,
+    /** Told after a commit that wrote outbox events. */
+    private readonly onEventsCommitted: () => void = () => {},
+  ) {}
+
+  /** One transaction for the whole batch; an existing id is compared, never overwritten. */
+  async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
+    return inTransaction(this.pool, async (client) => {
+      const outcomes: ImportOutcome[] = []
+      const events: OutboxEvent[] = []
+      for (const { plant, event } of items) {
+        const tag = plant.tag ?? null
+        const inserted = await client.query(
+          `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
+           ON CONFLICT (id) DO NOTHING`,
+          [plant.id.toString(), plant.name, tag],
+        )
+        if (inserted.rowCount === 0) {
+          const existing = await client.query<PlantRow>(`SELECT ${COLUMNS} FROM plants WHERE id = $1`, [
+            plant.id.toString(),
+          ])
+          const row = existing.rows[0]
+          outcomes.push(row && row.name === plant.name && row.tag === tag ? 'unchanged' : 'conflict')
+          continue
+        }
+        if (event) events.push(event)
+        outcomes.push('created')
+      }
+      await writeEvents(client, events)
+      return outcomes
+    })
+  }
+
+  create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ plant, extras, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  async get(id: bigint): Promise<Plant | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<PlantRow>(`SELECT ${COLUMNS} FROM plants WHERE id = $1`, [id.toString()]),
+    )
+    const row = result.rows[0]
+    return row && toPlant(row)
+  }
+
+  async read(id: bigint): Promise<VersionedPlant | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<VersionedRow>(`SELECT ${COLUMNS}, version FROM plants WHERE id = $1`, [id.toString()]),
+    )
+    const row = result.rows[0]
+    return row && { plant: toPlant(row), version: row.version }
+  }
+
+  async list(query: ListQuery): Promise<Plant[]> {
+    // `id >= from` rather than `id > after`: with no cursor the page starts at the smallest int64.
+    if (query.after === INT64_MAX) return []
+    const from = (query.after === undefined ? INT64_MIN : query.after + 1n).toString()
+    const result = await guarded(() =>
+      query.tag === undefined
+        ? this.pool.query<PlantRow>(
+            `SELECT ${COLUMNS} FROM plants WHERE id >= $1 ORDER BY plants.id LIMIT $2`,
+            [from, query.limit],
+          )
+        : this.pool.query<PlantRow>(
+            `SELECT ${COLUMNS} FROM plants WHERE tag = $3 AND id >= $1 ORDER BY plants.id LIMIT $2`,
+            [from, query.limit, query.tag],
+          ),
+    )
+    return result.rows.map(toPlant)
+  }
+
+  async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.writeOne(id, options, async (client, current) => {
+      const next: Plant = { id, name: change.name ?? current.name }
+      const tag = change.tag === undefined ? current.tag : change.tag
+      if (tag !== null && tag !== undefined) next.tag = tag
+      if (next.name === current.name && next.tag === current.tag) return undefined
+      await client.query(
+        'UPDATE plants SET name = $2, tag = $3, version = version + 1, updated_at = now() WHERE id = $1',
+        [id.toString(), next.name, next.tag ?? null],
+      )
+      return next
+    })
+  }
+
+  async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
+    const result = await this.writeOne(id, options, async (client, current) => {
+      await client.query('DELETE FROM plants WHERE id = $1', [id.toString()])
+      return current
+    })
+    // The plant as it was, with the version it had: a deleted plant has no next version.
+    return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
+  }
+
+  /** Waits until every accepted create has been answered, so that closing never drops one. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0 || this.queue.length > 0 || this.scheduled) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+      else await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  /** Collects what arrives within this turn of the event loop, then starts a batch if a slot is free. */
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0 || this.inFlight.size >= this.maxConcurrentBatches) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      if (this.queue.length === 0 || this.inFlight.size >= this.maxConcurrentBatches) return
+      const batch = this.queue.splice(0, MAX_BATCH)
+      const flush = this.flush(batch).finally(() => {
+        this.inFlight.delete(flush)
+        this.schedule()
+      })
+      this.inFlight.add(flush)
+      this.schedule()
+    })
+  }
+
+  private async flush(batch: PendingCreate[]): Promise<void> {
+    let outcomes: CreateOutcome[]
+    try {
+      outcomes = await inTransaction(this.pool, (client) => this.write(client, batch))
+    } catch (error) {
+      for (const item of batch) item.reject(error)
+      return
+    }
+    batch.forEach((item, i) => {
+      item.resolve(outcomes[i] as CreateOutcome)
+    })
+    if (batch.some((item, i) => outcomes[i] === 'created' && item.extras?.event)) this.onEventsCommitted()
+  }
+
+  /**
+   * Check version, write, record the event: one transaction holding the row lock (FOR UPDATE), so no
+   * change from any instance slips between the check and the write.
+   */
+  private async writeOne(
+    id: bigint,
+    options: WriteOptions,
+    apply: (client: PoolClient, current: Plant) => Promise<Plant | undefined>,
+  ): Promise<WriteResult> {
+    let wroteEvent = false
+    const result = await inTransaction(this.pool, async (client): Promise<WriteResult> => {
+      const found = await client.query<VersionedRow>(
+        `SELECT ${COLUMNS}, version FROM plants WHERE id = $1 FOR UPDATE`,
+        [id.toString()],
+      )
+      const row = found.rows[0]
+      if (!row) return { outcome: 'missing' }
+      if (options.expectedVersion !== undefined && options.expectedVersion !== row.version) {
+        return { outcome: 'version-mismatch' }
+      }
+      const current = toPlant(row)
+      const plant = await apply(client, current)
+      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+      if (plant === undefined) return { outcome: 'done', plant: current, version: row.version }
+      if (options.event) {
+        await writeEvents(client, [options.event(plant)])
+        wroteEvent = true
+      }
+      return { outcome: 'done', plant, version: row.version + 1 }
+    })
+    if (wroteEvent) this.onEventsCommitted()
+    return result
+  }
+
+  private async write(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
+    if (batch.some((item) => item.extras?.idempotency)) return this.writeEach(client, batch)
+    // Only the first create of an id in a batch is attempted: a later one is a duplicate whether or
+    // not the first succeeds.
+    const first = new Map<string, PendingCreate>()
+    for (const item of batch) {
+      const key = item.plant.id.toString()
+      if (!first.has(key)) first.set(key, item)
+    }
+    const rows = [...first.values()]
+    const inserted = await client.query<{ id: string }>(
+      `INSERT INTO plants (id, name, tag, created_at, updated_at)
+       SELECT id, name, tag, now(), now()
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, ord)
+       ORDER BY ord
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id::text AS id`,
+      [
+        rows.map((r) => r.plant.id.toString()),
+        rows.map((r) => r.plant.name),
+        rows.map((r) => r.plant.tag ?? null),
+      ],
+    )
+    const created = new Set(inserted.rows.map((r) => r.id))
+    const events = rows
+      .filter((r) => created.has(r.plant.id.toString()))
+      .flatMap((r) => (r.extras?.event ? [r.extras.event] : []))
+    await writeEvents(client, events)
+    return batch.map((item) =>
+      first.get(item.plant.id.toString()) === item && created.has(item.plant.id.toString())
+        ? 'created'
+        : 'exists',
+    )
+  }
+
+  /**
+   * The batch one create at a time, in arrival order, for batches that carry Idempotency-Key records:
+   * a create whose key is held by an unexpired record (also one committed by another instance) is
+   * undone and resolves to 'key-taken', writing nothing.
+   */
+  private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
+    const outcomes: CreateOutcome[] = []
+    const events: OutboxEvent[] = []
+    const now = new Date()
+    for (const { plant, extras } of batch) {
+      const inserted = await client.query(
+        `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
+         ON CONFLICT (id) DO NOTHING`,
+        [plant.id.toString(), plant.name, plant.tag ?? null],
+      )
+      if (inserted.rowCount === 0) {
+        outcomes.push('exists')
+        continue
+      }
+      const record = extras?.idempotency
+      if (record) {
+        // An expired record under the same key is overwritten; an unexpired one is left alone.
+        const stored = await client.query(
+          `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+             status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+           WHERE idempotency_keys.expires_at <= $7`,
+          [record.tokenId, record.key, record.fingerprint, record.status, record.body, record.expiresAt, now],
+        )
+        if (stored.rowCount === 0) {
+          await client.query('DELETE FROM plants WHERE id = $1', [plant.id.toString()])
+          outcomes.push('key-taken')
+          continue
+        }
+      }
+      if (extras?.event) events.push(extras.event)
+      outcomes.push('created')
+    }
+    await writeEvents(client, events)
+    return outcomes
+  }
+}
+
+/**
+ * Appends outbox events inside the caller's transaction. The advisory lock, held until COMMIT, makes
+ * seq order commit order across every instance (see 001_init.sql); it is taken last, so it is held
+ * only for the insert and the commit.
+ */
+async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<void> {
+  if (events.length === 0) return
+  await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...OUTBOX_LOCK])
+  await client.query(
+    `INSERT INTO events (id, type, payload, created_at)
+     SELECT id, type, payload, created_at
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
+       AS t(id, type, payload, created_at, ord)
+     ORDER BY ord`,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.occurredAt.toISOString()),
+    ],
+  )
+}

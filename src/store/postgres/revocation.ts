@@ -1,0 +1,99 @@
+import pg from 'pg'
+
+export const REVOCATION_CHANNEL = 'plantstore_token_revoked'
+
+export interface RevocationWatchOptions {
+  /** Connection settings for the dedicated listening connection (never taken from the pool). */
+  client: pg.ClientConfig
+  pool: pg.Pool
+  /** How often the epoch is re-read, as the fallback when a notification is missed. */
+  pollIntervalMs: number
+}
+
+/**
+ * Keeps the token revocation epoch in memory, so reading it on every request costs nothing.
+ * Instances learn of a revocation two ways: a NOTIFY sent in the revoking transaction reaches every
+ * instance that LISTENs within milliseconds of the commit; and the epoch is re-read every
+ * `pollIntervalMs`, which bounds the delay when the listening connection was down or a notification
+ * was lost. The listening connection is re-opened on the next poll after it breaks.
+ */
+export class RevocationWatch {
+  readonly channel = REVOCATION_CHANNEL
+  private current = 0
+  private listener: pg.Client | undefined
+  private connecting: Promise<void> | undefined
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
+
+  constructor(private readonly options: RevocationWatchOptions) {}
+
+  get epoch(): number {
+    return this.current
+  }
+
+  /** Takes a value seen elsewhere (a poll, a notification, this process's own revoke); never goes back. */
+  observe(epoch: number): void {
+    if (Number.isFinite(epoch) && epoch > this.current) this.current = epoch
+  }
+
+  async start(): Promise<void> {
+    await this.listen()
+    await this.poll()
+    this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs)
+    this.timer.unref()
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.timer) clearInterval(this.timer)
+    await this.connecting?.catch(() => {})
+    const listener = this.listener
+    this.listener = undefined
+    await listener?.end().catch(() => {})
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.listener) await this.listen().catch(() => {})
+    await this.poll().catch(() => {})
+  }
+
+  private async poll(): Promise<void> {
+    const result = await this.options.pool.query<{ value: string }>(
+      "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'",
+    )
+    this.observe(Number(result.rows[0]?.value ?? 0))
+  }
+
+  private listen(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.connecting ??= this.openListener().finally(() => {
+      this.connecting = undefined
+    })
+    return this.connecting
+  }
+
+  private async openListener(): Promise<void> {
+    const client = new pg.Client(this.options.client)
+    const drop = () => {
+      if (this.listener === client) this.listener = undefined
+      client.end().catch(() => {})
+    }
+    client.on('error', drop)
+    client.on('end', drop)
+    client.on('notification', (message) => {
+      if (message.channel === this.channel) this.observe(Number(message.payload))
+    })
+    try {
+      await client.connect()
+      await client.query(`LISTEN ${this.channel}`)
+    } catch (error) {
+      drop()
+      throw error
+    }
+    if (this.closed) {
+      await client.end().catch(() => {})
+      return
+    }
+    this.listener = client
+  }
+}

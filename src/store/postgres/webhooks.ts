@@ -1,0 +1,403 @@
+import type { Pool } from 'pg'
+import type {
+  AttemptResult,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryStatus,
+  OutboxEvent,
+  WebhookChanges,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStore,
+} from '../types.js'
+import { guarded } from './errors.js'
+import { inTransaction } from './transaction.js'
+
+interface WebhookRow {
+  id: string
+  url: string
+  events: string[]
+  description: string | null
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: Date | null
+  disabled_at: Date | null
+  disabled_reason: string | null
+  failing_since: Date | null
+  created_at: Date
+  updated_at: Date
+}
+
+interface DeliveryRow {
+  id: string
+  webhook_id: string
+  event_id: string
+  event_type: string
+  status: string
+  attempts: number
+  next_attempt_at: Date | null
+  last_attempt_at: Date | null
+  last_status_code: number | null
+  last_error: string | null
+  last_duration_ms: number | null
+  created_at: Date
+}
+
+interface ClaimRow {
+  id: string
+  webhook_id: string
+  attempts: number
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: Date | null
+  event_id: string
+  event_type: string
+  payload: string
+}
+
+function toWebhook(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason as WebhookDisabledReason | null,
+    failingSince: row.failing_since,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+function toDelivery(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastAttemptAt: row.last_attempt_at,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    lastDurationMs: row.last_duration_ms,
+    createdAt: row.created_at,
+  }
+}
+
+// 24 lowercase hex digits, from the built-in random UUID (no extension needed).
+const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24)"
+const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
+  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
+
+const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
+  url: 'url',
+  events: 'events',
+  description: 'description',
+  secret: 'secret',
+  previousSecret: 'previous_secret',
+  previousSecretExpiresAt: 'previous_secret_expires_at',
+  disabledAt: 'disabled_at',
+  disabledReason: 'disabled_reason',
+  failingSince: 'failing_since',
+  updatedAt: 'updated_at',
+}
+
+/**
+ * Subscriptions and the delivery queue in PostgreSQL, shared by the dispatchers of every instance.
+ * `fanOut` and `claim` lock the rows they take with `FOR UPDATE SKIP LOCKED`: two dispatchers never
+ * take the same event or delivery, and neither waits for the other. Cheap reads first check whether
+ * there is work at all, so an idle dispatcher opens no transaction.
+ */
+export class PostgresWebhookStore implements WebhookStore {
+  constructor(private readonly pool: Pool) {}
+
+  async insert(webhook: WebhookRecord): Promise<void> {
+    await guarded(() =>
+      this.pool.query(
+        `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
+           disabled_at, disabled_reason, failing_since, after_seq, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, (SELECT coalesce(max(seq), 0) FROM events), $11, $12)`,
+        [
+          webhook.id,
+          webhook.url,
+          webhook.events,
+          webhook.description,
+          webhook.secret,
+          webhook.previousSecret,
+          webhook.previousSecretExpiresAt,
+          webhook.disabledAt,
+          webhook.disabledReason,
+          webhook.failingSince,
+          webhook.createdAt,
+          webhook.updatedAt,
+        ],
+      ),
+    )
+  }
+
+  async find(id: string): Promise<WebhookRecord | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id]),
+    )
+    const row = result.rows[0]
+    return row && toWebhook(row)
+  }
+
+  async list(): Promise<WebhookRecord[]> {
+    const result = await guarded(() =>
+      this.pool.query<WebhookRow>('SELECT * FROM webhooks ORDER BY created_at, id'),
+    )
+    return result.rows.map(toWebhook)
+  }
+
+  async update(id: string, changes: WebhookChanges): Promise<WebhookRecord | undefined> {
+    const sets: string[] = []
+    const values: unknown[] = [id]
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === undefined) continue
+      values.push(value)
+      sets.push(`${CHANGE_COLUMNS[key as keyof WebhookChanges]} = $${values.length}`)
+    }
+    const result = await guarded(() =>
+      this.pool.query<WebhookRow>(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, values),
+    )
+    const row = result.rows[0]
+    return row && toWebhook(row)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await guarded(() => this.pool.query('DELETE FROM webhooks WHERE id = $1', [id]))
+    return (result.rowCount ?? 0) > 0
+  }
+
+  async listDeliveries(
+    webhookId: string,
+    options: { limit: number; status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]> {
+    const result = await guarded(() =>
+      this.pool.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2)
+         ORDER BY d.created_at DESC, d.event_seq DESC LIMIT $3`,
+        [webhookId, options.status ?? null, options.limit],
+      ),
+    )
+    return result.rows.map(toDelivery)
+  }
+
+  private async findDelivery(webhookId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE d.id = $1 AND d.webhook_id = $2`,
+        [deliveryId, webhookId],
+      ),
+    )
+    const row = result.rows[0]
+    return row && toDelivery(row)
+  }
+
+  async requeueDelivery(
+    webhookId: string,
+    deliveryId: string,
+    at: Date,
+  ): Promise<DeliveryRecord | undefined> {
+    const result = await guarded(() =>
+      this.pool.query(
+        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1,
+           lease_owner = NULL, lease_until = NULL
+         WHERE id = $2 AND webhook_id = $3`,
+        [at, deliveryId, webhookId],
+      ),
+    )
+    return result.rowCount === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
+  }
+
+  async replay(webhookId: string, since: Date, at: Date): Promise<number> {
+    const result = await guarded(() =>
+      this.pool.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $3, $3
+         FROM webhooks w JOIN events e ON e.type = ANY (w.events)
+         WHERE w.id = $1 AND e.created_at >= $2
+         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET status = 'pending', attempts = 0,
+           next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, lease_until = NULL`,
+        [webhookId, since, at],
+      ),
+    )
+    return result.rowCount ?? 0
+  }
+
+  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord> {
+    const at = event.occurredAt
+    const id = await inTransaction(this.pool, async (client) => {
+      // Already fanned out: a test message goes to this one subscription only.
+      const inserted = await client.query<{ seq: string }>(
+        `INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES ($1, $2, $3, $4, $4)
+         RETURNING seq::text AS seq`,
+        [event.id, event.type, event.payload, at],
+      )
+      const delivery = await client.query<{ id: string }>(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+         VALUES (${NEW_DELIVERY_ID}, $1, $2, 'pending', 0, $3, $3) RETURNING id`,
+        [webhookId, inserted.rows[0]?.seq, at],
+      )
+      return delivery.rows[0]?.id as string
+    })
+    return (await this.findDelivery(webhookId, id)) as DeliveryRecord
+  }
+
+  async fanOut(limit: number, at: Date): Promise<number> {
+    const waiting = await guarded(() =>
+      this.pool.query('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1'),
+    )
+    if (waiting.rowCount === 0) return 0
+    return inTransaction(this.pool, async (client) => {
+      const events = await client.query<{ seq: string }>(
+        `SELECT seq::text AS seq FROM events WHERE fanned_out_at IS NULL
+         ORDER BY events.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+      )
+      if (events.rows.length === 0) return 0
+      const seqs = events.rows.map((r) => r.seq)
+      await client.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $2, $2
+         FROM events e JOIN webhooks w ON e.type = ANY (w.events)
+         WHERE e.seq = ANY ($1::bigint[]) AND w.disabled_at IS NULL AND w.after_seq < e.seq
+         ORDER BY e.seq
+         ON CONFLICT (webhook_id, event_seq) DO NOTHING`,
+        [seqs, at],
+      )
+      await client.query('UPDATE events SET fanned_out_at = $1 WHERE seq = ANY ($2::bigint[])', [at, seqs])
+      return seqs.length
+    })
+  }
+
+  async claim(options: {
+    owner: string
+    now: Date
+    leaseMs: number
+    limit: number
+    perWebhook: number
+    skipWebhooks: string[]
+  }): Promise<ClaimedDelivery[]> {
+    if (options.limit <= 0) return []
+    const due = await guarded(() =>
+      this.pool.query(
+        "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+        [options.now],
+      ),
+    )
+    if (due.rowCount === 0) return []
+    const until = new Date(options.now.getTime() + options.leaseMs)
+    const rows = await inTransaction(this.pool, async (client) => {
+      // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries, so a
+      // large backlog never crowds out the others; rows another dispatcher holds are skipped. Rows
+      // locked here but cut by the final LIMIT stay unleased: a concurrent claim passes over them
+      // only until this short transaction ends, and the next pass takes them.
+      const picked = await client.query<{ id: string }>(
+        `SELECT d.id FROM webhooks w CROSS JOIN LATERAL (
+           SELECT id, next_attempt_at FROM webhook_deliveries
+           WHERE webhook_id = w.id AND status = 'pending' AND next_attempt_at <= $1
+           ORDER BY next_attempt_at LIMIT least($2::integer, $4::integer) FOR UPDATE SKIP LOCKED
+         ) d
+         WHERE w.disabled_at IS NULL AND NOT (w.id = ANY ($3::text[]))
+         ORDER BY d.next_attempt_at, d.id LIMIT $4`,
+        [options.now, options.perWebhook, options.skipWebhooks, options.limit],
+      )
+      if (picked.rows.length === 0) return []
+      // A lease moves next_attempt_at to its end, so a leased delivery is not due until the lease runs
+      // out: then another dispatcher may take it (its owner is presumed dead).
+      const leased = await client.query<ClaimRow>(
+        `WITH leased AS (
+           UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2, next_attempt_at = $2,
+             attempts = attempts + 1
+           WHERE id = ANY ($3::text[])
+           RETURNING id, webhook_id, attempts, event_seq, next_attempt_at
+         )
+         SELECT l.id, l.webhook_id, l.attempts - 1 AS attempts, w.url, w.secret, w.previous_secret,
+                w.previous_secret_expires_at, e.id AS event_id, e.type AS event_type, e.payload
+         FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN events e ON e.seq = l.event_seq`,
+        [options.owner, until, picked.rows.map((r) => r.id)],
+      )
+      const order = new Map(picked.rows.map((r, i) => [r.id, i]))
+      return leased.rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    })
+    return rows.map((row) => ({
+      id: row.id,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secret: row.secret,
+      previousSecret: row.previous_secret,
+      previousSecretExpiresAt: row.previous_secret_expires_at,
+      eventId: row.event_id,
+      eventType: row.event_type,
+      payload: row.payload,
+      attempt: row.attempts + 1,
+    }))
+  }
+
+  async complete(results: AttemptResult[]): Promise<string[]> {
+    if (results.length === 0) return []
+    return inTransaction(this.pool, async (client) => {
+      const disabled: string[] = []
+      for (const r of results) {
+        const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
+        const applied = await client.query(
+          `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, lease_owner = NULL,
+             lease_until = NULL, last_attempt_at = $5, last_status_code = $6, last_error = $7,
+             last_duration_ms = $8
+           WHERE id = $1 AND lease_owner = $2`,
+          [
+            r.deliveryId,
+            r.owner,
+            status,
+            r.nextAttemptAt,
+            r.at,
+            r.statusCode,
+            r.error,
+            Math.round(r.durationMs),
+          ],
+        )
+        if (applied.rowCount === 0) continue
+        if (r.ok) {
+          await client.query(
+            'UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL',
+            [r.webhookId],
+          )
+          continue
+        }
+        await client.query('UPDATE webhooks SET failing_since = coalesce(failing_since, $2) WHERE id = $1', [
+          r.webhookId,
+          r.at,
+        ])
+        const off = await client.query(
+          `UPDATE webhooks SET disabled_at = $2, disabled_reason = 'failing', updated_at = $2
+           WHERE id = $1 AND disabled_at IS NULL AND failing_since <= $3`,
+          [r.webhookId, r.at, r.disableIfFailingSince],
+        )
+        if ((off.rowCount ?? 0) > 0) disabled.push(r.webhookId)
+      }
+      return disabled
+    })
+  }
+
+  async release(owner: string, deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return
+    await guarded(() =>
+      this.pool.query(
+        `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now(),
+           attempts = greatest(attempts - 1, 0)
+         WHERE id = ANY ($1::text[]) AND lease_owner = $2`,
+        [deliveryIds, owner],
+      ),
+    )
+  }
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+
+/** The server the PostgreSQL suite runs against; unset means that suite is skipped (failed under CI). */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
+
+/** Databases of this run share a prefix, so the run's teardown drops exactly its own. */
+export function runPrefix(): string {
+  return `plantstore_t_${process.env.PLANTSTORE_TEST_RUN ?? 'local'}_`
+}
+
+export function withDatabase(url: string, database: string): string {
+  const next = new URL(url)
+  next.pathname = `/${database}`
+  return next.toString()
+}
+
+/** Runs statements on the server's maintenance connection (the TEST_DATABASE_URL database). */
+export async function admin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates a new, empty database and returns its URL. */
+export async function createDatabase(url: string): Promise<string> {
+  const name = `${runPrefix()}${randomBytes(6).toString('hex')}`
+  await admin(url, (c) => c.query(`CREATE DATABASE ${name}`))
+  return withDatabase(url, name)
+}
+
+/**
+ * Drops every database whose name starts with the prefix, even with sessions still open. Each drop
+ * waits for a checkpoint, so a few run side by side.
+ */
+export async function dropDatabases(url: string, prefix: string, parallel = 6): Promise<number> {
+  const names = await admin(url, async (c) => {
+    const found = await c.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname ~ '^[a-z0-9_]+$'",
+      [prefix],
+    )
+    return found.rows.map((r) => r.datname)
+  })
+  const queue = [...names]
+  await Promise.all(
+    Array.from({ length: parallel }, () =>
+      admin(url, async (c) => {
+        for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        }
+      }),
+    ),
+  )
+  return names.length
+}

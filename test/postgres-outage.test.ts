@@ -1,0 +1,168 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { admin } from './helpers/postgres.js'
+import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { postgresKind } from './helpers/stores.js'
+import { TcpProxy } from './helpers/tcp-proxy.js'
+
+// The service is told to give up on the database after 2 s; no answer may take much longer.
+const DATABASE_TIMEOUT = '2s'
+const NO_HANG_MS = 8000
+
+interface Outcome {
+  id: number
+  status: number | 'hung' | 'failed'
+  retryAfter: string | null
+  error?: number
+}
+
+async function create(server: RunningServer, token: string, id: number): Promise<Outcome> {
+  try {
+    const res = await fetch(`${server.url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: `plant ${id}` }),
+      signal: AbortSignal.timeout(NO_HANG_MS),
+    })
+    const body = (await res.json()) as { error?: number }
+    return { id, status: res.status, retryAfter: res.headers.get('retry-after'), error: body.error }
+  } catch (error) {
+    return { id, status: (error as Error).name === 'TimeoutError' ? 'hung' : 'failed', retryAfter: null }
+  }
+}
+
+const statusOf = async (server: RunningServer, path: string) =>
+  (await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(NO_HANG_MS) })).status
+
+describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
+  const cleanup: Array<() => Promise<unknown>> = []
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step()
+  })
+
+  async function setUp() {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const token = (await runCli(['token', 'create', '--name', 'outage', '--database-url', url])).stdout.trim()
+    const proxy = await TcpProxy.start(url)
+    cleanup.push(() => proxy.close())
+    return { url, token, proxy }
+  }
+
+  it('costs 503s with Retry-After while it lasts, never a hang or an acknowledged write', async () => {
+    const { url, token, proxy } = await setUp()
+    const server = await startServer([
+      '--database-url',
+      proxy.route(url),
+      '--database-timeout',
+      DATABASE_TIMEOUT,
+    ])
+    cleanup.push(() => server.stop())
+
+    const outcomes: Outcome[] = []
+    let next = 1
+    let running = true
+    const workers = Array.from({ length: 8 }, async () => {
+      while (running) outcomes.push(await create(server, token, next++))
+    })
+
+    await vi.waitFor(() => expect(outcomes.filter((o) => o.status === 200).length).toBeGreaterThan(20), {
+      timeout: 10_000,
+    })
+    await proxy.down()
+    const cutAt = outcomes.length
+    await vi.waitFor(
+      () => expect(outcomes.slice(cutAt).filter((o) => o.status === 503).length).toBeGreaterThan(5),
+      {
+        timeout: 10_000,
+      },
+    )
+    expect(await statusOf(server, '/readyz')).toBe(503)
+    expect(await statusOf(server, '/healthz')).toBe(200)
+
+    await proxy.up()
+    // The service recovers by itself: no restart.
+    await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
+    const backAt = outcomes.length
+    await vi.waitFor(
+      () => expect(outcomes.slice(backAt).filter((o) => o.status === 200).length).toBeGreaterThan(20),
+      {
+        timeout: 10_000,
+      },
+    )
+    running = false
+    await Promise.all(workers)
+
+    const statuses = new Set(outcomes.map((o) => o.status))
+    expect([...statuses].sort()).toEqual([200, 503])
+    for (const o of outcomes.filter((o) => o.status === 503)) {
+      expect(o.error).toBe(50301)
+      expect(o.retryAfter).toMatch(/^\d+$/)
+    }
+    // Every acknowledged create is in the database.
+    const acknowledged = outcomes.filter((o) => o.status === 200).map((o) => String(o.id))
+    const stored = await admin(url, (c) =>
+      c.query<{ id: string }>('SELECT id::text AS id FROM plants WHERE id = ANY($1::bigint[])', [
+        acknowledged,
+      ]),
+    )
+    expect(stored.rows.map((r) => r.id).sort()).toEqual([...acknowledged].sort())
+  })
+
+  it('answers 503 within the database timeout when the database stops answering without closing', async () => {
+    const { url, token, proxy } = await setUp()
+    const server = await startServer([
+      '--database-url',
+      proxy.route(url),
+      '--database-timeout',
+      DATABASE_TIMEOUT,
+    ])
+    cleanup.push(() => server.stop())
+    expect((await create(server, token, 1)).status).toBe(200)
+    proxy.stall()
+    const during = await Promise.all([
+      create(server, token, 2),
+      create(server, token, 3),
+      create(server, token, 1),
+    ])
+    expect(during.map((o) => o.status)).toEqual([503, 503, 503])
+    expect(during.every((o) => o.error === 50301 && o.retryAfter !== null)).toBe(true)
+    expect(await statusOf(server, '/readyz')).toBe(503)
+    await proxy.resume()
+    await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
+    const after = await create(server, token, 4)
+    expect(after.status).toBe(200)
+  })
+
+  it('retries an unreachable database at start, then serves once it is back', async () => {
+    const { url, token, proxy } = await setUp()
+    await proxy.down()
+    const starting = startServer(['--database-url', proxy.route(url), '--database-startup-timeout', '20s'])
+    await sleep(1500)
+    await proxy.up()
+    const server = await starting
+    cleanup.push(() => server.stop())
+    expect(await statusOf(server, '/readyz')).toBe(200)
+    expect((await create(server, token, 7)).status).toBe(200)
+  })
+
+  it('gives up at start after --database-startup-timeout with exit 1 and one line', async () => {
+    const { url, proxy } = await setUp()
+    await proxy.down()
+    const result = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      proxy.route(url),
+      '--database-startup-timeout',
+      '1s',
+      '--log-level',
+      'silent',
+    ])
+    expect(result.code).toBe(1)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^plantstore: database unreachable: .*gave up after 1s/)
+    expect(lines[0]).not.toContain('plantstore@')
+  })
+})

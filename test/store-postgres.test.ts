@@ -1,0 +1,175 @@
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { createPlant } from '../src/plants/service.js'
+import { StoreUnavailableError } from '../src/store/errors.js'
+import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
+import { admin } from './helpers/postgres.js'
+import { postgresKind } from './helpers/stores.js'
+import { TcpProxy } from './helpers/tcp-proxy.js'
+
+describe.skipIf(!postgresKind)('PostgreSQL store', () => {
+  const open: PostgresStore[] = []
+  const proxies: TcpProxy[] = []
+  const fresh = async (options: { revocationPollMs?: number } = {}) => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const store = await openPostgres({ url, ...options })
+    open.push(store)
+    return { url, store }
+  }
+  const another = async (url: string, options: { revocationPollMs?: number } = {}) => {
+    const store = await openPostgres({ url, ...options })
+    open.push(store)
+    return store
+  }
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close().catch(() => {})))
+    await Promise.all(proxies.splice(0).map((p) => p.close()))
+  })
+  afterAll(async () => {
+    await Promise.all(open.map((s) => s.close().catch(() => {})))
+  })
+
+  it('keeps ids in bigint columns and round-trips both ends of the int64 range', async () => {
+    const { store } = await fresh()
+    const types = await store.pool.query(
+      "SELECT data_type FROM information_schema.columns WHERE table_name = 'plants' AND column_name = 'id'",
+    )
+    expect(types.rows[0]?.data_type).toBe('bigint')
+    for (const id of [9223372036854775807n, -9223372036854775808n, 9007199254740993n]) {
+      expect(await store.plants.create({ id, name: `n${id}` })).toBe('created')
+      expect((await store.plants.get(id))?.id).toBe(id)
+    }
+  })
+
+  it('group-commits concurrent creates, failing only the duplicates', async () => {
+    const { store } = await fresh()
+    await store.plants.create({ id: 5n, name: 'already' })
+    const outcomes = await Promise.all([
+      store.plants.create({ id: 1n, name: 'a', tag: 't' }),
+      store.plants.create({ id: 2n, name: 'b' }),
+      store.plants.create({ id: 1n, name: 'dup in batch' }),
+      store.plants.create({ id: 5n, name: 'dup of stored' }),
+      store.plants.create({ id: 3n, name: 'c' }),
+    ])
+    expect(outcomes).toEqual(['created', 'created', 'exists', 'exists', 'created'])
+    expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'a', tag: 't' })
+    expect(await store.plants.get(5n)).toEqual({ id: 5n, name: 'already' })
+  })
+
+  it('fails every request of a batch whose commit fails, and keeps none of its rows', async () => {
+    const { store } = await fresh()
+    // A deferred constraint trigger runs at COMMIT, so the failure comes from the commit itself.
+    await store.pool.query(`
+      CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN IF NEW.name = 'boom' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER refuse_boom AFTER INSERT ON plants
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_boom();`)
+    const results = await Promise.allSettled([
+      store.plants.create({ id: 10n, name: 'fine' }),
+      store.plants.create({ id: 11n, name: 'boom' }),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect(await store.plants.get(10n)).toBeUndefined()
+    expect(await store.events.listSince(0, 10)).toEqual([])
+    expect(await store.plants.create({ id: 10n, name: 'fine' })).toBe('created')
+  })
+
+  it('lets exactly one of two instances create the same id', async () => {
+    const { url, store } = await fresh()
+    const other = await another(url)
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).plants.create({ id: 77n, name: `n${i}` })),
+    )
+    expect(outcomes.filter((o) => o === 'created')).toHaveLength(1)
+  })
+
+  it('writes a plant.created event with the plant, none for a duplicate, in seq order', async () => {
+    const { store } = await fresh()
+    await createPlant(store.plants, { id: 9223372036854775807n, name: 'big', tag: 't' })
+    await expect(createPlant(store.plants, { id: 9223372036854775807n, name: 'again' })).rejects.toThrow(
+      /exists/,
+    )
+    await Promise.all([1n, 2n, 3n].map((id) => createPlant(store.plants, { id, name: 'n' })))
+    const events = await store.events.listSince(0, 10)
+    expect(events).toHaveLength(4)
+    expect(events[0]?.payload).toContain('"data":{"id":9223372036854775807,"name":"big","tag":"t"}')
+    expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b))
+    expect(await store.events.listSince(events[1]?.seq ?? 0, 10)).toHaveLength(2)
+  })
+
+  it('migrates once when five instances start together on an empty database', async () => {
+    const { url } = await fresh()
+    await admin(url, (c) => c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'))
+    const stores = await Promise.all(Array.from({ length: 5 }, () => another(url)))
+    const versions = await stores[0]?.pool.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const list = versions?.rows.map((r) => r.version) ?? []
+    expect(list.length).toBeGreaterThan(0)
+    expect(new Set(list).size).toBe(list.length)
+    expect(await stores[4]?.plants.create({ id: 1n, name: 'works' })).toBe('created')
+  })
+
+  it('moves every instance’s revocation epoch when one revokes (NOTIFY)', async () => {
+    // A poll interval far past the test's wait proves the notification alone carries it.
+    const { url, store } = await fresh({ revocationPollMs: 600_000 })
+    const other = await another(url, { revocationPollMs: 600_000 })
+    await store.tokens.insert({
+      id: 'abc',
+      name: 'n',
+      secretHash: 'h',
+      scopes: ['plants:read'],
+      createdAt: new Date(),
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
+    const before = other.tokens.revocationEpoch()
+    expect(await store.tokens.revoke('abc', new Date())).toBe(true)
+    expect(store.tokens.revocationEpoch()).not.toBe(before)
+    await vi.waitFor(() => expect(other.tokens.revocationEpoch()).not.toBe(before), { timeout: 5000 })
+    expect((await other.tokens.find('abc'))?.revokedAt).toBeInstanceOf(Date)
+    expect(await store.tokens.revoke('nope', new Date())).toBe(false)
+  })
+
+  it('still sees a revocation without a notification, by polling', async () => {
+    const { url } = await fresh()
+    const other = await another(url, { revocationPollMs: 100 })
+    const before = other.tokens.revocationEpoch()
+    await admin(url, (c) => c.query("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'"))
+    await vi.waitFor(() => expect(other.tokens.revocationEpoch()).toBe(before + 1), { timeout: 5000 })
+  })
+
+  it('reports an unreachable database as unavailable, and recovers when it returns', async () => {
+    const { url } = await fresh()
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    const store = await openPostgres({ url: proxy.route(url), timeoutMs: 2000, revocationPollMs: 100 })
+    open.push(store)
+    expect(await store.plants.create({ id: 1n, name: 'before' })).toBe('created')
+    await proxy.down()
+    await expect(store.plants.get(1n)).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(store.plants.create({ id: 2n, name: 'during' })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    )
+    await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(store.tokens.count()).rejects.toBeInstanceOf(StoreUnavailableError)
+    await proxy.up()
+    await vi.waitFor(() => store.ping(), { timeout: 5000 })
+    expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'before' })
+    expect(await store.plants.create({ id: 2n, name: 'after' })).toBe('created')
+  })
+
+  it('fails to open an unreachable database with StoreUnavailableError', async () => {
+    const { url } = await fresh()
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    await proxy.down()
+    await expect(openPostgres({ url: proxy.route(url), timeoutMs: 1000 })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    )
+  })
+
+  it('refuses a file backup and names pg_dump instead', async () => {
+    const { store } = await fresh()
+    await expect(store.backup('/tmp/never-written.db')).rejects.toThrow(/pg_dump/)
+    await store.maintenance.checkpoint()
+  })
+})
