@@ -1,33 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
-import helmet from '@fastify/helmet'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'
+import helmet from 'helmet'
+
+const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      // Swagger UI sets inline style attributes.
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      fontSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+    },
+  },
+  // An API answer is fetched, not embedded; CORS (when enabled) decides who may read it.
+  crossOriginResourcePolicy: { policy: 'same-site' },
+  crossOriginEmbedderPolicy: false,
+}
+
+/** The headers helmet sets, computed once: they are the same for every response. */
+export function securityHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const response = {
+    setHeader: (name: string, value: unknown) => {
+      headers[name.toLowerCase()] = String(value)
+    },
+    removeHeader: (name: string) => {
+      delete headers[name.toLowerCase()]
+    },
+  }
+  helmet(HELMET_OPTIONS)({} as IncomingMessage, response as unknown as ServerResponse, () => {})
+  return headers
+}
 
 /**
  * Response headers for a JSON API. The content security policy is strict but lets a documentation page
  * served from this origin (scripts, styles and images of a bundled Swagger UI) work; it loads nothing
- * from elsewhere and cannot be framed.
+ * from elsewhere and cannot be framed. helmet builds them once here; the Fastify plugin would rebuild its
+ * middleware, and reparse the policy, on every request.
  */
 export async function installSecurityHeaders(app: FastifyInstance): Promise<void> {
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        // Swagger UI sets inline style attributes.
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    // An API answer is fetched, not embedded; CORS (when enabled) decides who may read it.
-    crossOriginResourcePolicy: { policy: 'same-site' },
-    crossOriginEmbedderPolicy: false,
+  const headers = securityHeaders()
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers)
+    done()
   })
 }
 
