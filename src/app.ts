@@ -22,6 +22,7 @@ import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding, installSecurityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
+import { lazyChildLogger } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
@@ -93,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     logController: new QuietRequestLog(),
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id']
