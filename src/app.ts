@@ -20,7 +20,7 @@ import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
-import { installCors, installLoadShedding, installSecurityHeaders } from './http/security.js'
+import { installCors, installLoadShedding, securityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
 import { lazyChildLogger } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
@@ -120,11 +120,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app)
   installJsonBodyParser(app)
 
-  app.addHook('onRequest', async (request, reply) => {
+  // The request id and the security headers go on every answer; one hook, without a promise.
+  const security = securityHeaders()
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    reply.headers(security)
+    done()
   })
   recordRequestMetrics(app, metrics)
-  await installSecurityHeaders(app)
   await installCors(app, options.corsOrigins)
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
   let limit: Limiter | undefined

@@ -6,13 +6,23 @@ import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.
  * URL), so the number of series is fixed by the routes, not by what clients send.
  */
 export function recordRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: methodLabel(request.method),
-      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
-      status: String(reply.statusCode),
+  // prom-client hashes a label set on every call; the series of one route, method and status are
+  // looked up once and kept. Their number is bounded by the routes, as the labels are.
+  const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>()
+  app.addHook('onResponse', (request, reply, done) => {
+    const method = methodLabel(request.method)
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE
+    const key = `${method} ${reply.statusCode} ${route}`
+    let found = series.get(key)
+    if (!found) {
+      const labels = { method, route, status: String(reply.statusCode) }
+      const counter = metrics.httpRequests.labels(labels)
+      const histogram = metrics.httpDuration.labels(labels)
+      found = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) }
+      series.set(key, found)
     }
-    metrics.httpRequests.inc(labels)
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000)
+    found.count()
+    found.observe(reply.elapsedTime / 1000)
+    done()
   })
 }

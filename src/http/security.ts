@@ -32,7 +32,12 @@ const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
   xXssProtection: false,
 }
 
-/** The headers helmet sets, computed once: they are the same for every response. */
+/**
+ * Response headers for a JSON API, set on every answer. The content security policy is strict but lets
+ * a documentation page served from this origin (scripts, styles and images of a bundled Swagger UI)
+ * work; it loads nothing from elsewhere and cannot be framed. helmet computes them once, here: the
+ * Fastify plugin would rebuild its middleware, and reparse the policy, on every request.
+ */
 export function securityHeaders(): Record<string, string> {
   const headers: Record<string, string> = {}
   const response = {
@@ -45,20 +50,6 @@ export function securityHeaders(): Record<string, string> {
   }
   helmet(HELMET_OPTIONS)({} as IncomingMessage, response as unknown as ServerResponse, () => {})
   return headers
-}
-
-/**
- * Response headers for a JSON API. The content security policy is strict but lets a documentation page
- * served from this origin (scripts, styles and images of a bundled Swagger UI) work; it loads nothing
- * from elsewhere and cannot be framed. helmet builds them once here; the Fastify plugin would rebuild its
- * middleware, and reparse the policy, on every request.
- */
-export async function installSecurityHeaders(app: FastifyInstance): Promise<void> {
-  const headers = securityHeaders()
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers)
-    done()
-  })
 }
 
 export const CORS_ALLOWED_HEADERS = [
