@@ -24,6 +24,7 @@ import { installCors, installLoadShedding, securityHeaders } from './http/securi
 import { validatorCompiler } from './http/validation.js'
 import { lazyChildLogger } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
+import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
 import type { TokenService } from './tokens/service.js'
@@ -89,6 +90,7 @@ class QuietRequestLog extends LogController {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
   const metrics = options.metrics ?? createMetrics()
+  registerWebhookQueueMetrics(metrics, options.store.webhooks)
   const app = Fastify({
     trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,

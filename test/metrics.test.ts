@@ -106,4 +106,37 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
       /plantstore_db_operation_duration_seconds_count\{operation="tokens.find",outcome="ok"\} \d+/,
     )
   })
+
+  it('reports the webhook queue: events awaiting fan-out and deliveries by status', async () => {
+    const gauge = (body: string, series: string) => {
+      const line = body.split('\n').find((l) => l.startsWith(`${series} `))
+      return Number(line?.split(' ')[1])
+    }
+    const before = (await scrape()).body
+    const awaiting = gauge(before, 'plantstore_webhook_events_awaiting_fan_out')
+    expect(gauge(before, 'plantstore_webhook_deliveries{status="pending"}')).toBe(0)
+    const created = new Date(Date.now() - 60_000)
+    await store.webhooks.insert({
+      id: 'wh_metrics00000000000000000',
+      url: 'https://receiver.example/hook',
+      events: ['plant.created'],
+      description: null,
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
+      createdAt: created,
+      updatedAt: created,
+    })
+    expect((await postPlant(app, writer, '{"id": 4242, "name": "queued"}')).statusCode).toBe(200)
+    const queued = (await scrape()).body
+    expect(gauge(queued, 'plantstore_webhook_events_awaiting_fan_out')).toBe(awaiting + 1)
+    await store.webhooks.fanOut(100, new Date())
+    const fanned = (await scrape()).body
+    expect(gauge(fanned, 'plantstore_webhook_events_awaiting_fan_out')).toBe(0)
+    expect(gauge(fanned, 'plantstore_webhook_deliveries{status="pending"}')).toBe(1)
+    expect(gauge(fanned, 'plantstore_webhook_deliveries{status="failed"}')).toBe(0)
+  })
 })

@@ -318,6 +318,15 @@ export interface WebhookStore {
   complete(results: AttemptResult[]): Promise<string[]>
   /** Gives up leases without counting their attempts (a dispatcher stopping mid-send). */
   release(owner: string, deliveryIds: string[]): Promise<void>
+  /** How much work waits and how deliveries ended, for the metrics; cheap enough for every scrape. */
+  queueStats(): Promise<WebhookQueueStats>
+}
+
+export interface WebhookQueueStats {
+  /** Committed events not yet fanned out into deliveries. */
+  awaitingFanOut: number
+  /** Stored deliveries by status (pending is the queue depth; the others are kept outcomes). */
+  deliveries: Record<DeliveryStatus, number>
 }
 
 /** What a retention sweep removes: everything older than these instants. */

@@ -7,6 +7,7 @@ import type {
   OutboxEvent,
   WebhookChanges,
   WebhookDisabledReason,
+  WebhookQueueStats,
   WebhookRecord,
   WebhookStore,
 } from '../types.js'
@@ -174,6 +175,22 @@ export class PostgresWebhookStore implements WebhookStore {
   async delete(id: string): Promise<boolean> {
     const result = await guarded(() => this.pool.query('DELETE FROM webhooks WHERE id = $1', [id]))
     return (result.rowCount ?? 0) > 0
+  }
+
+  async queueStats(): Promise<WebhookQueueStats> {
+    const [events, deliveries] = await Promise.all([
+      guarded(() =>
+        this.pool.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE fanned_out_at IS NULL'),
+      ),
+      guarded(() =>
+        this.pool.query<{ status: DeliveryStatus; n: string }>(
+          'SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status',
+        ),
+      ),
+    ])
+    const byStatus: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0 }
+    for (const row of deliveries.rows) byStatus[row.status] = Number(row.n)
+    return { awaitingFanOut: Number(events.rows[0]?.n ?? 0), deliveries: byStatus }
   }
 
   async listDeliveries(

@@ -7,6 +7,7 @@ import type {
   OutboxEvent,
   WebhookChanges,
   WebhookDisabledReason,
+  WebhookQueueStats,
   WebhookRecord,
   WebhookStore,
 } from '../types.js'
@@ -278,6 +279,19 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async delete(id: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
+  }
+
+  async queueStats(): Promise<WebhookQueueStats> {
+    const awaitingFanOut = this.db
+      .prepare('SELECT count(*) FROM events WHERE fanned_out_at IS NULL')
+      .pluck()
+      .get() as number
+    const rows = this.db
+      .prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status')
+      .all() as Array<{ status: DeliveryStatus; n: number }>
+    const deliveries: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0 }
+    for (const row of rows) deliveries[row.status] = row.n
+    return { awaitingFanOut, deliveries }
   }
 
   async listDeliveries(
