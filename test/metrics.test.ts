@@ -8,6 +8,7 @@ import { TokenService } from '../src/tokens/service.js'
 import { errorOf, postPlant } from './helpers/app.js'
 import { type ContractWatch, watchContract } from './helpers/contract.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
+import { subscriptionRecord } from './helpers/webhooks.js'
 
 describe.each(storeKinds)('GET /metrics on $name', (kind) => {
   let app: Awaited<ReturnType<typeof buildApp>>
@@ -116,20 +117,7 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     const awaiting = gauge(before, 'plantstore_webhook_events_awaiting_fan_out')
     expect(gauge(before, 'plantstore_webhook_deliveries{status="pending"}')).toBe(0)
     const created = new Date(Date.now() - 60_000)
-    await store.webhooks.insert({
-      id: 'wh_metrics00000000000000000',
-      url: 'https://receiver.example/hook',
-      events: ['plant.created'],
-      description: null,
-      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      disabledAt: null,
-      disabledReason: null,
-      failingSince: null,
-      createdAt: created,
-      updatedAt: created,
-    })
+    await store.webhooks.insert(subscriptionRecord('wh_metrics00000000000000000', created))
     expect((await postPlant(app, writer, '{"id": 4242, "name": "queued"}')).statusCode).toBe(200)
     const queued = (await scrape()).body
     expect(gauge(queued, 'plantstore_webhook_events_awaiting_fan_out')).toBe(awaiting + 1)

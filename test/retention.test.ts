@@ -7,6 +7,7 @@ import { scheduleRetention, sweepOnce } from '../src/retention.js'
 import { openSqlite } from '../src/store/sqlite/index.js'
 import { TokenService } from '../src/tokens/service.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
+import { subscriptionRecord } from './helpers/webhooks.js'
 
 const DAY = 86_400_000
 const settings = {
@@ -92,20 +93,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       const now = Date.now()
       const old = new Date(now - 8 * DAY)
       const created = new Date(now - 9 * DAY)
-      await store.webhooks.insert({
-        id: 'wh_retention000000000000000',
-        url: 'https://receiver.example/hook',
-        events: ['plant.created'],
-        description: null,
-        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-        previousSecret: null,
-        previousSecretExpiresAt: null,
-        disabledAt: null,
-        disabledReason: null,
-        failingSince: null,
-        createdAt: created,
-        updatedAt: created,
-      })
+      await store.webhooks.insert(subscriptionRecord('wh_retention000000000000000', created))
       for (const id of [1n, 2n]) {
         const plant = { id, name: `p${id}` }
         await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
