@@ -27,44 +27,71 @@ export function createLogger(level: LogLevel, destination: NodeJS.WritableStream
   )
 }
 
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const
-
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+type LogMethod = (...args: unknown[]) => void
 type ChildFactoryLogger = FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
+
+/** Stands in for a request's child logger until a line is written at an enabled level. */
+class LazyChild {
+  private made: FastifyBaseLogger | undefined
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private real(): FastifyBaseLogger {
+    this.made ??= this.parent.child(this.bindings, this.options)
+    return this.made
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    const check = (this.parent as ChildFactoryLogger).isLevelEnabled
+    if (typeof check === 'function' && !check.call(this.parent, level)) return
+    ;(this.real()[level] as LogMethod)(...args)
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.parent.level
+  }
+  set level(value: string) {
+    this.real().level = value
+  }
+  child(more: Bindings, moreOptions?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(more, moreOptions)
+  }
+  fatal(...args: unknown[]) {
+    this.write('fatal', args)
+  }
+  error(...args: unknown[]) {
+    this.write('error', args)
+  }
+  warn(...args: unknown[]) {
+    this.write('warn', args)
+  }
+  info(...args: unknown[]) {
+    this.write('info', args)
+  }
+  debug(...args: unknown[]) {
+    this.write('debug', args)
+  }
+  trace(...args: unknown[]) {
+    this.write('trace', args)
+  }
+  silent() {}
+}
 
 /**
  * Fastify gives every request a child logger bound to its request id; pino serializes (and redacts)
  * those bindings when the child is made, which is measurable work on every request. This factory
  * hands out a stand-in that makes the real child only when a line is written at an enabled level, so
- * at the default level a request that logs nothing costs no child at all.
+ * at the default level a request that logs nothing costs one small object.
  */
 export function lazyChildLogger(
   parent: FastifyBaseLogger,
   bindings: Bindings,
   options: ChildLoggerOptions,
 ): FastifyBaseLogger {
-  let child: FastifyBaseLogger | undefined
-  const real = () => {
-    child ??= parent.child(bindings, options)
-    return child
-  }
-  const enabled = (level: string) => {
-    const check = (parent as ChildFactoryLogger).isLevelEnabled
-    return typeof check === 'function' ? check.call(parent, level) : true
-  }
-  const logger = {
-    get level() {
-      return child?.level ?? parent.level
-    },
-    set level(value: string) {
-      real().level = value
-    },
-    child: (more: Bindings, moreOptions?: ChildLoggerOptions) => real().child(more, moreOptions),
-    silent: () => {},
-  } as unknown as FastifyBaseLogger
-  for (const level of LEVELS) {
-    ;(logger as unknown as Record<string, unknown>)[level] = (...args: unknown[]) => {
-      if (enabled(level)) (real()[level] as (...a: unknown[]) => void)(...args)
-    }
-  }
-  return logger
+  return new LazyChild(parent, bindings, options) as unknown as FastifyBaseLogger
 }

@@ -46,9 +46,14 @@ export async function serve(config: ServeConfig): Promise<void> {
     },
   )
   const store = timeStore(opened, metrics)
+  // Labelled series looked up once: prom-client hashes a label object on every call.
+  const verified = {
+    hit: metrics.tokenVerifications.labels({ cache: 'hit' }),
+    miss: metrics.tokenVerifications.labels({ cache: 'miss' }),
+  }
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
-    onVerify: (cache) => metrics.tokenVerifications.inc({ cache }),
+    onVerify: (cache) => verified[cache].inc(),
   })
   if (cluster.isPrimary) await bootstrapToken(config, store, logger)
 

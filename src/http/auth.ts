@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
@@ -25,44 +25,73 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
   return new AppError(entry, entry.message, { 'www-authenticate': header })
 }
 
-const noLimit: Limiter = async () => {}
-
 /**
  * Adds bearer authentication to every route registered in this plugin scope. It runs in onRequest,
  * before any body is read, so a rejected request costs no parsing and writes nothing. Each request is
  * counted by `limit` against its token, or against its client address when it shows no valid token.
+ * A token verified before is recognised without a promise: with no limiter, the common request
+ * passes this hook synchronously.
  */
-export function requireBearer(app: FastifyInstance, tokens: TokenService, limit: Limiter = noLimit): void {
+export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?: Limiter): void {
   app.decorateRequest('principal', undefined)
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    const byAddress = () => limit(request, reply, `address:${request.ip}`)
+
+  /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
+  function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+    const byAddress = () => limit?.(request, reply, `address:${request.ip}`)
+    const refuse = (error: AppError): Promise<void> => {
+      const counted = byAddress()
+      if (!counted) throw error
+      return counted.then(() => {
+        throw error
+      })
+    }
+    const refuseUnverified = (error: unknown): Promise<void> => {
+      if (!(error instanceof AppError)) throw error
+      return refuse(challenge(error.entry, true))
+    }
+    const admit = (principal: Principal): Promise<void> | undefined => {
+      const counted = limit?.(request, reply, `token:${principal.tokenId}`)
+      if (counted) return counted.then(() => authorize(request, principal))
+      authorize(request, principal)
+      return undefined
+    }
+
     if (request.routeOptions.config.public) return byAddress()
     reply.header('cache-control', 'no-store')
     const header = request.headers.authorization
-    if (header === undefined) {
-      await byAddress()
-      throw challenge(errors.TOKEN_MISSING, false)
-    }
+    if (header === undefined) return refuse(challenge(errors.TOKEN_MISSING, false))
     const match = BEARER.exec(header)
-    if (!match) {
-      await byAddress()
-      throw challenge(errors.TOKEN_MALFORMED, true)
-    }
-    let principal: Principal
+    if (!match) return refuse(challenge(errors.TOKEN_MALFORMED, true))
+    const token = match[1] as string
+    let principal: Principal | undefined
     try {
-      principal = await tokens.verify(match[1] as string)
+      principal = tokens.verifyCached(token)
     } catch (error) {
-      if (!(error instanceof AppError)) throw error
-      await byAddress()
-      throw challenge(error.entry, true)
+      return refuseUnverified(error)
     }
-    await limit(request, reply, `token:${principal.tokenId}`)
-    const scope = request.routeOptions.config.scope
-    if (scope && !principal.scopes.has(scope)) {
-      throw new AppError(errors.SCOPE_MISSING, `This operation needs a token with the scope ${scope}.`, {
-        'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
-      })
+    if (principal) return admit(principal)
+    return tokens.verify(token).then(admit, refuseUnverified)
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    let pending: Promise<void> | undefined
+    try {
+      pending = authenticate(request, reply)
+    } catch (error) {
+      done(error as Error)
+      return
     }
-    request.principal = principal
+    if (pending) pending.then(() => done(), done)
+    else done()
   })
+}
+
+function authorize(request: FastifyRequest, principal: Principal): void {
+  const scope = request.routeOptions.config.scope
+  if (scope && !principal.scopes.has(scope)) {
+    throw new AppError(errors.SCOPE_MISSING, `This operation needs a token with the scope ${scope}.`, {
+      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
+    })
+  }
+  request.principal = principal
 }

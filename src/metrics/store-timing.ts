@@ -4,32 +4,41 @@ import type { Metrics } from './registry.js'
 const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance'] as const
 
 function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
+  // One wrapper per method and one labelled series per outcome, made on first use: the request path
+  // then neither allocates a closure nor hashes a label set per call.
+  const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>()
+  const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
+    const ok = metrics.dbDuration.labels({ operation, outcome: 'ok' })
+    const failed = metrics.dbDuration.labels({ operation, outcome: 'error' })
+    return function (this: unknown, ...args: unknown[]): unknown {
+      const start = performance.now()
+      const result: unknown = method.apply(target, args)
+      // Only asynchronous calls are database round trips; synchronous helpers (the revocation epoch
+      // check) are too cheap to be worth a histogram update.
+      if (!(result instanceof Promise)) return result
+      return result.then(
+        (value: unknown) => {
+          ok.observe((performance.now() - start) / 1000)
+          return value
+        },
+        (error: unknown) => {
+          failed.observe((performance.now() - start) / 1000)
+          throw error
+        },
+      )
+    }
+  }
   return new Proxy(target, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver)
       if (typeof value !== 'function' || typeof property !== 'string') return value
-      const operation = `${part}.${property}`
-      return (...args: unknown[]) => {
-        const start = process.hrtime.bigint()
-        const observe = (outcome: 'ok' | 'error') =>
-          metrics.dbDuration.observe({ operation, outcome }, Number(process.hrtime.bigint() - start) / 1e9)
-        const result: unknown = value.apply(object, args)
-        // Only asynchronous calls are database round trips; synchronous helpers (the revocation epoch
-        // check on every request) are too cheap to be worth a histogram update.
-        if (result instanceof Promise) {
-          return result.then(
-            (v: unknown) => {
-              observe('ok')
-              return v
-            },
-            (error: unknown) => {
-              observe('error')
-              throw error
-            },
-          )
-        }
-        return result
+      let entry = wrappers.get(property)
+      // Made again if the method was replaced since (a test's spy, say).
+      if (entry?.method !== value) {
+        entry = { method: value, wrapper: wrap(value as (...args: unknown[]) => unknown, `${part}.${property}`) }
+        wrappers.set(property, entry)
       }
+      return entry.wrapper
     },
   })
 }

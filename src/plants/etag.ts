@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { plantJson } from './events.js'
 import type { Plant } from './model.js'
 
@@ -7,7 +7,7 @@ import type { Plant } from './model.js'
  * re-create under the same id; the content digest keeps two different plants from sharing a tag.
  */
 export function etagOf(plant: Plant, version: number): string {
-  const digest = createHash('sha256').update(plantJson(plant)).digest('base64url').slice(0, 16)
+  const digest = hash('sha256', plantJson(plant), 'base64url').slice(0, 16)
   return `"${version}-${digest}"`
 }
 

@@ -40,6 +40,7 @@ export interface CreatedToken {
 export class TokenService {
   private readonly cache = new Map<string, CachedToken>()
   private epoch: number
+  private epochFresh = false
   private readonly now: () => number
   private readonly lastUsedIntervalMs: number
   private readonly cacheSize: number
@@ -79,29 +80,55 @@ export class TokenService {
     return this.store.list()
   }
 
-  revoke(publicId: string): Promise<boolean> {
-    return this.store.revoke(publicId, new Date(this.now()))
+  async revoke(publicId: string): Promise<boolean> {
+    const revoked = await this.store.revoke(publicId, new Date(this.now()))
+    // This process sees its own revocation at once, even within the turn that made it.
+    this.epochFresh = false
+    return revoked
   }
 
   /** Resolves to the token's principal, or throws the 401 AppError that says why not. */
   async verify(token: string): Promise<Principal> {
+    return this.verifyCached(token) ?? this.load(token, this.now())
+  }
+
+  /**
+   * The principal of a token verified before, without a promise (the common case on the request
+   * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
+   * of a remembered token that has since expired.
+   */
+  verifyCached(token: string): Principal | undefined {
+    this.checkRevocations()
+    const cached = this.cache.get(token)
+    this.onVerify(cached ? 'hit' : 'miss')
+    if (!cached) return undefined
     const now = this.now()
+    if (cached.expiresAt <= now) {
+      this.cache.delete(token)
+      throw new AppError(errors.TOKEN_EXPIRED)
+    }
+    this.touch(cached, now)
+    return cached.principal
+  }
+
+  /**
+   * Empties the cache when any process has revoked a token since the last look. Looked at once per
+   * turn of the event loop, not per request: every request handled in a turn was read after that
+   * turn's poll returned, so after any revocation that finished before it arrived.
+   */
+  private checkRevocations(): void {
+    if (this.epochFresh) return
+    this.epochFresh = true
+    setImmediate(this.expireEpoch)
     const epoch = this.store.revocationEpoch()
     if (epoch !== this.epoch) {
       this.epoch = epoch
       this.cache.clear()
     }
-    const cached = this.cache.get(token)
-    this.onVerify(cached ? 'hit' : 'miss')
-    if (cached) {
-      if (cached.expiresAt <= now) {
-        this.cache.delete(token)
-        throw new AppError(errors.TOKEN_EXPIRED)
-      }
-      this.touch(cached, now)
-      return cached.principal
-    }
-    return this.load(token, now)
+  }
+
+  private readonly expireEpoch = () => {
+    this.epochFresh = false
   }
 
   private async load(token: string, now: number): Promise<Principal> {

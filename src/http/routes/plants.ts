@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesWeak, parseEntityTags } from '../../plants/etag.js'
@@ -81,10 +81,17 @@ const CreateHeaders = Type.Object({
  * A merge patch describes a change, so only PATCH takes application/merge-patch+json; a create or a
  * replacement is a whole plant in application/json. Runs before the body is read, so 415 wins over 413.
  */
-async function plainJsonOnly(request: FastifyRequest): Promise<void> {
+function plainJsonOnly(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: Error | null, payload?: RequestPayload) => void,
+): void {
   if (/^\s*application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
-    throw new AppError(errors.UNSUPPORTED_MEDIA_TYPE)
+    done(new AppError(errors.UNSUPPORTED_MEDIA_TYPE))
+    return
   }
+  done(null, payload)
 }
 
 /** The JSON body as sent the first time, or as replayed. */
