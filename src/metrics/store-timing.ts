@@ -35,7 +35,10 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
       let entry = wrappers.get(property)
       // Made again if the method was replaced since (a test's spy, say).
       if (entry?.method !== value) {
-        entry = { method: value, wrapper: wrap(value as (...args: unknown[]) => unknown, `${part}.${property}`) }
+        entry = {
+          method: value,
+          wrapper: wrap(value as (...args: unknown[]) => unknown, `${part}.${property}`),
+        }
         wrappers.set(property, entry)
       }
       return entry.wrapper
