@@ -72,6 +72,9 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    // The line's object is not even built at the default level.
+    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
+    if (log.isLevelEnabled?.('debug') === false) return
     request.log.debug(
       {
         method: request.method,

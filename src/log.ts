@@ -46,10 +46,13 @@ class LazyChild {
     return this.made
   }
 
-  private write(level: Level, args: unknown[]): void {
+  isLevelEnabled(level: string): boolean {
     const check = (this.parent as ChildFactoryLogger).isLevelEnabled
-    if (typeof check === 'function' && !check.call(this.parent, level)) return
-    ;(this.real()[level] as LogMethod)(...args)
+    return typeof check !== 'function' || check.call(this.parent, level)
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.isLevelEnabled(level)) (this.real()[level] as LogMethod)(...args)
   }
 
   get level(): string {

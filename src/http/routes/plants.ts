@@ -124,6 +124,8 @@ export async function plantRoutes(
     '/plants',
     {
       config: { scope: 'plants:write' },
+      // One plant is always far below the compression threshold: no per-request compression hooks.
+      compress: false,
       preParsing: plainJsonOnly,
       schema: {
         operationId: 'createPlant',
@@ -187,6 +189,8 @@ export async function plantRoutes(
     '/plants/:id',
     {
       config: { scope: 'plants:read' },
+      // One plant is always far below the compression threshold: no per-request compression hooks.
+      compress: false,
       schema: {
         operationId: 'getPlant',
         summary: 'Reads one plant',
@@ -225,6 +229,8 @@ export async function plantRoutes(
     '/plants/:id',
     {
       config: { scope: 'plants:write' },
+      // One plant is always far below the compression threshold: no per-request compression hooks.
+      compress: false,
       preParsing: plainJsonOnly,
       schema: {
         operationId: 'replacePlant',
@@ -258,6 +264,8 @@ export async function plantRoutes(
     '/plants/:id',
     {
       config: { scope: 'plants:write' },
+      // One plant is always far below the compression threshold: no per-request compression hooks.
+      compress: false,
       schema: {
         operationId: 'updatePlant',
         summary: 'Changes the fields a JSON merge patch names',
@@ -286,6 +294,8 @@ export async function plantRoutes(
     '/plants/:id',
     {
       config: { scope: 'plants:write' },
+      // One plant is always far below the compression threshold: no per-request compression hooks.
+      compress: false,
       schema: {
         operationId: 'deletePlant',
         summary: 'Deletes a plant',
