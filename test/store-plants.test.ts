@@ -39,6 +39,33 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     })
   })
 
+  it('writes a page as JSON text equal to the listed plants, and says whether another follows', async () => {
+    const ids = [-9223372036854775808n, -1n, 0n, 5n, 9007199254740993n, 9223372036854775807n]
+    for (const id of ids) {
+      await store.plants.create({
+        id,
+        name: `n"${id}\u0001é`,
+        ...(id > 0n ? { tag: 'pos' } : {}),
+      })
+    }
+    const asJson = (plants: Array<{ id: bigint; name: string; tag?: string }>) =>
+      `[${plants.map((p) => `{"id":${p.id},"name":${JSON.stringify(p.name)}${p.tag === undefined ? '' : `,"tag":${JSON.stringify(p.tag)}`}}`).join(',')}]`
+    const all = await store.plants.list({ limit: 100 })
+    expect(await store.plants.listJson({ limit: 100 })).toEqual({ json: asJson(all) })
+    // A full page with more behind it names its last id; a full last page does not.
+    expect(await store.plants.listJson({ limit: 2 })).toEqual({ json: asJson(all.slice(0, 2)), next: -1n })
+    expect(await store.plants.listJson({ after: 0n, limit: 3 })).toEqual({ json: asJson(all.slice(3)) })
+    expect(await store.plants.listJson({ tag: 'pos', limit: 1 })).toEqual({
+      json: asJson(all.slice(3, 4)),
+      next: 5n,
+    })
+    expect(await store.plants.listJson({ tag: 'pos', after: 5n, limit: 2 })).toEqual({
+      json: asJson(all.slice(4)),
+    })
+    expect(await store.plants.listJson({ after: 9223372036854775807n, limit: 10 })).toEqual({ json: '[]' })
+    expect(await store.plants.listJson({ tag: 'none', limit: 10 })).toEqual({ json: '[]' })
+  })
+
   it('reads a plant with its version, which each update bumps', async () => {
     await store.plants.create({ id: 1n, name: 'a', tag: 't' })
     expect(await store.plants.read(1n)).toEqual({ plant: { id: 1n, name: 'a', tag: 't' }, version: 1 })

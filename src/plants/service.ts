@@ -1,5 +1,5 @@
 import { AppError, errors } from '../errors.js'
-import type { PlantChange, PlantStore, WriteResult } from '../store/types.js'
+import type { JsonPage, PlantChange, PlantStore, WriteResult } from '../store/types.js'
 import { etagOf, matchesStrong } from './etag.js'
 import { plantEvent } from './events.js'
 import type { NewPlant, Plant } from './model.js'
@@ -37,16 +37,9 @@ export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPl
   return { plant: found.plant, etag: etagOf(found.plant, found.version) }
 }
 
-/** One page, and the cursor of the next when there may be one (a page that came back full). */
-export async function listPlants(
-  store: PlantStore,
-  query: PlantListQuery,
-): Promise<{ plants: Plant[]; next?: bigint }> {
-  // One row past the page tells whether another page exists, so the last page announces none.
-  const rows = await store.list({ after: query.after, tag: query.tag, limit: query.limit + 1 })
-  if (rows.length <= query.limit) return { plants: rows }
-  const plants = rows.slice(0, query.limit)
-  return { plants, next: (plants[plants.length - 1] as Plant).id }
+/** One page as the JSON text of the answer, and the cursor of the next page when one follows. */
+export function listPlantsJson(store: PlantStore, query: PlantListQuery): Promise<JsonPage> {
+  return store.listJson({ after: query.after, tag: query.tag, limit: query.limit })
 }
 
 /** The entity tags of an If-Match header, '*' for any; undefined when there was none. */

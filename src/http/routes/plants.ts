@@ -9,7 +9,7 @@ import {
   changePlant,
   createPlant,
   deletePlant,
-  listPlants,
+  listPlantsJson,
   type Precondition,
   readPlant,
   requireSameId,
@@ -178,9 +178,10 @@ export async function plantRoutes(
     },
     async (request, reply) => {
       const query = request.query as PlantListQuery
-      const page = await listPlants(store.plants, query)
+      const page = await listPlantsJson(store.plants, query)
       if (page.next !== undefined) reply.header('link', nextLink(query, page.next))
-      return page.plants
+      // Already JSON (the response schema still documents it): sent as is, not serialized again.
+      return reply.type('application/json; charset=utf-8').send(page.json)
     },
   )
   methodNotAllowed(app, '/plants', ['GET', 'HEAD', 'POST'])

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
+import { plantJson } from '../../plants/events.js'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
 import type {
@@ -6,6 +7,7 @@ import type {
   CreateOutcome,
   ImportItem,
   ImportOutcome,
+  JsonPage,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -135,6 +137,15 @@ export class PostgresPlantStore implements PlantStore {
           ),
     )
     return result.rows.map(toPlant)
+  }
+
+  async listJson(query: ListQuery): Promise<JsonPage> {
+    // One row past the page tells whether another follows; the JSON is written here, with the same
+    // writer as the event payloads, so both stores answer byte for byte alike.
+    const rows = await this.list({ ...query, limit: query.limit + 1 })
+    const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows
+    const json = `[${page.map(plantJson).join(',')}]`
+    return rows.length > query.limit ? { json, next: (page[page.length - 1] as Plant).id } : { json }
   }
 
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {

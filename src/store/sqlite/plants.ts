@@ -6,6 +6,7 @@ import type {
   CreateOutcome,
   ImportItem,
   ImportOutcome,
+  JsonPage,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -55,6 +56,10 @@ export class SqlitePlantStore implements PlantStore {
   private readonly selectVersioned: Statement
   private readonly pageAll: Statement
   private readonly pageByTag: Statement
+  private readonly jsonAll: Statement
+  private readonly jsonByTag: Statement
+  private readonly moreAll: Statement
+  private readonly moreByTag: Statement
   private readonly updateRow: Statement
   private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
@@ -85,6 +90,20 @@ export class SqlitePlantStore implements PlantStore {
     this.pageByTag = db
       .prepare('SELECT id, name, tag FROM plants WHERE tag = @tag AND id >= @from ORDER BY id LIMIT @limit')
       .safeIntegers(true)
+    // The page as one JSON text written by SQLite (its integers are int64, so ids stay exact).
+    const pageJson = (where: string) =>
+      db
+        .prepare(
+          `SELECT json_group_array(CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name)
+             ELSE json_object('id', id, 'name', name, 'tag', tag) END ORDER BY id) AS json, max(id) AS last,
+             count(*) AS n
+           FROM (SELECT id, name, tag FROM plants WHERE ${where} ORDER BY id LIMIT @limit)`,
+        )
+        .safeIntegers(true)
+    this.jsonAll = pageJson('id >= @from')
+    this.jsonByTag = pageJson('tag = @tag AND id >= @from')
+    this.moreAll = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE id > ?)').pluck()
+    this.moreByTag = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE tag = ? AND id > ?)').pluck()
     this.updateRow = db.prepare(
       'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
     )
@@ -161,6 +180,21 @@ export class SqlitePlantStore implements PlantStore {
         ? this.pageAll.all({ from, limit: query.limit })
         : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
     return (rows as PlantRow[]).map(toPlant)
+  }
+
+  async listJson(query: ListQuery): Promise<JsonPage> {
+    if (query.after === INT64_MAX) return { json: '[]' }
+    const from = query.after === undefined ? INT64_MIN : query.after + 1n
+    const tag = query.tag
+    const page = (
+      tag === undefined
+        ? this.jsonAll.get({ from, limit: query.limit })
+        : this.jsonByTag.get({ from, limit: query.limit, tag })
+    ) as { json: string; last: bigint | null; n: bigint }
+    // Only a full page can have a successor; one index probe tells.
+    if (page.last === null || Number(page.n) < query.limit) return { json: page.json }
+    const more = tag === undefined ? this.moreAll.get(page.last) : this.moreByTag.get(tag, page.last)
+    return more ? { json: page.json, next: page.last } : { json: page.json }
   }
 
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
