@@ -26,7 +26,7 @@ export async function metricsRoutes(
             description: 'Every series of this instance, in the Prometheus text exposition format 0.0.4',
             content: { 'text/plain': { schema: Type.String() } },
           },
-          ...errorResponses(401, 403, 503),
+          ...errorResponses(401, 403),
         },
       },
     },
