@@ -96,14 +96,17 @@ export class ClusterMetricsPrimary {
         waiting: new Map(workers.map((w) => [w.id, w.process.pid])),
         answers: [],
         finish: (error) => {
+          // Once only: a send that fails late may report a worker after the collection ended.
+          if (!this.collections.delete(id)) return
           clearTimeout(timer)
-          this.collections.delete(id)
           if (error) reject(error)
           else AggregatorRegistry.aggregate(collection.answers).metrics().then(resolve, reject)
         },
       }
       this.collections.set(id, collection)
-      if (workers.length === 0) collection.finish()
+      // Only in the moment before the first worker's start is known here: an empty answer would
+      // look to Prometheus like every series had gone.
+      if (workers.length === 0) collection.finish(new Error('no worker listens yet'))
       for (const worker of workers) {
         worker.send({ plantstore: 'metrics:collect', id } satisfies Message, (error) => {
           if (error) this.answered(collection, worker.id)

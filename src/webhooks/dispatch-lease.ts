@@ -75,8 +75,12 @@ export class DispatchLease {
         (got) => {
           this.heldUntil = got ? sentAt + ttlMs : 0
         },
-        // Whatever was held stays held until it runs out; the next ask may succeed.
-        (error: unknown) => logger.warn({ err: error }, 'could not renew the webhook dispatcher lease'),
+        // Whatever was held stays held until it runs out; the next ask may succeed. A standby's
+        // failures matter less, and would repeat every second through a database outage.
+        (error: unknown) => {
+          if (this.held()) logger.warn({ err: error }, 'could not renew the webhook dispatcher lease')
+          else logger.debug({ err: error }, 'could not ask for the webhook dispatcher lease')
+        },
       )
       .then(() => {
         this.asking = undefined
@@ -94,7 +98,7 @@ export class DispatchLease {
     const { holder, logger } = this.options
     if (held) logger.info({ holder }, 'webhook dispatcher lease acquired: this process sends webhooks')
     else if (!this.stopped)
-      logger.warn({ holder }, 'webhook dispatcher lease lost: another process sends webhooks')
+      logger.warn({ holder }, 'webhook dispatcher lease lost: this process stops sending webhooks')
     this.options.onChange?.(held)
   }
 }
