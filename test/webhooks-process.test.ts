@@ -25,6 +25,9 @@ async function serve(s: Setup, ...extra: string[]): Promise<RunningServer> {
     '--bootstrap-token-file',
     s.tokenFile,
     '--webhook-allow-private-urls',
+    // About delivery across processes, not load shedding: a busy machine must not get creates a 503.
+    '--max-event-loop-delay',
+    'off',
     ...extra,
   ])
 }
