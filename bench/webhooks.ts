@@ -4,7 +4,8 @@
 //
 //   npm run bench:webhooks     (BENCH_SECONDS=5 BENCH_CONCURRENCY=16 BENCH_SUBSCRIBERS=1 by default)
 // With several subscribers each create fans out to each of them (one receiver, one path each);
-// BENCH_SUBSCRIBERS=0 gives the create rate without webhooks, for comparison.
+// BENCH_SUBSCRIBERS=0 gives the create rate without webhooks, for comparison. BENCH_WORKERS=2 runs
+// the server as a cluster (the creators' connections spread over the workers; one of them sends).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
@@ -17,6 +18,7 @@ import { fileURLToPath } from 'node:url'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1)
+const WORKERS = process.env.BENCH_WORKERS ?? '1'
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
 const arrived = new Map<string, number>()
@@ -56,6 +58,11 @@ const server = spawn(
     '--bootstrap-token-file',
     tokenFile,
     '--webhook-allow-private-urls',
+    // The creators share one token: the default per-token limit would answer most of them 429.
+    '--rate-limit',
+    'off',
+    '--workers',
+    WORKERS,
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 )
@@ -124,6 +131,7 @@ const report = {
   seconds: SECONDS,
   concurrency: CONCURRENCY,
   subscribers: SUBSCRIBERS,
+  workers: WORKERS,
   creates: answered.size,
   createFailures: failures,
   createsPerSecond: Math.round(answered.size / ((createsDone - started) / 1000)),

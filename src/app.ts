@@ -49,6 +49,11 @@ export interface AppOptions {
   }
   /** Where /metrics reads from; the token service and store should report into the same one. */
   metrics?: Metrics
+  /**
+   * What GET /metrics answers with; by default the text of `metrics`. A cluster worker answers with
+   * every worker's series, gathered by the primary (metrics/cluster.ts).
+   */
+  scrapeMetrics?: () => Promise<string>
   /** Per token (per address without one); absent or null: no limit. */
   rateLimit?: RateLimit | null
   /** Shed load past this event-loop lag; absent or 0: never. */
@@ -162,7 +167,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (api) => {
     requireBearer(api, options.tokens, limit)
     await api.register(plantRoutes, { store: options.store, idempotency })
-    await api.register(metricsRoutes, { metrics })
+    await api.register(metricsRoutes, {
+      metrics,
+      scrape: options.scrapeMetrics ?? (() => metrics.registry.metrics()),
+    })
     await api.register(webhookRoutes, {
       store: options.store,
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,

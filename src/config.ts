@@ -33,6 +33,7 @@ export interface ServeConfig {
   webhookTimeoutMs: number
   webhookDisableAfterMs: number
   webhookPollIntervalMs: number
+  webhookLeaseTtlMs: number
   idempotencyTtlMs: number
   rateLimit: RateLimit | null
   maxEventLoopDelayMs: number
@@ -447,6 +448,20 @@ export const SERVE_SETTINGS: Setting[] = [
     parse: (raw) => {
       const ms = parseDuration(raw)
       return ms !== null && ms >= 1 ? ms : fail('webhook-poll-interval', raw, 'a duration such as 100ms')
+    },
+  },
+  {
+    key: 'webhookLeaseTtlMs',
+    flag: 'webhook-lease-ttl',
+    placeholder: 'duration',
+    default: '15s',
+    description:
+      'only the process holding the webhook dispatcher lease sends webhooks; it renews it every third of this, and when it dies another takes over within this',
+    parse: (raw) => {
+      const ms = parseDuration(raw)
+      return ms !== null && ms >= 1000 && ms <= 3_600_000
+        ? ms
+        : fail('webhook-lease-ttl', raw, 'a duration from 1s to 1h')
     },
   },
 ]

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest'
 import { startCluster } from '../src/cli/cluster.js'
 import { resolveServeConfig } from '../src/config.js'
 import { createLogger } from '../src/log.js'
+import { callOnNewConnection, workerPids } from './helpers/cluster.js'
 import { BIN, runCli } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 /** The primary runs in this process; its workers are real `plantstore serve` processes. */
-function primary(databaseUrl: string) {
+function primary(databaseUrl: string, options: { metricsTimeoutMs?: number } = {}) {
   const args = [
     'serve',
     '--port',
@@ -20,6 +21,9 @@ function primary(databaseUrl: string) {
     '2',
     '--log-level',
     'warn',
+    // A frozen worker's lag, or a busy machine's, must not be answered by load shedding (also 503).
+    '--max-event-loop-delay',
+    'off',
   ]
   cluster.setupPrimary({ exec: BIN, args, execArgv: [], silent: true })
   let log = ''
@@ -30,7 +34,7 @@ function primary(databaseUrl: string) {
     },
   })
   const config = resolveServeConfig({ port: '0', databaseUrl, workers: '2' }, {})
-  return { running: startCluster(config, createLogger('info', sink)), log: () => log }
+  return { running: startCluster(config, createLogger('info', sink), options), log: () => log }
 }
 
 describe('the cluster primary', () => {
@@ -55,5 +59,46 @@ describe('the cluster primary', () => {
     const { running, log } = primary(`sqlite:${tempDir()}`)
     expect(await running.done).toBe(1)
     expect(log()).toContain('a worker failed right after starting')
+  })
+
+  it('answers a scrape 503 while a worker does not send its metrics, and 200 once it does', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (
+      await runCli([
+        'token',
+        'create',
+        '--name',
+        'prometheus',
+        '--scopes',
+        'metrics:read',
+        '--database-url',
+        url,
+      ])
+    ).stdout.trim()
+    const { running, log } = primary(url, { metricsTimeoutMs: 2000 })
+    const address = await running.ready
+    const [, frozen] = workerPids(log()) as [number, number]
+    process.kill(frozen, 'SIGSTOP')
+    let scrapes: Promise<Awaited<ReturnType<typeof callOnNewConnection>>>[] = []
+    try {
+      // The primary hands one of two new connections to each idle worker: the frozen one holds its
+      // scrape, the other asks the primary, which gives up on the frozen worker.
+      scrapes = [0, 1].map(() => callOnNewConnection(address, 'GET', '/metrics', token))
+      const answered = await Promise.race(scrapes)
+      expect(answered.status).toBe(503)
+      expect(answered.headers['retry-after']).toBe('1')
+      expect(answered.headers['content-type']).toMatch(/^application\/json/)
+      const body = JSON.parse(answered.body) as Record<string, unknown>
+      expect(Object.keys(body).sort()).toEqual(['error', 'message'])
+      expect(body.error).toBe(50301)
+      expect(body.message).toMatch(/metrics of every worker could not be gathered/)
+      expect(log()).toContain('workers did not send their metrics')
+    } finally {
+      process.kill(frozen, 'SIGCONT')
+    }
+    // Thawed, the worker answers the scrape it held, and this time every worker sends its series.
+    const statuses = (await Promise.all(scrapes)).map((answer) => answer.status)
+    expect(statuses.sort()).toEqual([200, 503])
+    expect(await running.stop('test')).toBe(0)
   })
 })

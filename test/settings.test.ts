@@ -12,6 +12,7 @@ describe('operational settings and usage errors', () => {
     expect(config.maxHeaderSize).toBe(16 * 1024)
     expect(config.maxEventLoopDelayMs).toBe(1000)
     expect(config.walCheckpointIntervalMs).toBe(60_000)
+    expect(config.webhookLeaseTtlMs).toBe(15_000)
   })
 
   it.each([
@@ -26,6 +27,7 @@ describe('operational settings and usage errors', () => {
     [{ MAX_HEADER_SIZE: '32kb' }, 'maxHeaderSize', 32 * 1024],
     [{ MAX_EVENT_LOOP_DELAY: 'off' }, 'maxEventLoopDelayMs', 0],
     [{ RETENTION_INTERVAL: 'off' }, 'retentionIntervalMs', 0],
+    [{ WEBHOOK_LEASE_TTL: '1m' }, 'webhookLeaseTtlMs', 60_000],
   ])('reads %j from the environment', (env, key, value) => {
     expect(resolveServeConfig({}, env)[key as keyof ReturnType<typeof resolveServeConfig>]).toEqual(value)
   })
@@ -55,6 +57,8 @@ describe('operational settings and usage errors', () => {
     ['--trust-proxy', 'proxy.example.com'],
     ['--events-retention', '0s'],
     ['--wal-checkpoint-interval', '10ms'],
+    ['--webhook-lease-ttl', '500ms'],
+    ['--webhook-lease-ttl', '2h'],
   ])('stops serve with exit 2 and one line naming the setting for %s %s', async (flag, value) => {
     // A later flag wins, so the bad value replaces the harmless defaults before it.
     const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])

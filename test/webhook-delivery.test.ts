@@ -2,7 +2,8 @@ import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../src/log.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
-import type { Store } from '../src/store/types.js'
+import type { Store, WebhookStore } from '../src/store/types.js'
+import { DISPATCH_LEASE } from '../src/webhooks/dispatch-lease.js'
 import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import { createWebhook, getWebhook, rotateSecret } from '../src/webhooks/service.js'
@@ -45,11 +46,15 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       disableAfterMs?: number
       allowPrivateUrls?: boolean
       resolve?: Resolver
+      /** Take part in the dispatcher lease, with this length. */
+      leaseTtlMs?: number
+      webhooks?: WebhookStore
+      now?: () => number
     } = {},
   ): Dispatcher {
     const timeoutMs = options.timeoutMs ?? 5000
     const d = new Dispatcher({
-      store: store.webhooks,
+      store: options.webhooks ?? store.webhooks,
       sender: new WebhookSender({
         timeoutMs,
         allowPrivateUrls: options.allowPrivateUrls ?? true,
@@ -60,6 +65,8 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       timeoutMs,
       disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
       pollIntervalMs: 10,
+      lease: options.leaseTtlMs ? { store: store.leases, ttlMs: options.leaseTtlMs } : undefined,
+      now: options.now,
     })
     dispatchers.push(d)
     d.start()
@@ -273,5 +280,81 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     dispatcher()
     await receiver.waitFor(2)
     expect(receiver.received[1]?.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id'])
+  })
+
+  /** The queue, counting the calls that do a dispatcher's work (fanning out and claiming). */
+  function counted(): { webhooks: WebhookStore; work: () => number } {
+    let calls = 0
+    const webhooks = new Proxy(store.webhooks, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (property === 'fanOut' || property === 'claim') calls++
+          return value.apply(target, args)
+        }
+      },
+    })
+    return { webhooks, work: () => calls }
+  }
+  const create = async (ids: number[]) => {
+    for (const id of ids) await createPlant(store.plants, { id: BigInt(id), name: `p${id}` })
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it('lets only the holder of the dispatcher lease work; a holder that stops hands over at once', async () => {
+    await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+    const a = counted()
+    const b = counted()
+    // An hour-long lease: the standby can only get it through the holder's release.
+    const first = dispatcher({ leaseTtlMs: 3_600_000, webhooks: a.webhooks })
+    const second = dispatcher({ leaseTtlMs: 3_600_000, webhooks: b.webhooks })
+    await until(() => first.dispatching() || second.dispatching())
+    const [holder, standby] = first.dispatching() ? [first, second] : [second, first]
+    const [holderQueue, standbyQueue] = first.dispatching() ? [a, b] : [b, a]
+    await create([1, 2, 3, 4, 5])
+    await receiver.waitFor(5)
+    expect(standby.dispatching()).toBe(false)
+    expect(standbyQueue.work()).toBe(0)
+    expect(holderQueue.work()).toBeGreaterThan(0)
+
+    // Attempts in flight finish first, so none is handed back and sent twice.
+    await holder.stop(5000)
+    await until(() => standby.dispatching())
+    await create([6, 7, 8, 9, 10])
+    await receiver.waitFor(10)
+    expect(standbyQueue.work()).toBeGreaterThan(0)
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(10)
+  })
+
+  it('waits while the lease of a dead holder runs, then takes over', async () => {
+    await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+    expect(await store.leases.acquire(DISPATCH_LEASE, 'dead process', new Date(), 60_000)).toBe(true)
+    let ahead = 0
+    const d = dispatcher({ leaseTtlMs: 3000, now: () => Date.now() + ahead })
+    await create([1])
+    await sleep(300)
+    expect(d.dispatching()).toBe(false)
+    expect(receiver.received).toHaveLength(0)
+    // The dead holder's lease has run out by this dispatcher's clock.
+    ahead = 61_000
+    await receiver.waitFor(1)
+    expect(d.dispatching()).toBe(true)
+  })
+
+  it('stops working once another process has taken its lapsed lease', async () => {
+    await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+    const d = dispatcher({ leaseTtlMs: 3000 })
+    await until(() => d.dispatching())
+    await create([1])
+    await receiver.waitFor(1)
+    // As if this process had been frozen past its lease and another had taken it meanwhile.
+    expect(
+      await store.leases.acquire(DISPATCH_LEASE, 'other process', new Date(Date.now() + 10_000), 60_000),
+    ).toBe(true)
+    await until(() => !d.dispatching())
+    await create([2])
+    await sleep(300)
+    expect(receiver.received).toHaveLength(1)
   })
 })

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
+import { leaseTakers } from './helpers/cluster.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { type StoreKind, storeKinds, tempDir } from './helpers/stores.js'
@@ -24,6 +25,9 @@ async function serve(s: Setup, ...extra: string[]): Promise<RunningServer> {
     '--bootstrap-token-file',
     s.tokenFile,
     '--webhook-allow-private-urls',
+    // About delivery across processes, not load shedding: a busy machine must not get creates a 503.
+    '--max-event-loop-delay',
+    'off',
     ...extra,
   ])
 }
@@ -60,8 +64,10 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
-    // A short timeout keeps leases short: attempts the killed process had claimed are made again soon.
-    const first = await serve(s, '--webhook-timeout', '1s')
+    // Short timeouts keep leases short: the killed process's dispatcher lease and the attempts it had
+    // claimed are taken over soon.
+    const quick = ['--webhook-timeout', '1s', '--webhook-lease-ttl', '2s']
+    const first = await serve(s, ...quick)
     servers.push(first)
     const call = api(first, s)
     const hook = await call('POST', '/webhooks', { url: receiver.url })
@@ -74,7 +80,7 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     expect(await first.stop('SIGKILL')).toBeNull()
     expect(creates.every((c) => c.status === 200)).toBe(true)
 
-    servers.push(await serve(s, '--webhook-timeout', '1s'))
+    servers.push(await serve(s, ...quick))
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 30)
     const ids = new Set<number>()
     for (const request of receiver.received) {
@@ -137,6 +143,49 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     })
     expect(receiver.received).toHaveLength(100)
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(100)
+    // One of the two did all of it: it took the dispatcher lease, the other never did.
+    expect([...leaseTakers(a.output()), ...leaseTakers(b.output())]).toHaveLength(1)
+  })
+
+  /** Two processes on one database; resolves once one of them holds the dispatcher lease. */
+  async function holderAndStandby(s: Setup, ...extra: string[]) {
+    const a = await serve(s, ...extra)
+    servers.push(a)
+    const b = await serve(s, ...extra)
+    servers.push(b)
+    await until(async () => leaseTakers(a.output()).length + leaseTakers(b.output()).length > 0)
+    return leaseTakers(a.output()).length > 0 ? { holder: a, standby: b } : { holder: b, standby: a }
+  }
+
+  it('keeps delivering from the standby process once the lease holder is killed outright', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const { holder, standby } = await holderAndStandby(s, '--webhook-lease-ttl', '2s')
+    const call = api(standby, s)
+    expect((await call('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
+    expect(await holder.stop('SIGKILL')).toBeNull()
+    for (let i = 0; i < 10; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    // The killed holder's lease runs out and the standby takes over.
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 10)
+    expect(leaseTakers(standby.output())).toHaveLength(1)
+  })
+
+  it('hands the lease to the standby process at once when the holder stops cleanly', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    // An hour-long lease: only the holder's release can let the standby in within this test.
+    const { holder, standby } = await holderAndStandby(s, '--webhook-lease-ttl', '1h')
+    const call = api(standby, s)
+    expect((await call('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
+    expect(await holder.stop('SIGTERM')).toBe(0)
+    expect(holder.output()).toContain('webhook dispatcher lease released')
+    for (let i = 0; i < 10; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 10)
+    expect(leaseTakers(standby.output())).toHaveLength(1)
   })
 
   it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {

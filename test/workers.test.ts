@@ -1,40 +1,15 @@
-import { request } from 'node:http'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
+import {
+  callOnNewConnection as call,
+  leaseTakers,
+  servedBy,
+  waitUntil,
+  workerPids,
+} from './helpers/cluster.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
-
-interface Answer {
-  status: number
-  body: string
-}
-
-/**
- * One request on a new connection: the cluster hands each connection to the next worker in turn,
- * so consecutive calls reach every worker.
- */
-function call(url: string, method: string, path: string, token: string, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}${path}`,
-      {
-        method,
-        agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8').on('data', (chunk: string) => {
-          text += chunk
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 function alive(pid: number): boolean {
   try {
@@ -43,15 +18,6 @@ function alive(pid: number): boolean {
   } catch {
     return false
   }
-}
-
-/** Worker pids, as the primary lists them when it announces the address. */
-function workerPids(server: RunningServer): number[] {
-  const line = server
-    .output()
-    .split('\n')
-    .find((l) => l.includes('listening on'))
-  return (JSON.parse(line ?? '{}') as { workers?: number[] }).workers ?? []
 }
 
 // These tests are about correctness across processes, not load shedding: on a busy machine the
@@ -100,7 +66,7 @@ describe('serve --workers', () => {
       ...UNGUARDED,
     ])
     const base = server.url
-    const pids = workerPids(server)
+    const pids = workerPids(server.output())
     expect(pids).toHaveLength(2)
 
     // Every id is sent twice at once: exactly one of the two may win, whichever worker takes it.
@@ -115,14 +81,7 @@ describe('serve --workers', () => {
       expect(pair).toEqual([200, 409])
     }
     // Both workers served: their request lines carry their own pid.
-    const servedBy = new Set(
-      server
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('request completed'))
-        .map((l) => (JSON.parse(l) as { pid: number }).pid),
-    )
-    expect([...servedBy].sort()).toEqual([...pids].sort())
+    expect([...servedBy(server.output())].sort()).toEqual([...pids].sort())
 
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
@@ -132,6 +91,44 @@ describe('serve --workers', () => {
     db.close()
     expect(stored).toEqual(ids)
     expect(events).toBe(ids.length)
+  })
+
+  it('answers /metrics with the requests of every worker summed, whichever worker takes the scrape', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const create = async (...args: string[]) =>
+      (await runCli(['token', 'create', '--database-url', url, ...args])).stdout.trim()
+    const reader = await create('--name', 'reader', '--scopes', 'plants:read')
+    const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--log-level',
+      'debug',
+      ...UNGUARDED,
+    ])
+    const running = server
+    const pids = workerPids(running.output()).sort()
+    expect(pids).toHaveLength(2)
+    for (let i = 0; i < 20; i++)
+      expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
+    await waitUntil(() => servedBy(running.output(), '/plants/1').size === 2)
+    // The webhook dispatcher lease went to exactly one of them.
+    await waitUntil(() => leaseTakers(running.output()).length > 0)
+
+    const reads = /^plantstore_http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} (\d+)$/m
+    for (let i = 0; i < 20 && servedBy(running.output(), '/metrics').size < 2; i++) {
+      const scrape = await call(running.url, 'GET', '/metrics', prometheus)
+      expect(scrape.status).toBe(200)
+      expect(scrape.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
+      expect(reads.exec(scrape.body)?.[1]).toBe('20')
+      expect(scrape.body).toMatch(/^plantstore_webhook_dispatcher_lease_held 1$/m)
+    }
+    expect([...servedBy(running.output(), '/metrics')].sort()).toEqual(pids)
+    expect(leaseTakers(running.output())).toHaveLength(1)
+    const denied = await call(running.url, 'GET', '/metrics', reader)
+    expect(denied.status).toBe(403)
   })
 
   it('refuses a revoked token in every worker from the next request on', async () => {
@@ -160,7 +157,7 @@ describe('serve --workers', () => {
   it('stops every worker on SIGTERM and exits 0', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
-    const pids = workerPids(server)
+    const pids = workerPids(server.output())
     expect(pids).toHaveLength(2)
     expect(pids.every(alive)).toBe(true)
     expect(await server.stop('SIGTERM')).toBe(0)

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import type { ServeConfig } from '../config.js'
+import { ClusterMetricsPrimary } from '../metrics/cluster.js'
 
 // A worker that dies this soon after starting is not restarted: it would only die again.
 const MIN_UPTIME_MS = 5_000
@@ -21,15 +22,21 @@ export interface RunningCluster {
  * and holds no database connection.
  *
  * State that must agree across workers lives in the database, never in a worker's memory: token
- * revocation (each worker sees the store's revocation epoch move) and, for the features that need
- * it, a lease row. Anything to be aggregated over workers (e.g. metrics) goes through this process:
- * a cluster.on('message') handler here is the place for it.
+ * revocation (each worker sees the store's revocation epoch move) and the webhook dispatcher lease.
+ * What is aggregated over workers goes through this process: GET /metrics, whichever worker takes
+ * it, answers with every listening worker's series, gathered here (metrics/cluster.ts).
  */
-export function startCluster(config: ServeConfig, logger: Logger): RunningCluster {
+export function startCluster(
+  config: ServeConfig,
+  logger: Logger,
+  options: { metricsTimeoutMs?: number } = {},
+): RunningCluster {
   let stopping: Promise<number> | undefined
   let failed = false
   let ready = 0
   const startedAt = new Map<Worker, number>()
+  const listening = new Set<Worker>()
+  const metrics = new ClusterMetricsPrimary(() => [...listening], logger, options.metricsTimeoutMs)
   let announce: (address: string) => void = () => {}
   let finish: (code: number) => void = () => {}
   const done = new Promise<number>((resolve) => {
@@ -42,7 +49,8 @@ export function startCluster(config: ServeConfig, logger: Logger): RunningCluste
     return worker
   }
 
-  const onListening = (_worker: Worker, address: { address: string | null; port: number }) => {
+  const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
+    listening.add(worker)
     ready += 1
     if (ready !== config.workers) return
     const host = address.address ?? config.host
@@ -55,6 +63,7 @@ export function startCluster(config: ServeConfig, logger: Logger): RunningCluste
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0)
     startedAt.delete(worker)
+    listening.delete(worker)
     if (stopping) return
     logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
     if (lived < MIN_UPTIME_MS) {
@@ -97,6 +106,7 @@ export function startCluster(config: ServeConfig, logger: Logger): RunningCluste
     clearTimeout(backstop)
     cluster.off('listening', onListening)
     cluster.off('exit', onExit)
+    metrics.detach()
     logger.info({ codes }, 'stopped')
     const code = !failed && codes.every((c) => c === 0) ? 0 : 1
     finish(code)
@@ -108,6 +118,7 @@ export function startCluster(config: ServeConfig, logger: Logger): RunningCluste
   })
   cluster.on('listening', onListening)
   cluster.on('exit', onExit)
+  metrics.attach()
   for (let i = 0; i < config.workers; i++) fork()
   return { ready: readyPromise, stop, done }
 }

@@ -5,8 +5,10 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { joinClusterMetrics } from '../metrics/cluster.js'
 import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
+import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
 import { scheduleRetention } from '../retention.js'
 import { openStore, openStoreRetrying } from '../store/open.js'
 import type { Store } from '../store/types.js'
@@ -37,6 +39,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     return
   }
   const metrics = createMetrics({ processMetrics: true })
+  // A worker answers the primary's requests for its series from the start; its GET /metrics serves
+  // every worker's, gathered by the primary.
+  const scrapeMetrics = cluster.isWorker ? joinClusterMetrics(metrics.registry) : undefined
   const opened = await openStoreRetrying(
     config.database,
     { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, serving: true },
@@ -72,6 +77,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     },
     metrics,
+    scrapeMetrics,
     rateLimit: config.rateLimit,
     maxEventLoopDelayMs: config.maxEventLoopDelayMs,
     corsOrigins: config.corsOrigins,
@@ -82,6 +88,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   app.server.maxConnections = config.maxConnections
   const stopRetention = scheduleRetention(store, config, logger, metrics)
   let dispatcher: ReturnType<typeof startDispatcher> | undefined
+  registerDispatcherLeaseMetric(metrics, () => dispatcher?.dispatching() ?? false)
 
   let stopping = false
   const stop = async (signal: string) => {

@@ -84,7 +84,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this instance (text exposition format) */
+        /** Prometheus metrics of this instance, every worker of it together (text exposition format) */
         get: operations["metrics"];
         put?: never;
         post?: never;

@@ -1,8 +1,9 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 
 // Every series the service exports, in one registry per process. The registry is an object, not
-// prom-client's global, so tests build as many apps as they like; a cluster primary can aggregate the
-// workers' registries with AggregatorRegistry (counters and histograms sum, which is what these are).
+// prom-client's global, so tests build as many apps as they like. Under --workers N the cluster
+// primary merges the workers' registries (metrics/cluster.ts): counters and histograms sum; a gauge
+// that must not (one read from the database) says so with its `aggregator`.
 
 /** Route label for requests that matched no route, so random URLs cannot mint new series. */
 export const UNMATCHED_ROUTE = 'unmatched'

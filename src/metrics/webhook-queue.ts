@@ -37,3 +37,20 @@ export function registerWebhookQueueMetrics(metrics: Metrics, webhooks: WebhookS
     },
   })
 }
+
+/**
+ * 1 while this process holds the webhook dispatcher lease, so that it is the one process sending
+ * webhooks. Summed over cluster workers, and over instances in Prometheus, it should read 1: 0 means
+ * nobody dispatches.
+ */
+export function registerDispatcherLeaseMetric(metrics: Metrics, dispatching: () => boolean): void {
+  new Gauge({
+    name: 'plantstore_webhook_dispatcher_lease_held',
+    help: '1 while this process holds the webhook dispatcher lease and so sends the webhooks, else 0',
+    registers: [metrics.registry],
+    aggregator: 'sum',
+    collect() {
+      this.set(dispatching() ? 1 : 0)
+    },
+  })
+}

@@ -343,6 +343,22 @@ export interface WebhookQueueStats {
   deliveries: Record<DeliveryStatus, number>
 }
 
+/**
+ * Named leases, for a duty that one process at a time should carry among every process on the
+ * database (the webhook dispatcher). Each call is one atomic compare-and-set, so two callers never
+ * both hold a lease that is current at their `now`. Time is the callers' clock, as for delivery
+ * leases: processes on different machines need clocks that agree to well within a lease's length.
+ */
+export interface LeaseStore {
+  /**
+   * Takes the lease for `holder` until `now + ttlMs` when it is free, expired at `now`, or already
+   * `holder`'s (a renewal). True when `holder` holds it afterwards, false when another holder does.
+   */
+  acquire(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean>
+  /** Frees the lease if `holder` holds it, so that another process may take it at once. */
+  release(name: string, holder: string): Promise<void>
+}
+
 /** What a retention sweep removes: everything older than these instants. */
 export interface RetentionPolicy {
   now: Date
@@ -386,6 +402,7 @@ export interface Store {
   backup(file: string): Promise<void>
   readonly webhooks: WebhookStore
   readonly idempotency: IdempotencyStore
+  readonly leases: LeaseStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */

@@ -2,13 +2,15 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { createLogger } from '../log.js'
 import { openStore } from '../store/open.js'
-import { createDispatcher, type DispatchSettings } from './runner.js'
+import { createDispatcher, type DispatcherThreadMessage, type DispatchSettings } from './runner.js'
 
 const settings = workerData as DispatchSettings
 const logger = createLogger(settings.logLevel)
 // No busy timeout: the queue's transactions wait for the write lock without sleeping the thread.
 const store = await openStore(settings.database, { busyTimeoutMs: 0 })
-const dispatcher = createDispatcher(store, settings, logger)
+const dispatcher = createDispatcher(store, settings, logger, (leaseHeld) =>
+  parentPort?.postMessage({ leaseHeld } satisfies DispatcherThreadMessage),
+)
 dispatcher.start()
 
 parentPort?.on('message', (message: 'wake' | { stop: number }) => {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
-import type { AttemptResult, ClaimedDelivery, WebhookStore } from '../store/types.js'
+import type { AttemptResult, ClaimedDelivery, LeaseStore, WebhookStore } from '../store/types.js'
+import { DispatchLease } from './dispatch-lease.js'
 import { nextAttemptDelay } from './retry.js'
 import type { WebhookSender } from './sender.js'
 import { signedHeaders } from './signing.js'
@@ -24,6 +25,11 @@ export interface DispatcherOptions {
   concurrency?: number
   /** Attempts in flight at once to one subscription, so a slow one cannot take every slot. */
   perWebhook?: number
+  /**
+   * The database lease that makes this the one dispatcher among every process on the database; it
+   * fans out and claims only while it holds it. Without one it always does (a lone dispatcher).
+   */
+  lease?: { store: LeaseStore; ttlMs: number; onChange?: (held: boolean) => void }
   now?: () => number
 }
 
@@ -41,8 +47,10 @@ const FAN_OUT_BATCH = 500
  * leases due deliveries and sends them concurrently; each answer is recorded (batched into one
  * transaction) with its next attempt per the retry schedule. Sends run beside the request path and
  * never hold a database lock, so a slow receiver delays neither other receivers nor `POST /plants`.
- * Several processes may run one each against the same database: the store's leases keep them from
- * sending one attempt twice at once.
+ * Every process runs one against the database, but only the holder of the dispatcher lease does
+ * this work; the others wait to take over. The store's per-delivery leases are what keep any two
+ * dispatchers from sending one attempt twice at once, the dispatcher lease only saves the others'
+ * polling and contention.
  */
 export class Dispatcher {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
@@ -61,6 +69,7 @@ export class Dispatcher {
   private readonly concurrency: number
   private readonly perWebhook: number
   private readonly now: () => number
+  private readonly lease: DispatchLease | undefined
 
   constructor(private readonly options: DispatcherOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 100
@@ -68,11 +77,32 @@ export class Dispatcher {
     this.concurrency = options.concurrency ?? 64
     this.perWebhook = options.perWebhook ?? 16
     this.now = options.now ?? Date.now
+    const lease = options.lease
+    this.lease =
+      lease &&
+      new DispatchLease({
+        store: lease.store,
+        holder: this.owner,
+        ttlMs: lease.ttlMs,
+        logger: options.logger,
+        now: this.now,
+        onChange: (held) => {
+          // A new holder starts at once rather than at its next poll.
+          if (held) this.wake()
+          lease.onChange?.(held)
+        },
+      })
   }
 
   start(): void {
     this.stopped = false
+    this.lease?.start()
     this.wake()
+  }
+
+  /** Whether this dispatcher does the work now: it holds the dispatcher lease, or needs none. */
+  dispatching(): boolean {
+    return this.lease?.held() ?? true
   }
 
   /**
@@ -131,15 +161,22 @@ export class Dispatcher {
     } catch (error) {
       this.options.logger.warn({ err: error }, 'could not release webhook leases')
     }
+    // Last, so that whoever takes over finds the attempts handed back above already due.
+    await this.lease?.stop()
     this.options.sender.close()
   }
 
   private async pass(): Promise<void> {
     const { store, logger } = this.options
+    if (!this.dispatching()) return
     try {
-      while ((await store.fanOut(FAN_OUT_BATCH, new Date(this.now()))) === FAN_OUT_BATCH) {}
+      // A backlog is fanned out batch by batch; a lease lost meanwhile stops the loop between two.
+      while (
+        (await store.fanOut(FAN_OUT_BATCH, new Date(this.now()))) === FAN_OUT_BATCH &&
+        this.dispatching()
+      ) {}
       const free = this.concurrency - this.inFlight.size
-      if (free <= 0) return
+      if (free <= 0 || !this.dispatching()) return
       const skipWebhooks = [...this.perWebhookInFlight]
         .filter(([, count]) => count >= this.perWebhook)
         .map(([id]) => id)

@@ -11,6 +11,13 @@ export interface DispatcherHandle {
   eventsWritten(): void
   /** Stops within about `graceMs`, handing unfinished attempts back to the queue. */
   stop(graceMs: number): Promise<void>
+  /** Whether this process holds the dispatcher lease, so that it is the one sending webhooks. */
+  dispatching(): boolean
+}
+
+/** What the dispatcher's worker thread tells the thread that started it. */
+export interface DispatcherThreadMessage {
+  leaseHeld: boolean
 }
 
 /** What a dispatcher needs from the serve settings; also what the worker thread receives. */
@@ -23,12 +30,14 @@ export type DispatchSettings = Pick<
   | 'webhookTimeoutMs'
   | 'webhookDisableAfterMs'
   | 'webhookPollIntervalMs'
+  | 'webhookLeaseTtlMs'
 >
 
 export function createDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,
+  onLeaseChange?: (held: boolean) => void,
 ): Dispatcher {
   return new Dispatcher({
     store: store.webhooks,
@@ -41,6 +50,7 @@ export function createDispatcher(
     timeoutMs: settings.webhookTimeoutMs,
     disableAfterMs: settings.webhookDisableAfterMs,
     pollIntervalMs: settings.webhookPollIntervalMs,
+    lease: { store: store.leases, ttlMs: settings.webhookLeaseTtlMs, onChange: onLeaseChange },
   })
 }
 
@@ -58,9 +68,17 @@ export function startDispatcher(
   if (settings.database.kind === 'sqlite' && settings.database.path === ':memory:') {
     const dispatcher = createDispatcher(store, settings, logger)
     dispatcher.start()
-    return { eventsWritten: () => dispatcher.eventsWritten(), stop: (graceMs) => dispatcher.stop(graceMs) }
+    return {
+      eventsWritten: () => dispatcher.eventsWritten(),
+      stop: (graceMs) => dispatcher.stop(graceMs),
+      dispatching: () => dispatcher.dispatching(),
+    }
   }
   const worker = new Worker(new URL('./dispatcher-worker.js', import.meta.url), { workerData: settings })
+  let leaseHeld = false
+  worker.on('message', (message: DispatcherThreadMessage) => {
+    leaseHeld = message.leaseHeld
+  })
   let exited = false
   const exit = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {
@@ -82,5 +100,6 @@ export function startDispatcher(
       await exit
       clearTimeout(deadline)
     },
+    dispatching: () => leaseHeld && !exited,
   }
 }

@@ -3,14 +3,23 @@ import { Type } from 'typebox'
 import type { Metrics } from '../../metrics/registry.js'
 import { errorResponses } from '../schemas.js'
 
-export async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics: Metrics }): Promise<void> {
+export interface MetricsRouteOptions {
+  metrics: Metrics
+  /** The exposition text: this process's registry, or a cluster worker's view of every worker. */
+  scrape: () => Promise<string>
+}
+
+export async function metricsRoutes(
+  app: FastifyInstance,
+  { metrics, scrape }: MetricsRouteOptions,
+): Promise<void> {
   app.get(
     '/metrics',
     {
       config: { scope: 'metrics:read' },
       schema: {
         operationId: 'metrics',
-        summary: 'Prometheus metrics of this instance (text exposition format)',
+        summary: 'Prometheus metrics of this instance, every worker of it together (text exposition format)',
         tags: ['operations'],
         response: {
           200: {
@@ -22,8 +31,9 @@ export async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics
       },
     },
     async (_request, reply) => {
+      const text = await scrape()
       reply.type(metrics.registry.contentType)
-      return metrics.registry.metrics()
+      return text
     },
   )
 }

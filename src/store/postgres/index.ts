@@ -3,6 +3,7 @@ import type { Store } from '../types.js'
 import { guarded } from './errors.js'
 import { PostgresEventStore } from './events.js'
 import { PostgresIdempotencyStore } from './idempotency.js'
+import { PostgresLeaseStore } from './leases.js'
 import { PostgresMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
@@ -32,6 +33,7 @@ export class PostgresStore implements Store {
   readonly webhooks: PostgresWebhookStore
   readonly maintenance: PostgresMaintenanceStore
   readonly idempotency: PostgresIdempotencyStore
+  readonly leases: PostgresLeaseStore
 
   constructor(
     readonly pool: pg.Pool,
@@ -47,6 +49,7 @@ export class PostgresStore implements Store {
     this.webhooks = new PostgresWebhookStore(pool)
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
+    this.leases = new PostgresLeaseStore(pool)
   }
 
   /** There is no consistent single-file copy of a PostgreSQL database to take from a client. */

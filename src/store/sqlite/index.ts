@@ -4,6 +4,7 @@ import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
+import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
@@ -29,6 +30,7 @@ export class SqliteStore implements Store {
   readonly maintenance: SqliteMaintenanceStore
   readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
+  readonly leases: SqliteLeaseStore
 
   constructor(
     readonly db: Database.Database,
@@ -46,6 +48,7 @@ export class SqliteStore implements Store {
     this.tokens = new SqliteTokenStore(db)
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
+    this.leases = new SqliteLeaseStore(db)
   }
 
   /**
