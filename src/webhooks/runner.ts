@@ -74,7 +74,12 @@ export function startDispatcher(
       dispatching: () => dispatcher.dispatching(),
     }
   }
-  const worker = new Worker(new URL('./dispatcher-worker.js', import.meta.url), { workerData: settings })
+  const worker = new Worker(new URL('./dispatcher-worker.js', import.meta.url), {
+    workerData: settings,
+    // Its live data is a few hundred deliveries at most; V8's default young generation would let the
+    // thread grow tens of megabytes of garbage between collections.
+    resourceLimits: { maxYoungGenerationSizeMb: 4 },
+  })
   let leaseHeld = false
   worker.on('message', (message: DispatcherThreadMessage) => {
     leaseHeld = message.leaseHeld
