@@ -1,5 +1,6 @@
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
@@ -31,9 +32,9 @@ describe('SQLite store', () => {
       const sink = location === ':memory:' ? inlineSink(store.db) : threadSink(location, 5000)
       const batches: number[] = []
       const plants = new SqlitePlantStore(store.db, {
-        write: (batch, now) => {
+        write: (batch, now, committed) => {
           batches.push(batch.length)
-          return sink.write(batch, now)
+          return sink.write(batch, now, committed)
         },
         close: () => sink.close(),
       })
@@ -71,6 +72,53 @@ describe('SQLite store', () => {
       expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
       expect(store.db.inTransaction).toBe(false)
     })
+  })
+
+  it('writes the next batch while the last one is being made durable, answering each when durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    const durable: Array<() => void> = []
+    const written: number[][] = []
+    const plants = new SqlitePlantStore(store.db, {
+      // Commits at once but holds each batch's answer until the test says it is durable.
+      write: async (batch, now, committed) => {
+        written.push(batch.map((row) => Number(row.id)))
+        const outcomes = await inline.write(batch, now, committed)
+        await new Promise<void>((resolve) => durable.push(resolve))
+        return outcomes
+      },
+      close: () => inline.close(),
+    })
+    const answered: number[] = []
+    const first = plants.create({ id: 1n, name: 'a' }).then(() => answered.push(1))
+    await new Promise((resolve) => setImmediate(resolve))
+    const second = plants.create({ id: 2n, name: 'b' }).then(() => answered.push(2))
+    await vi.waitFor(() => expect(written).toEqual([[1], [2]]))
+    // Both are written, neither is durable: nobody has an answer yet.
+    expect(answered).toEqual([])
+    durable[0]?.()
+    await first
+    expect(answered).toEqual([1])
+    durable[1]?.()
+    await second
+    await plants.drain()
+    expect(answered).toEqual([1, 2])
+  })
+
+  it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const sink = threadSink(path, 5000)
+    const plants = new SqlitePlantStore(store.db, sink)
+    expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
+    // The log the writer must fsync is gone: nothing committed after this can be made durable.
+    rmSync(`${path}-wal`)
+    await expect(plants.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
+    // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
+    await expect(plants.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
+    await plants.drain()
+    await sink.close()
   })
 
   it('writes a plant.created event with the plant in its transaction, and none for a duplicate', async () => {

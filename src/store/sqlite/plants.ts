@@ -40,16 +40,19 @@ function toPlant(row: PlantRow): Plant {
 
 /**
  * Plants in SQLite with group commit: every create that arrives within one turn of the event loop
- * joins one transaction, and each is answered only after that transaction has committed (with
- * synchronous=FULL, after the fsync). One fsync then pays for a whole batch instead of one request.
- * While a batch commits (in the writer thread, for a file), the next one gathers: a batch holds every
- * create that arrived during the previous commit. Updates and deletes are single-row transactions
+ * joins one transaction, and each is answered only after that transaction is durable (fsynced). One
+ * fsync then pays for a whole batch instead of one request. While a batch commits (in the writer
+ * thread, for a file), the next one gathers: a batch holds every create that arrived during the
+ * previous commit; and while a batch is being fsynced, the next one is already written. Updates and deletes are single-row transactions
  * on this connection.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
   private scheduled = false
-  private writing: Promise<void> | undefined
+  /** A batch is in the sink and its transaction has not ended yet. */
+  private committing = false
+  /** Batches sent and not answered yet. */
+  private unanswered = 0
   private readonly idle: Array<() => void> = []
   private readonly insertEvent: Statement
   private readonly selectOne: Statement
@@ -219,7 +222,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Resolves once every accepted create has been answered, so that closing never drops one. */
   async drain(): Promise<void> {
-    while (this.scheduled || this.writing || this.queue.length > 0) {
+    while (this.scheduled || this.committing || this.unanswered > 0 || this.queue.length > 0) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
   }
@@ -268,11 +271,16 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Flushes after the current turn, so that every create of the turn joins the batch. */
   private schedule(): void {
-    if (this.scheduled || this.writing) return
+    if (this.scheduled || this.committing) return
     this.scheduled = true
     setImmediate(() => this.flush())
   }
 
+  /**
+   * Sends the gathered creates as one batch. The next batch gathers until this one's transaction has
+   * ended (`committed`), and is sent while this one is still being made durable; each create is
+   * answered when its own batch is durable.
+   */
   private flush(): void {
     this.scheduled = false
     const batch = this.queue
@@ -281,32 +289,46 @@ export class SqlitePlantStore implements PlantStore {
       this.settled()
       return
     }
+    this.committing = true
+    this.unanswered++
+    let ended = false
+    const committed = () => {
+      if (ended) return
+      ended = true
+      this.committing = false
+      if (this.queue.length > 0) this.schedule()
+    }
     let write: Promise<CreateOutcome[]>
     try {
       write = this.sink.write(
         batch.map((item) => item.row),
         Date.now(),
+        committed,
       )
     } catch (error) {
       write = Promise.reject(error)
     }
-    this.writing = write.then(
-      (outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
-        if (batch.some((item, i) => item.row.event && outcomes[i] === 'created')) this.onEventsCommitted()
-      },
-      (error: unknown) => {
-        for (const item of batch) item.reject(error)
-      },
-    )
-    void this.writing.then(() => {
-      this.writing = undefined
-      if (this.queue.length > 0) this.schedule()
-      else this.settled()
-    })
+    void write
+      .then(
+        (outcomes) => {
+          for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+          if (batch.some((item, i) => item.row.event && outcomes[i] === 'created')) this.onEventsCommitted()
+        },
+        (error: unknown) => {
+          for (const item of batch) item.reject(error)
+        },
+      )
+      .then(() => {
+        this.unanswered--
+        // A batch that failed before its transaction ended never said so.
+        committed()
+        this.settled()
+      })
   }
 
+  /** Wakes drain() once nothing is gathering, committing or waiting for its answer. */
   private settled(): void {
+    if (this.scheduled || this.committing || this.unanswered > 0 || this.queue.length > 0) return
     for (const resolve of this.idle.splice(0)) resolve()
   }
 }

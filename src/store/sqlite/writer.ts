@@ -5,7 +5,12 @@ import { type BatchRow, prepareBatchWriter } from './batch.js'
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
-  write(batch: BatchRow[], now: number): Promise<CreateOutcome[]>
+  /**
+   * Commits the batch and resolves with each row's outcome once the batch is durable. `committed` is
+   * called as soon as the sink can take the next batch (the transaction has ended, not necessarily
+   * reached the disk); a batch that fails may reject without calling it.
+   */
+  write(batch: BatchRow[], now: number, committed?: () => void): Promise<CreateOutcome[]>
   close(): Promise<void>
 }
 
@@ -13,50 +18,73 @@ export interface BatchSink {
 export function inlineSink(db: Database): BatchSink {
   const writeBatch = prepareBatchWriter(db)
   return {
-    write: async (batch, now) => writeBatch(batch, now),
+    write: async (batch, now, committed) => {
+      const outcomes = writeBatch(batch, now)
+      committed?.()
+      return outcomes
+    },
     close: async () => {},
   }
 }
 
 interface WriterReply {
+  seq: number
+  committed?: boolean
   outcomes?: CreateOutcome[]
   error?: { message: string; code?: string }
 }
 
+interface Pending {
+  resolve: (outcomes: CreateOutcome[]) => void
+  reject: (error: Error) => void
+  committed: (() => void) | undefined
+}
+
 /**
- * Commits in a worker thread with its own connection, so the fsync never stalls the event loop. The
- * thread starts on the first write unless `eager` (commands that never create a plant never pay
- * for it) and keeps
- * the process alive only while a batch is in flight. One batch is in flight at a time.
+ * Commits in a worker thread with its own connection (see writer-thread.js): SQLite's work and the
+ * fsync never stall the event loop, and the next batch is written while the last one is synced. The
+ * thread starts on the first write unless `eager` (commands that never create a plant never pay for
+ * it) and keeps the process alive only while a batch is unanswered.
  */
 export function threadSink(
   path: string,
   busyTimeoutMs: number,
-  options: { eager?: boolean } = {},
+  options: { eager?: boolean; walAutocheckpointPages?: number } = {},
 ): BatchSink {
   let worker: Worker | undefined
   let failure: Error | undefined
-  let inFlight: { resolve: (o: CreateOutcome[]) => void; reject: (e: Error) => void } | undefined
+  let nextSeq = 0
+  const pending = new Map<number, Pending>()
 
   const fail = (error: Error) => {
     failure = error
-    inFlight?.reject(error)
-    inFlight = undefined
+    for (const entry of pending.values()) entry.reject(error)
+    pending.clear()
   }
 
   const start = (): Worker => {
     const thread = new Worker(new URL('./writer-thread.js', import.meta.url), {
-      workerData: { path, busyTimeoutMs },
-      // It holds one batch at a time; a small heap keeps the service's memory near one process's.
+      workerData: { path, busyTimeoutMs, walAutocheckpointPages: options.walAutocheckpointPages },
+      // It holds a few batches at a time; a small heap keeps the service's memory near one process's.
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
     })
     thread.unref()
     thread.on('message', (reply: WriterReply) => {
-      const pending = inFlight
-      inFlight = undefined
-      thread.unref()
-      if (reply.outcomes) pending?.resolve(reply.outcomes)
-      else pending?.reject(Object.assign(new Error(reply.error?.message), { code: reply.error?.code }))
+      const entry = pending.get(reply.seq)
+      if (!entry) return
+      if (reply.committed) {
+        const committed = entry.committed
+        entry.committed = undefined
+        committed?.()
+      }
+      if (reply.outcomes) {
+        pending.delete(reply.seq)
+        entry.resolve(reply.outcomes)
+      } else if (reply.error) {
+        pending.delete(reply.seq)
+        entry.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+      }
+      if (pending.size === 0) thread.unref()
     })
     thread.on('error', (error) => fail(error))
     thread.on('exit', () => fail(new Error('the SQLite writer thread has stopped')))
@@ -67,22 +95,23 @@ export function threadSink(
   if (options.eager) worker = start()
 
   return {
-    write(batch, now) {
+    write(batch, now, committed) {
       if (failure) return Promise.reject(failure)
       worker ??= start()
       const target = worker
+      const seq = nextSeq++
       return new Promise((resolve, reject) => {
-        inFlight = { resolve, reject }
-        // Referenced only while a batch is in flight, so that a waiting create keeps the process up.
+        pending.set(seq, { resolve, reject, committed })
+        // Referenced only while a batch is unanswered, so that a waiting create keeps the process up.
         target.ref()
-        target.postMessage({ batch, now })
+        target.postMessage({ seq, batch, now })
       })
     },
     async close() {
       if (!worker) return
       const exited = new Promise((resolve) => worker?.once('exit', resolve))
-      // Held referenced until it is gone: otherwise the process could end while the last commit
-      // and the close are still under way.
+      // Held referenced until it is gone: otherwise the process could end while the last commit,
+      // its fsync and the close are still under way.
       worker.ref()
       worker.postMessage('close')
       await exited
