@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { bindCounter } from '../metrics/bound.js'
 import { joinClusterMetrics } from '../metrics/cluster.js'
 import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
@@ -51,10 +52,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     },
   )
   const store = timeStore(opened, metrics)
-  // Labelled series looked up once: prom-client hashes a label object on every call.
   const verified = {
-    hit: metrics.tokenVerifications.labels({ cache: 'hit' }),
-    miss: metrics.tokenVerifications.labels({ cache: 'miss' }),
+    hit: bindCounter(metrics.tokenVerifications, { cache: 'hit' }),
+    miss: bindCounter(metrics.tokenVerifications, { cache: 'miss' }),
   }
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),

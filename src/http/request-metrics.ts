@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { bindCounter, bindHistogram } from '../metrics/bound.js'
 import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.js'
 
 /**
@@ -6,8 +7,8 @@ import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.
  * URL), so the number of series is fixed by the routes, not by what clients send.
  */
 export function recordRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  // prom-client hashes a label set on every call; the series of one route, method and status are
-  // looked up once and kept. Their number is bounded by the routes, as the labels are.
+  // The series of one route, method and status are bound once and kept (see metrics/bound.ts). Their
+  // number is bounded by the routes, as the labels are.
   const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>()
   app.addHook('onResponse', (request, reply, done) => {
     const method = methodLabel(request.method)
@@ -16,8 +17,8 @@ export function recordRequestMetrics(app: FastifyInstance, metrics: Metrics): vo
     let found = series.get(key)
     if (!found) {
       const labels = { method, route, status: String(reply.statusCode) }
-      const counter = metrics.httpRequests.labels(labels)
-      const histogram = metrics.httpDuration.labels(labels)
+      const counter = bindCounter(metrics.httpRequests, labels)
+      const histogram = bindHistogram(metrics.httpDuration, labels)
       found = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) }
       series.set(key, found)
     }

@@ -1,4 +1,5 @@
 import type { Store } from '../store/types.js'
+import { bindHistogram } from './bound.js'
 import type { Metrics } from './registry.js'
 
 const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance'] as const
@@ -8,8 +9,8 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
   // then neither allocates a closure nor hashes a label set per call.
   const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>()
   const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
-    const ok = metrics.dbDuration.labels({ operation, outcome: 'ok' })
-    const failed = metrics.dbDuration.labels({ operation, outcome: 'error' })
+    const ok = bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' })
+    const failed = bindHistogram(metrics.dbDuration, { operation, outcome: 'error' })
     return function (this: unknown, ...args: unknown[]): unknown {
       const start = performance.now()
       const result: unknown = method.apply(target, args)
