@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
@@ -109,15 +108,17 @@ describe('SQLite store', () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')
     store = openSqlite({ path })
-    const sink = threadSink(path, 5000)
-    const plants = new SqlitePlantStore(store.db, sink)
+    const healthy = threadSink(path, 5000)
+    const plants = new SqlitePlantStore(store.db, healthy)
     expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
-    // The log the writer must fsync is gone: nothing committed after this can be made durable.
-    rmSync(`${path}-wal`)
-    await expect(plants.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
+    await healthy.close()
+    // A writer whose fsync cannot succeed: the commit happens, the answer must not.
+    const sink = threadSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const failing = new SqlitePlantStore(store.db, sink)
+    await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
     // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
-    await expect(plants.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
-    await plants.drain()
+    await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
+    await failing.drain()
     await sink.close()
   })
 

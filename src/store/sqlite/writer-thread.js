@@ -7,7 +7,7 @@
 // with synchronous=FULL; but while one fsync runs, the next batch is already being written, and one
 // fsync covers every batch committed before it started. Checkpoints under NORMAL still fsync the log
 // before copying it and the database after, so a checkpoint never drops a frame not yet synced here.
-import { close, fdatasync, open } from 'node:fs'
+import { closeSync, fdatasync, openSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { prepareBatchWriter } from './batch.js'
@@ -20,7 +20,8 @@ db.pragma('foreign_keys = ON')
 // Random ids dirty random pages: checkpointing less often copies each page fewer times.
 db.pragma(`wal_autocheckpoint = ${workerData.walAutocheckpointPages ?? 4000}`)
 const writeBatch = prepareBatchWriter(db)
-const walPath = `${workerData.path}-wal`
+// Tests name a file that cannot be opened here, to see a failed fsync stop the writer.
+const walPath = workerData.syncPath ?? `${workerData.path}-wal`
 
 /** Committed batches waiting for the next fsync: [{ seq, outcomes }]. */
 const awaitingSync = []
@@ -28,6 +29,12 @@ let syncing = false
 let closing = false
 /** Set for good once an fsync fails: after that, nothing in the page cache can be trusted. */
 let failed
+/**
+ * The log, opened once it exists (after the first commit): an fsync flushes the file, whichever
+ * descriptor asks. SQLite never deletes the log while this connection is open, and a TRUNCATE
+ * checkpoint keeps the same file.
+ */
+let walFd
 
 parentPort.on('message', (message) => {
   if (message === 'close') {
@@ -60,14 +67,13 @@ parentPort.on('message', (message) => {
 function syncLog() {
   syncing = true
   const group = awaitingSync.splice(0)
-  // Opened for each fsync: an fsync flushes the file, whichever descriptor asks.
-  open(walPath, 'r+', (openError, fd) => {
-    if (openError) {
-      synced(group, openError)
-      return
-    }
-    fdatasync(fd, (syncError) => close(fd, () => synced(group, syncError)))
-  })
+  try {
+    walFd ??= openSync(walPath, 'r+')
+  } catch (error) {
+    synced(group, error)
+    return
+  }
+  fdatasync(walFd, (error) => synced(group, error))
 }
 
 function synced(group, error) {
@@ -88,5 +94,6 @@ function synced(group, error) {
 function closeWhenIdle() {
   if (!closing || syncing || awaitingSync.length > 0) return
   db.close()
+  if (walFd !== undefined) closeSync(walFd)
   parentPort.close()
 }

@@ -49,7 +49,12 @@ interface Pending {
 export function threadSink(
   path: string,
   busyTimeoutMs: number,
-  options: { eager?: boolean; walAutocheckpointPages?: number } = {},
+  options: {
+    eager?: boolean
+    walAutocheckpointPages?: number
+    /** The file fsynced to make a commit durable; only tests change it (from `${path}-wal`). */
+    syncPath?: string
+  } = {},
 ): BatchSink {
   let worker: Worker | undefined
   let failure: Error | undefined
@@ -64,7 +69,12 @@ export function threadSink(
 
   const start = (): Worker => {
     const thread = new Worker(new URL('./writer-thread.js', import.meta.url), {
-      workerData: { path, busyTimeoutMs, walAutocheckpointPages: options.walAutocheckpointPages },
+      workerData: {
+        path,
+        busyTimeoutMs,
+        walAutocheckpointPages: options.walAutocheckpointPages,
+        syncPath: options.syncPath,
+      },
       // It holds a few batches at a time; a small heap keeps the service's memory near one process's.
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
     })
