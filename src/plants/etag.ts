@@ -7,7 +7,12 @@ import type { Plant } from './model.js'
  * re-create under the same id; the content digest keeps two different plants from sharing a tag.
  */
 export function etagOf(plant: Plant, version: number): string {
-  const digest = hash('sha256', plantJson(plant), 'base64url').slice(0, 16)
+  return etagOfJson(plantJson(plant), version)
+}
+
+/** The same, from the plant's JSON text (plantJson) when the caller has it already. */
+export function etagOfJson(json: string, version: number): string {
+  const digest = hash('sha256', json, 'base64url').slice(0, 16)
   return `"${version}-${digest}"`
 }
 

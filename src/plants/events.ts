@@ -41,12 +41,17 @@ function randomPart(): string {
  * outbox), so an event exists if and only if its change committed. The id is the `webhook-id`
  * receivers deduplicate on.
  */
-export function plantEvent(type: PlantEventType, plant: Plant, at: Date = new Date()): OutboxEvent {
+export function plantEvent(
+  type: PlantEventType,
+  plant: Plant,
+  at: Date = new Date(),
+  json: string = plantJson(plant),
+): OutboxEvent {
   const timestamp = at.toISOString()
   return {
     id: messageId(at),
     type,
     occurredAt: at,
-    payload: `{"type":"${type}","timestamp":"${timestamp}","data":${plantJson(plant)}}`,
+    payload: `{"type":"${type}","timestamp":"${timestamp}","data":${json}}`,
   }
 }

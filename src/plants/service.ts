@@ -1,7 +1,7 @@
 import { AppError, errors } from '../errors.js'
 import type { JsonPage, PlantChange, PlantStore, WriteResult } from '../store/types.js'
-import { etagOf, matchesStrong } from './etag.js'
-import { plantEvent } from './events.js'
+import { etagOf, etagOfJson, matchesStrong } from './etag.js'
+import { plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
 import type { PlantListQuery } from './validate.js'
 
@@ -11,10 +11,13 @@ export interface TaggedPlant {
   etag: string
 }
 
-export async function createPlant(store: PlantStore, plant: NewPlant): Promise<Plant> {
-  const outcome = await store.create(plant, { event: plantEvent('plant.created', plant) })
+/** The plant as created, with the ETag of its first version. */
+export async function createPlant(store: PlantStore, plant: NewPlant): Promise<TaggedPlant> {
+  // One JSON text serves the event's payload and the ETag's digest.
+  const json = plantJson(plant)
+  const outcome = await store.create(plant, { event: plantEvent('plant.created', plant, new Date(), json) })
   if (outcome === 'exists') throw plantExists(plant.id)
-  return plant
+  return { plant, etag: etagOfJson(json, 1) }
 }
 
 export function plantExists(id: bigint): AppError {

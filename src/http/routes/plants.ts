@@ -146,11 +146,15 @@ export async function plantRoutes(
       const plant = request.body as NewPlantValue
       const key = parseIdempotencyKey(request.headers['idempotency-key'])
       const tokenId = request.principal?.tokenId as string
-      const answer = key === undefined ? undefined : await idempotency.create(plant, tokenId, key)
-      if (answer === undefined) await createPlant(store.plants, plant)
+      if (key === undefined) {
+        const created = await createPlant(store.plants, plant)
+        reply.header('etag', created.etag)
+        return created.plant
+      }
+      const answer = await idempotency.create(plant, tokenId, key)
       // A new plant is at version 1, so its ETag is known without another read.
       reply.header('etag', etagOf(plant, 1))
-      return answer === undefined ? plant : sendRecorded(reply, answer)
+      return sendRecorded(reply, answer)
     },
   )
 
