@@ -1,0 +1,80 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { parseJsonExact, parseJsonGeneral } from '../src/plants/json.js'
+
+/** The outcome of a parse, comparable: the value, or that it threw. */
+function outcome(parse: (text: string) => unknown, text: string): unknown {
+  try {
+    return { value: parse(text) }
+  } catch (error) {
+    return { threw: error instanceof SyntaxError || error instanceof Error }
+  }
+}
+
+const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n')
+const numberText = fc.oneof(
+  fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+  fc.constantFrom('-0', '1e3', '1.0', '0.5', '9223372036854775807', '-9223372036854775808', '1E-2'),
+)
+const valueText = fc.oneof(
+  fc.string({ unit: 'grapheme' }).map((s) => JSON.stringify(s)),
+  numberText,
+  fc.constantFrom('true', 'false', 'null', '[1,2]', '{"a":1}'),
+)
+const keyText = fc.oneof(
+  fc.constantFrom('id', 'name', 'tag', '__proto__', 'constructor', '1', ''),
+  fc.string({ maxLength: 8 }),
+)
+
+/** Object texts of the shape clients send, with the odd repeated key, nesting or escape mixed in. */
+const objectText = fc
+  .array(fc.tuple(whitespace, keyText, whitespace, valueText, whitespace), { maxLength: 5 })
+  .map(
+    (members) =>
+      `{${members.map(([a, key, b, value, c]) => `${a}${JSON.stringify(key)}${b}:${c}${value}`).join(',')}}`,
+  )
+
+describe('exact JSON parsing', () => {
+  it('reads a typical create body without digits lost', () => {
+    expect(parseJsonExact('{"id":9223372036854775807,"name":"Monstera","tag":"aroid"}')).toEqual({
+      id: 9223372036854775807n,
+      name: 'Monstera',
+      tag: 'aroid',
+    })
+  })
+
+  it('gives what the general parser gives for any object text, or fails where it fails', () => {
+    fc.assert(
+      fc.property(objectText, whitespace, (text, around) => {
+        const padded = `${around}${text}${around}`
+        expect(outcome(parseJsonExact, padded)).toEqual(outcome(parseJsonGeneral, padded))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('gives what the general parser gives for arbitrary text', () => {
+    const texts = fc.oneof(
+      fc.string(),
+      fc.json(),
+      objectText.map((t) => t.slice(0, -1)),
+      objectText.map((t) => `${t}x`),
+      objectText.map((t) => t.replace(':', '')),
+      objectText.map((t) => t.replace('"', '"\u0001')),
+    )
+    fc.assert(
+      fc.property(texts, (text) => {
+        expect(outcome(parseJsonExact, text)).toEqual(outcome(parseJsonGeneral, text))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('refuses a repeated key and keeps __proto__ an ordinary key, as the general parser does', () => {
+    expect(() => parseJsonExact('{"id":1,"id":2}')).toThrow()
+    const parsed = parseJsonExact('{"__proto__":{"polluted":1},"id":1}') as Record<string, unknown>
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
+    expect(Object.hasOwn(parsed, '__proto__')).toBe(true)
+  })
+})
