@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
+import { StoreUnavailableError } from '../src/store/errors.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { inlineSink, threadSink } from '../src/store/sqlite/writer.js'
@@ -115,6 +116,8 @@ describe('SQLite store', () => {
     // A writer whose fsync cannot succeed: the commit happens, the answer must not.
     const sink = threadSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
     const failing = new SqlitePlantStore(store.db, sink)
+    // Unavailable, not a bug: the HTTP layer answers 503 with Retry-After.
+    await expect(failing.create({ id: 2n, name: 'b' })).rejects.toBeInstanceOf(StoreUnavailableError)
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
     // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
     await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)

@@ -82,6 +82,7 @@ function synced(group, error) {
     failed = {
       message: `the write-ahead log could not be made durable: ${error.message}`,
       code: error.code,
+      durability: true,
     }
     for (const { seq } of group.concat(awaitingSync.splice(0))) parentPort.postMessage({ seq, error: failed })
   } else {

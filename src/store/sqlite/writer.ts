@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { Database } from 'better-sqlite3'
+import { StoreUnavailableError } from '../errors.js'
 import type { CreateOutcome } from '../types.js'
 import { type BatchRow, prepareBatchWriter } from './batch.js'
 
@@ -31,7 +32,8 @@ interface WriterReply {
   seq: number
   committed?: boolean
   outcomes?: CreateOutcome[]
-  error?: { message: string; code?: string }
+  /** `durability`: the fsync failed; the writer takes no more batches. */
+  error?: { message: string; code?: string; durability?: boolean }
 }
 
 interface Pending {
@@ -92,12 +94,15 @@ export function threadSink(
         entry.resolve(reply.outcomes)
       } else if (reply.error) {
         pending.delete(reply.seq)
-        entry.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+        const error = reply.error.durability
+          ? new StoreUnavailableError(reply.error.message)
+          : new Error(reply.error.message)
+        entry.reject(Object.assign(error, { code: reply.error.code }))
       }
       if (pending.size === 0) thread.unref()
     })
     thread.on('error', (error) => fail(error))
-    thread.on('exit', () => fail(new Error('the SQLite writer thread has stopped')))
+    thread.on('exit', () => fail(new StoreUnavailableError('the SQLite writer thread has stopped')))
     return thread
   }
 
