@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
@@ -103,6 +104,32 @@ describe('SQLite store', () => {
     await second
     await plants.drain()
     expect(answered).toEqual([1, 2])
+  })
+
+  it('waits for the write lock another connection holds, up to the busy timeout', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const other = new Database(path)
+    const patient = threadSink(path, 5000)
+    const impatient = threadSink(path, 20)
+    try {
+      const plants = new SqlitePlantStore(store.db, patient)
+      other.exec('BEGIN IMMEDIATE')
+      const waiting = plants.create({ id: 1n, name: 'a' })
+      setTimeout(() => other.exec('COMMIT'), 50)
+      expect(await waiting).toBe('created')
+
+      const refused = new SqlitePlantStore(store.db, impatient)
+      other.exec('BEGIN IMMEDIATE')
+      await expect(refused.create({ id: 2n, name: 'b' })).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+      other.exec('COMMIT')
+      expect(await refused.create({ id: 3n, name: 'c' })).toBe('created')
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK')
+      other.close()
+      await patient.close()
+      await impatient.close()
+    }
   })
 
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {

@@ -123,8 +123,8 @@ const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
 export class SqliteWebhookStore implements WebhookStore {
   private readonly selectOne: Statement
   private readonly anyAwaitingFanOut: Statement
-  private readonly awaitingFanOut: Statement
-  private readonly fanOutEvent: Statement
+  private readonly lastAwaitingFanOut: Statement
+  private readonly fanOutEvents: Statement
   private readonly markFannedOut: Statement
   private readonly anyDue: Statement
   private readonly enabledWebhooks: Statement
@@ -144,16 +144,22 @@ export class SqliteWebhookStore implements WebhookStore {
     this.syncFull = db.prepare('PRAGMA synchronous = FULL')
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
-    this.awaitingFanOut = db.prepare(
-      'SELECT seq, type FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT ?',
-    )
-    this.fanOutEvent = db.prepare(
+    // A pass takes the oldest `limit` events awaiting fan-out, up to the last one's seq, and handles
+    // them with one INSERT and one UPDATE: the write lock it shares with creates is held briefly.
+    this.lastAwaitingFanOut = db
+      .prepare(
+        'SELECT max(seq) FROM (SELECT seq FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT ?)',
+      )
+      .pluck()
+    this.fanOutEvents = db.prepare(
       `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
        SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
        FROM events e JOIN webhooks w ON ${TYPE_MATCHES}
-       WHERE e.seq = @seq AND w.disabled_at IS NULL AND w.after_seq < e.seq`,
+       WHERE e.fanned_out_at IS NULL AND e.seq <= @upTo AND w.disabled_at IS NULL AND w.after_seq < e.seq`,
     )
-    this.markFannedOut = db.prepare('UPDATE events SET fanned_out_at = ? WHERE seq = ?')
+    this.markFannedOut = db.prepare(
+      'UPDATE events SET fanned_out_at = @at WHERE fanned_out_at IS NULL AND seq <= @upTo',
+    )
     this.anyDue = db
       .prepare("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1")
       .pluck()
@@ -371,12 +377,11 @@ export class SqliteWebhookStore implements WebhookStore {
   async fanOut(limit: number, at: Date): Promise<number> {
     if (this.anyAwaitingFanOut.get() === undefined) return 0
     return this.relaxed(() => {
-      const events = this.awaitingFanOut.all(limit) as Array<{ seq: number; type: string }>
-      for (const { seq } of events) {
-        this.fanOutEvent.run({ seq, at: at.getTime() })
-        this.markFannedOut.run(at.getTime(), seq)
-      }
-      return events.length
+      const upTo = this.lastAwaitingFanOut.get(limit) as number | null
+      if (upTo === null) return 0
+      const range = { upTo, at: at.getTime() }
+      this.fanOutEvents.run(range)
+      return this.markFannedOut.run(range).changes
     })
   }
 

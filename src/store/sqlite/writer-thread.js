@@ -19,7 +19,26 @@ db.pragma('synchronous = NORMAL')
 db.pragma('foreign_keys = ON')
 // Random ids dirty random pages: checkpointing less often copies each page fewer times.
 db.pragma(`wal_autocheckpoint = ${workerData.walAutocheckpointPages ?? 4000}`)
-const writeBatch = prepareBatchWriter(db)
+const writeOnce = prepareBatchWriter(db)
+// SQLite's own busy handler sleeps at least a millisecond, then 2, 5, 10…: far longer than another
+// connection's short transaction holds the write lock. Batches wait in steps from 50 µs instead.
+db.pragma('busy_timeout = 0')
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/** Writes the batch, retrying while another connection holds the write lock, up to the busy timeout. */
+function writeBatch(batch, now) {
+  const deadline = Date.now() + workerData.busyTimeoutMs
+  for (let waitMs = 0.05; ; waitMs = Math.min(waitMs * 2, 4)) {
+    try {
+      return writeOnce(batch, now)
+    } catch (error) {
+      // A busy database fails at BEGIN IMMEDIATE, before anything was written (or rolled back).
+      if (error?.code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+    }
+    // Sleeps this thread only; the event loop serving requests is another thread.
+    Atomics.wait(pause, 0, 0, waitMs)
+  }
+}
 // Tests name a file that cannot be opened here, to see a failed fsync stop the writer.
 const walPath = workerData.syncPath ?? `${workerData.path}-wal`
 
