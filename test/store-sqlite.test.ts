@@ -37,6 +37,7 @@ describe('SQLite store', () => {
           batches.push(batch.length)
           return sink.write(batch, now, committed)
         },
+        checkpoint: () => sink.checkpoint(),
         close: () => sink.close(),
       })
       const outcomes = await Promise.all([
@@ -88,6 +89,7 @@ describe('SQLite store', () => {
         await new Promise<void>((resolve) => durable.push(resolve))
         return outcomes
       },
+      checkpoint: () => inline.checkpoint(),
       close: () => inline.close(),
     })
     const answered: number[] = []

@@ -43,7 +43,7 @@ export class SqliteStore implements Store {
         ? inlineSink(db)
         : threadSink(options.path, options.busyTimeoutMs, { eager: options.serving ?? false })
     this.events = new SqliteEventStore(db)
-    this.maintenance = new SqliteMaintenanceStore(db)
+    this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
     this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended())
     this.tokens = new SqliteTokenStore(db)
     this.webhooks = new SqliteWebhookStore(db)

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3'
+import type { Database } from 'better-sqlite3'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 
 /** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
@@ -42,11 +42,11 @@ const SWEEPS: Sweep[] = [
 ]
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
-  private readonly checkpointStatement: Statement
-
-  constructor(private readonly db: Database) {
-    this.checkpointStatement = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
-  }
+  constructor(
+    private readonly db: Database,
+    /** Runs the checkpoint where writes are serialized (the writer thread), off the event loop. */
+    private readonly checkpointLog: () => Promise<void>,
+  ) {}
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
@@ -68,11 +68,11 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
 
   /**
    * The automatic checkpoint is PASSIVE: while some reader keeps an old snapshot open it cannot reach
-   * the end of the log, and the WAL file never shrinks. TRUNCATE waits (busy_timeout) for readers, copies
-   * everything back and resets the file to zero bytes.
+   * the end of the log, and the WAL file never shrinks. TRUNCATE copies everything back and resets the
+   * file to zero bytes once every reader is on the newest snapshot (see writer-thread.js).
    */
   async checkpoint(): Promise<void> {
     if (this.db.memory) return
-    this.checkpointStatement.run()
+    await this.checkpointLog()
   }
 }

@@ -12,6 +12,8 @@ export interface BatchSink {
    * reached the disk); a batch that fails may reject without calling it.
    */
   write(batch: BatchRow[], now: number, committed?: () => void): Promise<CreateOutcome[]>
+  /** Copies the write-ahead log into the database and truncates it, between two batches. */
+  checkpoint(): Promise<void>
   close(): Promise<void>
 }
 
@@ -24,6 +26,8 @@ export function inlineSink(db: Database): BatchSink {
       committed?.()
       return outcomes
     },
+    // `:memory:` has no log file.
+    checkpoint: async () => {},
     close: async () => {},
   }
 }
@@ -109,18 +113,24 @@ export function threadSink(
   // A server starts it at once, so that its first creates do not wait for the thread to boot.
   if (options.eager) worker = start()
 
+  /** Sends one message the thread answers with outcomes (or an error), keeping the process up meanwhile. */
+  const send = (message: Record<string, unknown>, committed?: () => void): Promise<CreateOutcome[]> => {
+    if (failure) return Promise.reject(failure)
+    worker ??= start()
+    const target = worker
+    const seq = nextSeq++
+    return new Promise((resolve, reject) => {
+      pending.set(seq, { resolve, reject, committed })
+      // Referenced only while a message is unanswered, so that a waiting create keeps the process up.
+      target.ref()
+      target.postMessage({ seq, ...message })
+    })
+  }
+
   return {
-    write(batch, now, committed) {
-      if (failure) return Promise.reject(failure)
-      worker ??= start()
-      const target = worker
-      const seq = nextSeq++
-      return new Promise((resolve, reject) => {
-        pending.set(seq, { resolve, reject, committed })
-        // Referenced only while a batch is unanswered, so that a waiting create keeps the process up.
-        target.ref()
-        target.postMessage({ seq, batch, now })
-      })
+    write: (batch, now, committed) => send({ batch, now }, committed),
+    async checkpoint() {
+      await send({ checkpoint: true })
     },
     async close() {
       if (!worker) return
