@@ -384,6 +384,67 @@ function table(rows: ResultRow[]): string {
   return lines.join('\n')
 }
 
+// --- targets ----------------------------------------------------------------------------------
+
+/** One performance target of the project, judged on this run's figures. */
+interface Verdict {
+  target: string
+  measured: string
+  met: boolean
+}
+
+const CREATE_RATIO = 0.8
+const P99_FACTOR = 2
+const RSS_MB = 120
+const FLAT_TOLERANCE = 0.1
+const LIST_ROWS = 1_000_000
+
+/** The targets the project holds itself to, each judged from the rows this run measured. */
+function verdicts(rows: ResultRow[]): Verdict[] {
+  const measured = rows.filter((r) => r.service && r.ceiling && r.workers === '1')
+  const out: Verdict[] = []
+  const creates = measured.filter((r) => r.scenario === 'create')
+  for (const row of creates) {
+    const at = `${fmt(row.rows)} stored`
+    out.push({
+      target: `POST /plants req/s ≥ ${CREATE_RATIO} × ceiling (${at})`,
+      measured: fmt(row.ratio ?? 0, 2),
+      met: (row.ratio ?? 0) >= CREATE_RATIO,
+    })
+    out.push({
+      target: `POST /plants p99 ≤ ${P99_FACTOR} × ceiling's (${at})`,
+      measured: `${fmt(row.p99VsCeiling ?? 0, 2)}×`,
+      met: (row.p99VsCeiling ?? Number.POSITIVE_INFINITY) <= P99_FACTOR,
+    })
+    out.push({
+      target: `POST /plants peak RSS ≤ ${RSS_MB} MB (${at})`,
+      measured: `${fmt(row.service?.peakRssMb ?? 0)} MB`,
+      met: (row.service?.peakRssMb ?? Number.POSITIVE_INFINITY) <= RSS_MB,
+    })
+  }
+  const empty = creates.find((r) => r.rows === 0)
+  const fullest = creates.reduce<ResultRow | undefined>(
+    (a, r) => (r.rows > (a?.rows ?? 0) ? r : a),
+    undefined,
+  )
+  if (empty?.ratio && fullest?.ratio) {
+    const change = fullest.ratio / empty.ratio - 1
+    out.push({
+      target: `POST /plants flat within ±${FLAT_TOLERANCE * 100} % from 0 to ${fmt(fullest.rows)} stored (ratio to ceiling)`,
+      measured: `${change >= 0 ? '+' : ''}${fmt(change * 100, 1)} %`,
+      met: Math.abs(change) <= FLAT_TOLERANCE,
+    })
+  }
+  for (const row of measured.filter((r) => r.scenario === 'list' && r.rows >= LIST_ROWS)) {
+    out.push({
+      target: `GET /plants?limit=100 p99 ≤ ${P99_FACTOR} × ceiling's (${fmt(row.rows)} stored)`,
+      measured: `${fmt(row.p99VsCeiling ?? 0, 2)}×`,
+      met: (row.p99VsCeiling ?? Number.POSITIVE_INFINITY) <= P99_FACTOR,
+    })
+  }
+  return out
+}
+
 // --- run --------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -450,8 +511,12 @@ async function main(): Promise<void> {
   mkdirSync(join(out, '..'), { recursive: true })
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
   const settings = { duration, warmup, connections, threads, prefills, workers: workerCounts }
-  writeFileSync(out, `${JSON.stringify({ started, machine, settings, results }, null, 2)}\n`)
-  process.stdout.write(`${table(results)}\n\nresults: ${out}\n`)
+  const targets = verdicts(results)
+  writeFileSync(out, `${JSON.stringify({ started, machine, settings, results, targets }, null, 2)}\n`)
+  const judged = targets.map((v) => `${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.measured}`)
+  process.stdout.write(
+    `${table(results)}\n\n${judged.length > 0 ? `targets (workers 1):\n${judged.join('\n')}\n\n` : ''}results: ${out}\n`,
+  )
 }
 
 main().catch((error: unknown) => {
