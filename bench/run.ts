@@ -465,21 +465,24 @@ async function main(): Promise<void> {
         await setup.fill(rows)
       }
       const ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-      const nodeArgs = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
-      const service = await startProcess(process.execPath, [
-        ...nodeArgs,
+      // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply.
+      const profiling = opts['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
+      const service = await startProcess(
         BIN,
-        'serve',
-        '--port',
-        '0',
-        '--database-url',
-        setup.url,
-        '--workers',
-        workers,
-        // One token sends everything here: the per-token limit would answer most requests 429.
-        '--rate-limit',
-        'off',
-      ])
+        [
+          'serve',
+          '--port',
+          '0',
+          '--database-url',
+          setup.url,
+          '--workers',
+          workers,
+          // One token sends everything here: the per-token limit would answer most requests 429.
+          '--rate-limit',
+          'off',
+        ],
+        profiling,
+      )
       try {
         for (const scenario of scenarios) {
           const readRows = Math.max(rows, READ_ROWS)
