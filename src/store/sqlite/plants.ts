@@ -43,8 +43,8 @@ function toPlant(row: PlantRow): Plant {
  * joins one transaction, and each is answered only after that transaction is durable (fsynced). One
  * fsync then pays for a whole batch instead of one request. While a batch commits (in the writer
  * thread, for a file), the next one gathers: a batch holds every create that arrived during the
- * previous commit; and while a batch is being fsynced, the next one is already written. Updates and deletes are single-row transactions
- * on this connection.
+ * previous commit; and while a batch is being fsynced, the next one is already written. Updates and
+ * deletes are single-row transactions on this connection.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []

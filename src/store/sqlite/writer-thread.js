@@ -82,13 +82,13 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ seq, committed: true, error: failed })
     return
   }
-  if (message.checkpoint) {
-    checkpoint()
-    parentPort.postMessage({ seq, outcomes: [] })
-    return
-  }
   let outcomes
   try {
+    if (message.checkpoint) {
+      checkpoint()
+      parentPort.postMessage({ seq, outcomes: [] })
+      return
+    }
     outcomes = writeBatch(message.batch, message.now)
   } catch (error) {
     parentPort.postMessage({
