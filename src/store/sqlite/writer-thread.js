@@ -25,20 +25,28 @@ const writeOnce = prepareBatchWriter(db)
 db.pragma('busy_timeout = 0')
 const pause = new Int32Array(new SharedArrayBuffer(4))
 
-/** Writes the batch, retrying while another connection holds the write lock, up to the busy timeout. */
-function writeBatch(batch, now) {
-  const deadline = Date.now() + workerData.busyTimeoutMs
+/**
+ * Runs `attempt` until it gets past a write lock or snapshot another connection holds (it throws
+ * SQLITE_BUSY), waiting from 50 µs and doubling to 4 ms between tries, for at most `limitMs`. It
+ * sleeps this thread only; the event loop serving requests is another thread.
+ */
+function retryWhileBusy(limitMs, attempt) {
+  const deadline = Date.now() + limitMs
   for (let waitMs = 0.05; ; waitMs = Math.min(waitMs * 2, 4)) {
     try {
-      return writeOnce(batch, now)
+      return attempt()
     } catch (error) {
-      // A busy database fails at BEGIN IMMEDIATE, before anything was written (or rolled back).
       if (error?.code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
     }
-    // Sleeps this thread only; the event loop serving requests is another thread.
     Atomics.wait(pause, 0, 0, waitMs)
   }
 }
+
+/** Writes the batch; a busy database fails at BEGIN IMMEDIATE, before anything was written. */
+function writeBatch(batch, now) {
+  return retryWhileBusy(workerData.busyTimeoutMs, () => writeOnce(batch, now))
+}
+
 /**
  * Copies the whole log into the database and truncates the file (the automatic checkpoint is PASSIVE
  * and never shrinks it). Done here, between batches, it never blocks the event loop; it needs every
@@ -47,11 +55,14 @@ function writeBatch(batch, now) {
  * its fsync here is lost by the truncation.
  */
 function checkpoint() {
-  const deadline = Date.now() + 250
-  for (let waitMs = 0.05; ; waitMs = Math.min(waitMs * 2, 4)) {
-    const [result] = db.pragma('wal_checkpoint(TRUNCATE)')
-    if (result?.busy === 0 || Date.now() > deadline) return
-    Atomics.wait(pause, 0, 0, waitMs)
+  try {
+    retryWhileBusy(250, () => {
+      const [result] = db.pragma('wal_checkpoint(TRUNCATE)')
+      if (result?.busy)
+        throw Object.assign(new Error('a reader holds an older snapshot'), { code: 'SQLITE_BUSY' })
+    })
+  } catch (error) {
+    if (error?.code !== 'SQLITE_BUSY') throw error
   }
 }
 
