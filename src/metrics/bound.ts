@@ -24,21 +24,22 @@ function sameLabels(a: Record<string, string>, b: Record<string, string>): boole
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key])
 }
 
+/** prom-client's own entry for a label set, if it has one. */
+function findEntry<E extends { labels: Record<string, string> }>(
+  metric: object,
+  labels: Record<string, string>,
+): E | undefined {
+  const entries = Object.values((metric as { hashMap: Record<string, E> }).hashMap)
+  return entries.find((candidate) => sameLabels(candidate.labels, labels))
+}
+
 function entryOf<E extends { labels: Record<string, string> }>(
   metric: object,
   labels: Record<string, string>,
 ): E {
-  const entries = Object.values((metric as { hashMap: Record<string, E> }).hashMap)
-  const entry = entries.find((candidate) => sameLabels(candidate.labels, labels))
+  const entry = findEntry<E>(metric, labels)
   if (!entry) throw new Error('prom-client kept no series for the label set just zeroed')
   return entry
-}
-
-function hasSeries(metric: object, labels: Record<string, string>): boolean {
-  const entries = Object.values(
-    (metric as { hashMap: Record<string, { labels: Record<string, string> }> }).hashMap,
-  )
-  return entries.some((candidate) => sameLabels(candidate.labels, labels))
 }
 
 /** One series of `histogram`: observe() costs a bucket search and three additions. */
@@ -47,7 +48,7 @@ export function bindHistogram<L extends string>(
   labels: Record<L, string>,
 ): { observe(value: number): void } {
   // zero() would wipe a series already observed through prom-client's own API.
-  if (!hasSeries(histogram, labels)) histogram.zero(labels)
+  if (!findEntry(histogram, labels)) histogram.zero(labels)
   const entry = entryOf<HistogramEntry>(histogram, labels)
   const bounds = (histogram as unknown as { upperBounds: number[] }).upperBounds
   return {
