@@ -18,7 +18,7 @@ db.pragma('journal_mode = WAL')
 db.pragma('synchronous = NORMAL')
 db.pragma('foreign_keys = ON')
 // Random ids dirty random pages: checkpointing less often copies each page fewer times.
-db.pragma(`wal_autocheckpoint = ${workerData.walAutocheckpointPages ?? 4000}`)
+db.pragma('wal_autocheckpoint = 4000')
 const writeOnce = prepareBatchWriter(db)
 // SQLite's own busy handler sleeps at least a millisecond, then 2, 5, 10…: far longer than another
 // connection's short transaction holds the write lock. Batches wait in steps from 50 µs instead.

@@ -57,7 +57,6 @@ export function threadSink(
   busyTimeoutMs: number,
   options: {
     eager?: boolean
-    walAutocheckpointPages?: number
     /** The file fsynced to make a commit durable; only tests change it (from `${path}-wal`). */
     syncPath?: string
   } = {},
@@ -78,7 +77,6 @@ export function threadSink(
       workerData: {
         path,
         busyTimeoutMs,
-        walAutocheckpointPages: options.walAutocheckpointPages,
         syncPath: options.syncPath,
       },
       // It holds a few batches at a time; a small heap keeps the service's memory near one process's.
