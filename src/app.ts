@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerOptions } from 'node:http'
 import { constants as zlib } from 'node:zlib'
 import compress from '@fastify/compress'
 import Fastify, {
@@ -11,10 +12,11 @@ import Fastify, {
 import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
 import { clientErrorHandler, installErrorHandling } from './http/errors.js'
+import { FastCreate } from './http/fast-create.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
 import { installRateLimit, type Limiter } from './http/rate-limit.js'
-import { recordRequestMetrics } from './http/request-metrics.js'
+import { recordRequestMetrics, requestRecorder } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
@@ -22,7 +24,7 @@ import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding, securityHeaders } from './http/security.js'
 import { validatorCompiler } from './http/validation.js'
-import { lazyChildLogger } from './log.js'
+import { lazyChildLogger, logsAt } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
@@ -70,6 +72,19 @@ export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
+interface ServerSettings {
+  http?: ServerOptions
+  keepAliveTimeout: number
+  requestTimeout: number
+  connectionTimeout: number
+}
+
+/** The client's X-Request-Id when it is a sane one, else a new id. */
+function requestId(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id']
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID()
+}
+
 /**
  * Per-request lines go to debug: at the default level a request costs no log write, and failures
  * that matter (5xx) are logged by the error handler at error level.
@@ -99,17 +114,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
   const metrics = options.metrics ?? createMetrics()
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
+  const fastCreate = new FastCreate()
   const app = Fastify({
+    // Node's server, with the create fast lane in front of Fastify's handler (see fast-create.ts).
+    serverFactory: (handler, given) => {
+      // The settings Fastify would have applied to a server of its own (the options given below).
+      const settings = given as unknown as ServerSettings
+      const server = createServer(settings.http ?? {}, (req, res) => {
+        if (!fastCreate.take(req, res)) handler(req, res)
+      })
+      server.keepAliveTimeout = settings.keepAliveTimeout
+      server.requestTimeout = settings.requestTimeout
+      server.setTimeout(settings.connectionTimeout)
+      return server
+    },
     trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     logController: new QuietRequestLog(),
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id']
-      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID()
-    },
+    genReqId: requestId,
     clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -137,7 +162,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.headers(security)
     done()
   })
-  recordRequestMetrics(app, metrics)
+  const record = requestRecorder(metrics)
+  recordRequestMetrics(app, record)
   await installCors(app, options.corsOrigins)
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
   let limit: Limiter | undefined
@@ -176,5 +202,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
     })
   })
+
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  const shedding = app as FastifyInstance & { isUnderPressure?: () => boolean }
+  const debugging = options.logger !== undefined && logsAt(options.logger, 'debug')
+  // A request-per-line debug log is written by Fastify's request logging alone.
+  if (!debugging) {
+    fastCreate.bind({
+      plants: options.store.plants,
+      tokens: options.tokens,
+      bodyLimit: options.bodyLimit ?? 64 * 1024,
+      securityHeaders: security,
+      requestId,
+      record: (status, seconds) => record('POST', '/plants', status, seconds),
+      limit,
+      log: app.log,
+      open: () => !closing && !lifecycle.draining && shedding.isUnderPressure?.() !== true,
+    })
+  }
   return app
 }

@@ -98,3 +98,9 @@ export function lazyChildLogger(
 ): FastifyBaseLogger {
   return new LazyChild(parent, bindings, options) as unknown as FastifyBaseLogger
 }
+
+/** Whether the logger writes lines of this level (true for a logger that cannot tell). */
+export function logsAt(logger: FastifyBaseLogger, level: string): boolean {
+  const check = (logger as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled
+  return typeof check !== 'function' || check.call(logger, level)
+}

@@ -19,6 +19,12 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="plantstore"'
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
 
+/** The token of an `Authorization: Bearer …` header; undefined when absent or not of that form. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined
+  return BEARER.exec(header)?.[1]
+}
+
 function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppError {
   // RFC 6750 §3: no error attribute when no credentials were sent at all.
   const header = tokenSent ? `${REALM}, error="invalid_token", error_description="${entry.message}"` : REALM
@@ -37,7 +43,11 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
   function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const byAddress = () => limit?.(request, reply, `address:${request.ip}`)
+    const counted = (key: string): Promise<void> | undefined =>
+      limit?.(key).then((headers) => {
+        if (headers) reply.headers(headers)
+      })
+    const byAddress = () => counted(`address:${request.ip}`)
     const refuse = (error: AppError): Promise<void> => {
       const counted = byAddress()
       if (!counted) throw error
@@ -50,8 +60,8 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
       return refuse(challenge(error.entry, true))
     }
     const admit = (principal: Principal): Promise<void> | undefined => {
-      const counted = limit?.(request, reply, `token:${principal.tokenId}`)
-      if (counted) return counted.then(() => authorize(request, principal))
+      const pending = counted(`token:${principal.tokenId}`)
+      if (pending) return pending.then(() => authorize(request, principal))
       authorize(request, principal)
       return undefined
     }
@@ -60,9 +70,8 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
     reply.header('cache-control', 'no-store')
     const header = request.headers.authorization
     if (header === undefined) return refuse(challenge(errors.TOKEN_MISSING, false))
-    const match = BEARER.exec(header)
-    if (!match) return refuse(challenge(errors.TOKEN_MALFORMED, true))
-    const token = match[1] as string
+    const token = bearerToken(header)
+    if (token === undefined) return refuse(challenge(errors.TOKEN_MALFORMED, true))
     let principal: Principal | undefined
     try {
       principal = tokens.verifyCached(token)

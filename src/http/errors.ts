@@ -74,14 +74,28 @@ export function sendError(
   return reply.code(entry.status).type('application/json; charset=utf-8').send(errorBody(entry, message))
 }
 
+/** How loud a failed request is in the log: an outage warns, a bug errs, a client's mistake is debug. */
+export function errorLogLevel(error: unknown, entry: CatalogEntry): 'warn' | 'error' | 'debug' {
+  if (error instanceof StoreUnavailableError) return 'warn'
+  return entry.status >= 500 ? 'error' : 'debug'
+}
+
+/** The log line of a failed request, at errorLogLevel's level. */
+export function errorText(
+  error: unknown,
+  failure: { entry: CatalogEntry; message: string },
+): [Record<string, unknown>, string] {
+  if (error instanceof StoreUnavailableError) return [{ err: error }, 'database unreachable']
+  if (failure.entry.status >= 500) return [{ err: error }, 'request failed']
+  return [{ code: failure.entry.code, detail: failure.message }, 'request rejected']
+}
+
 /** The one error handler: every failure leaves as exactly `{error, message}`, internals only in the log. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { entry, message, headers } = classify(error)
-    if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'database unreachable')
-    else if (entry.status >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.debug({ code: entry.code, detail: message }, 'request rejected')
-    return sendError(reply, entry, message, headers)
+    const failure = classify(error)
+    request.log[errorLogLevel(error, failure.entry)](...errorText(error, failure))
+    return sendError(reply, failure.entry, failure.message, failure.headers)
   })
   app.setNotFoundHandler((request, reply) => {
     sendError(reply, errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)

@@ -13,17 +13,25 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   for (const type of JSON_MEDIA_TYPES) {
     app.addContentTypeParser(type, { parseAs: 'string' }, (_request, text, done) => {
-      const body = text as string
-      if (body.length === 0 || /^\s*$/.test(body)) {
-        done(null, undefined)
+      let body: unknown
+      try {
+        body = parseJsonBody(text as string)
+      } catch (error) {
+        done(error as Error, undefined)
         return
       }
-      try {
-        done(null, parseJsonExact(body))
-      } catch (error) {
-        const detail = error instanceof Error ? error.message : ''
-        done(new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${detail}`), undefined)
-      }
+      done(null, body)
     })
+  }
+}
+
+/** A JSON request body, exact; undefined when blank. Throws the 400 AppError of malformed JSON. */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0 || /^\s*$/.test(text)) return undefined
+  try {
+    return parseJsonExact(text)
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : ''
+    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${detail}`)
   }
 }

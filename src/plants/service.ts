@@ -11,13 +11,16 @@ export interface TaggedPlant {
   etag: string
 }
 
-/** The plant as created, with the ETag of its first version. */
-export async function createPlant(store: PlantStore, plant: NewPlant): Promise<TaggedPlant> {
+/** The plant as created, with the ETag of its first version and its JSON text (the answer's body). */
+export async function createPlant(
+  store: PlantStore,
+  plant: NewPlant,
+): Promise<TaggedPlant & { json: string }> {
   // One JSON text serves the event's payload and the ETag's digest.
   const json = plantJson(plant)
   const outcome = await store.create(plant, { event: plantEvent('plant.created', plant, new Date(), json) })
   if (outcome === 'exists') throw plantExists(plant.id)
-  return { plant, etag: etagOfJson(json, 1) }
+  return { plant, etag: etagOfJson(json, 1), json }
 }
 
 export function plantExists(id: bigint): AppError {

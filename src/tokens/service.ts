@@ -97,6 +97,11 @@ export class TokenService {
    * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
    * of a remembered token that has since expired.
    */
+  /** Whether the token is in the cache, without counting a verification or touching anything. */
+  remembers(token: string): boolean {
+    return this.cache.has(token)
+  }
+
   verifyCached(token: string): Principal | undefined {
     this.checkRevocations()
     const cached = this.cache.get(token)

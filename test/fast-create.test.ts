@@ -1,0 +1,233 @@
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import fc from 'fast-check'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { FastCreate } from '../src/http/fast-create.js'
+import { StoreUnavailableError } from '../src/store/errors.js'
+import type { Store } from '../src/store/types.js'
+import { TokenService } from '../src/tokens/service.js'
+import { openFresh, sqliteKind } from './helpers/stores.js'
+
+// POST /plants is answered by the create fast lane (src/http/fast-create.ts) when it comes over a real
+// socket with ordinary headers, and by the Fastify route otherwise (app.inject never reaches the
+// lane). These tests send the same requests both ways, each to its own fresh service, and require
+// the same status, headers and body bytes, and that the lane really answered the socket's copy.
+
+interface Answer {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+// Set by Node per connection (or per answer, in Date's case), not by the application.
+const TRANSPORT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+function comparable(status: number, headers: Record<string, unknown>, body: string): Answer {
+  const kept: Record<string, string> = {}
+  for (const name of Object.keys(headers).sort()) {
+    if (!TRANSPORT.has(name)) kept[name] = String(headers[name])
+  }
+  return { status, headers: kept, body }
+}
+
+interface Service {
+  app: FastifyInstance
+  store: Store
+  port: number
+  token: string
+}
+
+async function service(options: { rateLimit?: { max: number; windowMs: number } } = {}): Promise<Service> {
+  const { store } = await openFresh(sqliteKind)
+  const tokens = new TokenService(store.tokens)
+  const app = await buildApp({ store, tokens, rateLimit: options.rateLimit ?? null })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { token } = await tokens.create('test', ['plants:read', 'plants:write'])
+  return { app, store, port: (app.server.address() as AddressInfo).port, token }
+}
+
+async function stop(s: Service): Promise<void> {
+  await s.app.close()
+  await s.store.close()
+}
+
+function overSocket(port: number, headers: Record<string, string>, body: string | Buffer): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/plants', headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () =>
+        resolve(comparable(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'))),
+      )
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function injected(app: FastifyInstance, headers: Record<string, string>, body: string | Buffer) {
+  const res = await app.inject({ method: 'POST', url: '/plants', headers, payload: body })
+  return comparable(res.statusCode, res.headers, res.body)
+}
+
+function headersFor(
+  s: Service,
+  extra: Record<string, string> = {},
+  body: string | Buffer = '',
+): Record<string, string> {
+  return {
+    authorization: `Bearer ${s.token}`,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-request-id': 'fast-lane-test',
+    ...extra,
+  }
+}
+
+describe('the create fast lane answers exactly as the Fastify route', () => {
+  let viaSocket: Service
+  let viaInject: Service
+  const take = vi.spyOn(FastCreate.prototype, 'take')
+
+  beforeAll(async () => {
+    viaSocket = await service()
+    viaInject = await service()
+    // The first request of a token is verified by the framework's path; from then on it is cached.
+    await overSocket(viaSocket.port, headersFor(viaSocket, {}, '{}'), '{}')
+    await injected(viaInject.app, headersFor(viaInject, {}, '{}'), '{}')
+  })
+  afterAll(async () => {
+    await stop(viaSocket)
+    await stop(viaInject)
+  })
+  afterEach(() => take.mockClear())
+
+  /** Sends the body both ways; returns whether the lane took the socket's copy. */
+  async function both(body: string | Buffer, extra: Record<string, string> = {}): Promise<boolean> {
+    take.mockClear()
+    const fast = await overSocket(viaSocket.port, headersFor(viaSocket, extra, body), body)
+    const taken = take.mock.results.some((r) => r.value === true)
+    const framework = await injected(viaInject.app, headersFor(viaInject, extra, body), body)
+    expect(fast).toEqual(framework)
+    return taken
+  }
+
+  it.each([
+    ['a plant with a tag', '{"id": 1, "name": "Monstera", "tag": "aroid"}'],
+    ['a plant without a tag', '{"id": 2, "name": "Fern"}'],
+    ['the largest id', '{"id": 9223372036854775807, "name": "max"}'],
+    ['the smallest id', '{"id": -9223372036854775808, "name": "min"}'],
+    ['2^53 + 1', '{"id": 9007199254740993, "name": "exact"}'],
+    ['unknown fields, dropped', '{"id": 3, "name": "x", "colour": "green", "nested": {"a": [1, 2]}}'],
+    ['escapes and astral characters', '{"id": 4, "name": "\\"q\\" \\\\ \\u2028 🌵", "tag": "é\\t"}'],
+    ['white space around everything', ' \n { "id" : 5 , "name" : "spaced" } \n '],
+    ['an existing id (409)', '{"id": 1, "name": "again"}'],
+    ['malformed JSON', '{"id": 6, "name": '],
+    ['a body that is not an object', '[1, 2]'],
+    ['a JSON null body', 'null'],
+    ['a blank body', '   '],
+    ['a missing id', '{"name": "no id"}'],
+    ['an id in exponent form', '{"id": 1e3, "name": "x"}'],
+    ['an id as a string', '{"id": "7", "name": "x"}'],
+    ['an id past int64', '{"id": 9223372036854775808, "name": "x"}'],
+    ['-0', '{"id": -0, "name": "x"}'],
+    ['a name that is a number', '{"id": 8, "name": 8}'],
+    ['an empty name', '{"id": 9, "name": ""}'],
+    ['a name of 201 characters', `{"id": 10, "name": "${'n'.repeat(201)}"}`],
+    ['a control character', '{"id": 11, "name": "a\\u0001b"}'],
+    ['a lone surrogate', '{"id": 12, "name": "\\ud800"}'],
+    ['a null tag', '{"id": 13, "name": "x", "tag": null}'],
+    ['a repeated key', '{"id": 14, "id": 15, "name": "x"}'],
+    ['__proto__', '{"id": 16, "name": "x", "__proto__": {"polluted": true}}'],
+  ])('%s', async (_case, body) => {
+    expect(await both(body)).toBe(true)
+  })
+
+  it('bytes that are not UTF-8', async () => {
+    const body = Buffer.concat([
+      Buffer.from('{"id": 17, "name": "'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ])
+    expect(await both(body)).toBe(true)
+  })
+
+  it.each([
+    ['with an Idempotency-Key', { 'idempotency-key': 'k-1' }, '{"id": 30, "name": "keyed"}'],
+    ['from a browser origin', { origin: 'https://example.test' }, '{"id": 31, "name": "cors"}'],
+    ['as a merge patch', { 'content-type': 'application/merge-patch+json' }, '{"id": 32, "name": "x"}'],
+    ['as text', { 'content-type': 'text/plain' }, '{"id": 33, "name": "x"}'],
+    [
+      'with a token never seen',
+      { authorization: 'Bearer pst_0000000000000000_nope' },
+      '{"id": 34, "name": "x"}',
+    ],
+    ['without a token', { authorization: '' }, '{"id": 35, "name": "x"}'],
+  ])('leaves a request %s to the framework', async (_case, extra, body) => {
+    expect(await both(body, extra)).toBe(false)
+  })
+
+  it('takes a charset parameter on the media type', async () => {
+    expect(
+      await both('{"id": 40, "name": "utf"}', { 'content-type': 'application/json; charset=utf-8' }),
+    ).toBe(true)
+  })
+
+  it('any name and tag (generated)', async () => {
+    let id = 1000
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 210 }),
+        fc.option(fc.string({ maxLength: 110 })),
+        async (name, tag) => {
+          id++
+          const body = JSON.stringify(tag === null ? { id, name } : { id, name, tag })
+          expect(await both(body)).toBe(true)
+        },
+      ),
+      { numRuns: 150 },
+    )
+  })
+
+  it('a store that is unreachable: 503 with Retry-After', async () => {
+    const down = () => Promise.reject(new StoreUnavailableError('test outage'))
+    const a = vi.spyOn(viaSocket.store.plants, 'create').mockImplementation(down)
+    const b = vi.spyOn(viaInject.store.plants, 'create').mockImplementation(down)
+    try {
+      expect(await both('{"id": 50, "name": "lost"}')).toBe(true)
+    } finally {
+      a.mockRestore()
+      b.mockRestore()
+    }
+  })
+})
+
+describe('the create fast lane under a rate limit', () => {
+  it('counts against the token and refuses past the limit with the same answers', async () => {
+    const limit = { max: 3, windowMs: 60_000 }
+    const a = await service({ rateLimit: limit })
+    const b = await service({ rateLimit: limit })
+    try {
+      // Rate-limit headers count down a window of seconds: the reset may differ by one between the two.
+      const strip = (answer: Answer) => {
+        const { 'ratelimit-reset': _reset, 'retry-after': _retry, ...rest } = answer.headers
+        return { ...answer, headers: rest }
+      }
+      const statuses: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const body = `{"id": ${i}, "name": "limited"}`
+        const fast = await overSocket(a.port, headersFor(a, {}, body), body)
+        const framework = await injected(b.app, headersFor(b, {}, body), body)
+        expect(strip(fast)).toEqual(strip(framework))
+        statuses.push(fast.status)
+      }
+      // The first request of the token goes through the framework (it is not cached yet) and counts too.
+      expect(statuses).toEqual([200, 200, 200, 429, 429])
+    } finally {
+      await stop(a)
+      await stop(b)
+    }
+  })
+})
