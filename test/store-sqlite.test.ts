@@ -3,11 +3,17 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
+import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { inlineSink, threadSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { tempDir } from './helpers/stores.js'
+
+/** A create of the writer's batch format, without an event or an idempotency record. */
+function row(id: bigint, name: string, tag: string | null): BatchRow {
+  return { id, name, tag, event: undefined, idempotency: undefined }
+}
 
 describe('SQLite store', () => {
   let store: SqliteStore
@@ -33,9 +39,9 @@ describe('SQLite store', () => {
       const sink = location === ':memory:' ? inlineSink(store.db) : threadSink(location, 5000)
       const batches: number[] = []
       const plants = new SqlitePlantStore(store.db, {
-        write: (batch, now, committed) => {
+        write: (batch, now) => {
           batches.push(batch.length)
-          return sink.write(batch, now, committed)
+          return sink.write(batch, now)
         },
         checkpoint: () => sink.checkpoint(),
         close: () => sink.close(),
@@ -83,9 +89,9 @@ describe('SQLite store', () => {
     const written: number[][] = []
     const plants = new SqlitePlantStore(store.db, {
       // Commits at once but holds each batch's answer until the test says it is durable.
-      write: async (batch, now, committed) => {
+      write: async (batch, now) => {
         written.push(batch.map((row) => Number(row.id)))
-        const outcomes = await inline.write(batch, now, committed)
+        const outcomes = await inline.write(batch, now)
         await new Promise<void>((resolve) => durable.push(resolve))
         return outcomes
       },
@@ -106,6 +112,34 @@ describe('SQLite store', () => {
     await second
     await plants.drain()
     expect(answered).toEqual([1, 2])
+  })
+
+  it('writes batches that queued behind a held lock in one transaction, each answered with its own outcomes', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const other = new Database(path)
+    const sink = threadSink(path, 5000)
+    try {
+      // The first batch waits for the lock; the others queue behind it and are taken together.
+      other.exec('BEGIN IMMEDIATE')
+      const first = sink.write([row(1n, 'a', null)], Date.now())
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
+      const third = sink.write([row(3n, 'c', 'x')], 2000)
+      setTimeout(() => other.exec('COMMIT'), 30)
+      expect(await first).toEqual(['created'])
+      expect(await second).toEqual(['created', 'exists'])
+      expect(await third).toEqual(['created'])
+      // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
+      const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
+      expect(stamps).toHaveLength(2)
+      expect(stamps[1]).toBe(stamps[0])
+      expect(stamps[1]).not.toBe(2000)
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK')
+      other.close()
+      await sink.close()
+    }
   })
 
   it('waits for the write lock another connection holds, up to the busy timeout', async () => {

@@ -41,16 +41,14 @@ function toPlant(row: PlantRow): Plant {
 /**
  * Plants in SQLite with group commit: every create that arrives within one turn of the event loop
  * joins one transaction, and each is answered only after that transaction is durable (fsynced). One
- * fsync then pays for a whole batch instead of one request. While a batch commits (in the writer
- * thread, for a file), the next one gathers: a batch holds every create that arrived during the
- * previous commit; and while a batch is being fsynced, the next one is already written. Updates and
- * deletes are single-row transactions on this connection.
+ * fsync then pays for a whole batch instead of one request. Each turn's creates are sent at the end of
+ * the turn; the writer thread (for a file) commits every batch that queued while its last transaction
+ * ran in one transaction, and writes the next while the last is being fsynced. Updates and deletes
+ * are single-row transactions on this connection.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
   private scheduled = false
-  /** A batch is in the sink and its transaction has not ended yet. */
-  private committing = false
   /** Batches sent and not answered yet. */
   private unanswered = 0
   private readonly idle: Array<() => void> = []
@@ -222,7 +220,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Resolves once every accepted create has been answered, so that closing never drops one. */
   async drain(): Promise<void> {
-    while (this.scheduled || this.committing || this.unanswered > 0 || this.queue.length > 0) {
+    while (this.scheduled || this.unanswered > 0 || this.queue.length > 0) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
   }
@@ -271,15 +269,14 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Flushes after the current turn, so that every create of the turn joins the batch. */
   private schedule(): void {
-    if (this.scheduled || this.committing) return
+    if (this.scheduled) return
     this.scheduled = true
     setImmediate(() => this.flush())
   }
 
   /**
-   * Sends the gathered creates as one batch. The next batch gathers until this one's transaction has
-   * ended (`committed`), and is sent while this one is still being made durable; each create is
-   * answered when its own batch is durable.
+   * Sends the gathered creates as one batch, without waiting for the last one: the writer takes what
+   * queued meanwhile together. Each create is answered when its own batch is durable.
    */
   private flush(): void {
     this.scheduled = false
@@ -289,21 +286,12 @@ export class SqlitePlantStore implements PlantStore {
       this.settled()
       return
     }
-    this.committing = true
     this.unanswered++
-    let ended = false
-    const committed = () => {
-      if (ended) return
-      ended = true
-      this.committing = false
-      if (this.queue.length > 0) this.schedule()
-    }
     let write: Promise<CreateOutcome[]>
     try {
       write = this.sink.write(
         batch.map((item) => item.row),
         Date.now(),
-        committed,
       )
     } catch (error) {
       write = Promise.reject(error)
@@ -320,15 +308,13 @@ export class SqlitePlantStore implements PlantStore {
       )
       .then(() => {
         this.unanswered--
-        // A batch that failed before its transaction ended never said so.
-        committed()
         this.settled()
       })
   }
 
-  /** Wakes drain() once nothing is gathering, committing or waiting for its answer. */
+  /** Wakes drain() once nothing is gathering or waiting for its answer. */
   private settled(): void {
-    if (this.scheduled || this.committing || this.unanswered > 0 || this.queue.length > 0) return
+    if (this.scheduled || this.unanswered > 0 || this.queue.length > 0) return
     for (const resolve of this.idle.splice(0)) resolve()
   }
 }

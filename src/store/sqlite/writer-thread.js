@@ -8,7 +8,7 @@
 // fsync covers every batch committed before it started. Checkpoints under NORMAL still fsync the log
 // before copying it and the database after, so a checkpoint never drops a frame not yet synced here.
 import { closeSync, fdatasync, openSync } from 'node:fs'
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { prepareBatchWriter } from './batch.js'
 
@@ -82,38 +82,67 @@ let failed
  */
 let walFd
 
-parentPort.on('message', (message) => {
-  if (message === 'close') {
-    closing = true
-    closeWhenIdle()
+parentPort.on('message', (first) => {
+  // Batches that queued up while the last transaction ran are written together, in one transaction:
+  // the event loop sends what it gathered every turn, and this thread takes all of it at once.
+  let message = first
+  while (message !== undefined) {
+    if (message === 'close') {
+      closing = true
+      closeWhenIdle()
+      return
+    }
+    if (message.checkpoint) {
+      answerCheckpoint(message.seq)
+      message = receiveMessageOnPort(parentPort)?.message
+      continue
+    }
+    const batches = [message]
+    message = receiveMessageOnPort(parentPort)?.message
+    while (message?.batch) {
+      batches.push(message)
+      message = receiveMessageOnPort(parentPort)?.message
+    }
+    commitBatches(batches)
+  }
+})
+
+function answerCheckpoint(seq) {
+  if (failed) {
+    parentPort.postMessage({ seq, error: failed })
     return
   }
-  const { seq } = message
+  try {
+    checkpoint()
+    parentPort.postMessage({ seq, outcomes: [] })
+  } catch (error) {
+    parentPort.postMessage({ seq, error: { message: String(error?.message ?? error), code: error?.code } })
+  }
+}
+
+/** One transaction for the rows of several batches; each batch is answered with its own outcomes. */
+function commitBatches(batches) {
   if (failed) {
-    parentPort.postMessage({ seq, committed: true, error: failed })
+    for (const { seq } of batches) parentPort.postMessage({ seq, error: failed })
     return
   }
   let outcomes
   try {
-    if (message.checkpoint) {
-      checkpoint()
-      parentPort.postMessage({ seq, outcomes: [] })
-      return
-    }
-    outcomes = writeBatch(message.batch, message.now)
+    const rows = batches.length === 1 ? batches[0].batch : batches.flatMap((b) => b.batch)
+    outcomes = writeBatch(rows, batches[0].now)
   } catch (error) {
-    parentPort.postMessage({
-      seq,
-      committed: true,
-      error: { message: String(error?.message ?? error), code: error?.code },
-    })
+    const reply = { error: { message: String(error?.message ?? error), code: error?.code } }
+    for (const { seq } of batches) parentPort.postMessage({ seq, ...reply })
     return
   }
-  // The next batch may be written now; this one is answered after the fsync.
-  parentPort.postMessage({ seq, committed: true })
-  awaitingSync.push({ seq, outcomes })
+  let at = 0
+  for (const { seq, batch } of batches) {
+    // Answered after the fsync; the next batch is written meanwhile.
+    awaitingSync.push({ seq, outcomes: outcomes.slice(at, at + batch.length) })
+    at += batch.length
+  }
   if (!syncing) syncLog()
-})
+}
 
 function syncLog() {
   syncing = true

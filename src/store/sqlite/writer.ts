@@ -7,11 +7,10 @@ import { type BatchRow, prepareBatchWriter } from './batch.js'
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
   /**
-   * Commits the batch and resolves with each row's outcome once the batch is durable. `committed` is
-   * called as soon as the sink can take the next batch (the transaction has ended, not necessarily
-   * reached the disk); a batch that fails may reject without calling it.
+   * Commits the batch and resolves with each row's outcome once the batch is durable. The next batch
+   * may be given at once: a sink takes batches in order.
    */
-  write(batch: BatchRow[], now: number, committed?: () => void): Promise<CreateOutcome[]>
+  write(batch: BatchRow[], now: number): Promise<CreateOutcome[]>
   /** Copies the write-ahead log into the database and truncates it, between two batches. */
   checkpoint(): Promise<void>
   close(): Promise<void>
@@ -21,11 +20,7 @@ export interface BatchSink {
 export function inlineSink(db: Database): BatchSink {
   const writeBatch = prepareBatchWriter(db)
   return {
-    write: async (batch, now, committed) => {
-      const outcomes = writeBatch(batch, now)
-      committed?.()
-      return outcomes
-    },
+    write: async (batch, now) => writeBatch(batch, now),
     // `:memory:` has no log file.
     checkpoint: async () => {},
     close: async () => {},
@@ -34,7 +29,6 @@ export function inlineSink(db: Database): BatchSink {
 
 interface WriterReply {
   seq: number
-  committed?: boolean
   outcomes?: CreateOutcome[]
   /** `durability`: the fsync failed; the writer takes no more batches. */
   error?: { message: string; code?: string; durability?: boolean }
@@ -43,7 +37,6 @@ interface WriterReply {
 interface Pending {
   resolve: (outcomes: CreateOutcome[]) => void
   reject: (error: Error) => void
-  committed: (() => void) | undefined
 }
 
 /**
@@ -86,11 +79,6 @@ export function threadSink(
     thread.on('message', (reply: WriterReply) => {
       const entry = pending.get(reply.seq)
       if (!entry) return
-      if (reply.committed) {
-        const committed = entry.committed
-        entry.committed = undefined
-        committed?.()
-      }
       if (reply.outcomes) {
         pending.delete(reply.seq)
         entry.resolve(reply.outcomes)
@@ -112,13 +100,13 @@ export function threadSink(
   if (options.eager) worker = start()
 
   /** Sends one message the thread answers with outcomes (or an error), keeping the process up meanwhile. */
-  const send = (message: Record<string, unknown>, committed?: () => void): Promise<CreateOutcome[]> => {
+  const send = (message: Record<string, unknown>): Promise<CreateOutcome[]> => {
     if (failure) return Promise.reject(failure)
     worker ??= start()
     const target = worker
     const seq = nextSeq++
     return new Promise((resolve, reject) => {
-      pending.set(seq, { resolve, reject, committed })
+      pending.set(seq, { resolve, reject })
       // Referenced only while a message is unanswered, so that a waiting create keeps the process up.
       target.ref()
       target.postMessage({ seq, ...message })
@@ -126,7 +114,7 @@ export function threadSink(
   }
 
   return {
-    write: (batch, now, committed) => send({ batch, now }, committed),
+    write: (batch, now) => send({ batch, now }),
     async checkpoint() {
       await send({ checkpoint: true })
     },
