@@ -16,6 +16,14 @@ const BENCH = join(ROOT, 'bench')
 const BIN = join(ROOT, 'bin', 'plantstore')
 const WRK = process.env.WRK ?? 'wrk'
 
+/** The environment and node flags of the launcher's `#!/usr/bin/env -S VAR=… node --flag…` line. */
+const LAUNCHER = (() => {
+  const words = (readFileSync(BIN, 'utf8').split('\n')[0] ?? '').replace(/^#!\S+ -S /, '').split(/\s+/)
+  const at = words.indexOf('node')
+  const env = Object.fromEntries(words.slice(0, at).map((w) => w.split('=', 2) as [string, string]))
+  return { env, nodeFlags: words.slice(at + 1).filter(Boolean) }
+})()
+
 const HELP = `usage: npm run bench -- [options]
 
   --duration <s>        seconds measured per scenario and server (default 10)
@@ -465,11 +473,19 @@ async function main(): Promise<void> {
         await setup.fill(rows)
       }
       const ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-      // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply.
-      const profiling = opts['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
+      // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply. Node
+      // refuses --cpu-prof in NODE_OPTIONS: a profiled run starts node itself with the launcher's settings.
+      const [command, prefix, env] = opts['cpu-prof']
+        ? [
+            process.execPath,
+            [...LAUNCHER.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, BIN],
+            LAUNCHER.env,
+          ]
+        : [BIN, [], {}]
       const service = await startProcess(
-        BIN,
+        command,
         [
+          ...prefix,
           'serve',
           '--port',
           '0',
@@ -481,7 +497,7 @@ async function main(): Promise<void> {
           '--rate-limit',
           'off',
         ],
-        profiling,
+        env,
       )
       try {
         for (const scenario of scenarios) {
