@@ -93,8 +93,7 @@ class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
     // The line's object is not even built at the default level.
-    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
-    if (log.isLevelEnabled?.('debug') === false) return
+    if (!logsAt(request.log, 'debug')) return
     request.log.debug(
       {
         method: request.method,
@@ -114,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
   const metrics = options.metrics ?? createMetrics()
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
+  const bodyLimit = options.bodyLimit ?? 64 * 1024
   const fastCreate = new FastCreate()
   const app = Fastify({
     // Node's server, with the create fast lane in front of Fastify's handler (see fast-create.ts).
@@ -130,7 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
-    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    bodyLimit,
     logController: new QuietRequestLog(),
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
@@ -215,7 +215,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     fastCreate.bind({
       plants: options.store.plants,
       tokens: options.tokens,
-      bodyLimit: options.bodyLimit ?? 64 * 1024,
+      bodyLimit,
       securityHeaders: security,
       requestId,
       record: (status, seconds) => record('POST', '/plants', status, seconds),

@@ -7,7 +7,7 @@ import { validateNewPlant } from '../plants/validate.js'
 import type { PlantStore } from '../store/types.js'
 import type { TokenService } from '../tokens/service.js'
 import { bearerToken } from './auth.js'
-import { classify, errorLogLevel, errorText } from './errors.js'
+import { classify, errorBody, errorLogLevel, errorText } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import type { Limiter } from './rate-limit.js'
 
@@ -63,11 +63,10 @@ export class FastCreate {
     const headers = request.headers
     const length = headers['content-length']
     const type = headers['content-type']
+    const bytes = length !== undefined && DIGITS.test(length) ? Number(length) : 0
     if (
-      length === undefined ||
-      !DIGITS.test(length) ||
-      Number(length) > deps.bodyLimit ||
-      Number(length) === 0 ||
+      bytes === 0 ||
+      bytes > deps.bodyLimit ||
       type === undefined ||
       !JSON_TYPES.has(type.toLowerCase()) ||
       headers['transfer-encoding'] !== undefined ||
@@ -151,14 +150,8 @@ export class FastCreate {
       deps.log.child({ reqId: answer['x-request-id'] })[level](...errorText(error, failure))
     }
     if (failure.headers) Object.assign(answer, failure.headers)
-    this.send(
-      deps,
-      response,
-      answer,
-      started,
-      failure.entry.status,
-      JSON.stringify({ error: failure.entry.code, message: failure.message }),
-    )
+    const body = JSON.stringify(errorBody(failure.entry, failure.message))
+    this.send(deps, response, answer, started, failure.entry.status, body)
   }
 
   private send(

@@ -107,6 +107,11 @@ parentPort.on('message', (first) => {
   }
 })
 
+/** An error as it crosses to the event loop: its message and SQLite code. */
+function errorReply(error) {
+  return { message: String(error?.message ?? error), code: error?.code }
+}
+
 function answerCheckpoint(seq) {
   if (failed) {
     parentPort.postMessage({ seq, error: failed })
@@ -116,7 +121,7 @@ function answerCheckpoint(seq) {
     checkpoint()
     parentPort.postMessage({ seq, outcomes: [] })
   } catch (error) {
-    parentPort.postMessage({ seq, error: { message: String(error?.message ?? error), code: error?.code } })
+    parentPort.postMessage({ seq, error: errorReply(error) })
   }
 }
 
@@ -131,8 +136,8 @@ function commitBatches(batches) {
     const rows = batches.length === 1 ? batches[0].batch : batches.flatMap((b) => b.batch)
     outcomes = writeBatch(rows, batches[0].now)
   } catch (error) {
-    const reply = { error: { message: String(error?.message ?? error), code: error?.code } }
-    for (const { seq } of batches) parentPort.postMessage({ seq, ...reply })
+    const reply = errorReply(error)
+    for (const { seq } of batches) parentPort.postMessage({ seq, error: reply })
     return
   }
   let at = 0
