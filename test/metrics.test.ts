@@ -120,7 +120,9 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     await store.webhooks.insert(subscriptionRecord('wh_metrics00000000000000000', created))
     expect((await postPlant(app, writer, '{"id": 4242, "name": "queued"}')).statusCode).toBe(200)
     const queued = (await scrape()).body
-    expect(gauge(queued, 'plantstore_webhook_events_awaiting_fan_out')).toBe(awaiting + 1)
+    // SQLite fans a create out in its own transaction; PostgreSQL's dispatcher does it later.
+    const waits = store.kind === 'sqlite' ? 0 : 1
+    expect(gauge(queued, 'plantstore_webhook_events_awaiting_fan_out')).toBe(awaiting + waits)
     await store.webhooks.fanOut(100, new Date())
     const fanned = (await scrape()).body
     expect(gauge(fanned, 'plantstore_webhook_events_awaiting_fan_out')).toBe(0)

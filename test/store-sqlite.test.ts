@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createPlant } from '../src/plants/service.js'
+import { plantEvent } from '../src/plants/events.js'
+import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
@@ -201,6 +202,49 @@ describe('SQLite store', () => {
     expect(JSON.parse(envelope)).toMatchObject({ type: 'plant.created', timestamp: expect.any(String) })
   })
 
+  it.each(writers)(
+    'fans each event out in the transaction that writes it, on $name: deliveries exist when it is answered',
+    async ({ path }) => {
+      store = openSqlite({ path: path() })
+      const hook = (events: Array<'plant.created' | 'plant.updated' | 'plant.deleted'>) =>
+        createWebhook(store.webhooks, { url: 'https://r.example/', events, description: null })
+      const all = await hook(['plant.created', 'plant.updated', 'plant.deleted'])
+      const deletes = await hook(['plant.deleted'])
+      const off = await hook(['plant.created'])
+      await store.webhooks.update(off.id, {
+        disabledAt: new Date(),
+        disabledReason: 'manual',
+        updatedAt: new Date(),
+      })
+      await Promise.all([
+        createPlant(store.plants, { id: 1n, name: 'a' }),
+        createPlant(store.plants, { id: 2n, name: 'b' }),
+        createPlant(store.plants, { id: 1n, name: 'dup' }).catch(() => undefined),
+      ])
+      const late = await hook(['plant.created', 'plant.updated'])
+      await changePlant(store.plants, 1n, { name: 'a2' }, undefined)
+      await deletePlant(store.plants, 2n, undefined)
+      await store.plants.importBatch([
+        { plant: { id: 3n, name: 'c' }, event: plantEvent('plant.created', { id: 3n, name: 'c' }) },
+      ])
+      const types = async (id: string) =>
+        (await store.webhooks.listDeliveries(id, { limit: 10 })).map((d) => d.eventType).sort()
+      // Without any dispatcher pass: nothing was left awaiting fan-out.
+      expect((await store.webhooks.queueStats()).awaitingFanOut).toBe(0)
+      expect(await types(all.id)).toEqual([
+        'plant.created',
+        'plant.created',
+        'plant.created',
+        'plant.deleted',
+        'plant.updated',
+      ])
+      expect(await types(deletes.id)).toEqual(['plant.deleted'])
+      expect(await types(off.id)).toEqual([])
+      expect(await types(late.id)).toEqual(['plant.created', 'plant.updated'])
+      expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    },
+  )
+
   it('gives events unique ids that sort by creation time, so a batch fills one index page', async () => {
     store = openSqlite({ path: ':memory:' })
     await Promise.all(
@@ -228,7 +272,9 @@ describe('SQLite store', () => {
         events: ['plant.created'],
         description: null,
       })
-      await createPlant(store.plants, { id: 2n, name: 'b' })
+      // Events not yet fanned out: as an earlier version, which left fan-out to the dispatcher, wrote them.
+      store.db.exec(`INSERT INTO events (id, type, payload, created_at)
+        VALUES ('msg_a', 'plant.created', '{}', 1), ('msg_b', 'plant.created', '{}', 2)`)
       store.db.exec('BEGIN IMMEDIATE')
       const fanned = dispatcherSide.webhooks.fanOut(100, new Date())
       // The event loop still turns while the lock is held: the commit below runs before fanOut ends.

@@ -61,7 +61,8 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
       updatedAt: new Date(),
     })
     await createPlant(store.plants, { id: 2n, name: 'b' })
-    expect(await store.webhooks.fanOut(100, new Date())).toBe(2)
+    // SQLite fans an event out in the transaction that writes it; PostgreSQL leaves it to the dispatcher.
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(store.kind === 'sqlite' ? 0 : 2)
     expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
     expect(await store.webhooks.listDeliveries(early.id, { limit: 10 })).toHaveLength(2)
     expect(await store.webhooks.listDeliveries(late.id, { limit: 10 })).toHaveLength(1)

@@ -1,6 +1,8 @@
 // One group-commit batch written in one transaction. Plain JavaScript (with batch.d.ts beside it)
 // because the writer thread loads it too, and a worker thread can only start from a .js file.
 
+import { prepareOutbox } from './fan-out.js'
+
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
 /** Prepares the statements once; the returned function writes one batch and returns its outcomes. */
@@ -8,7 +10,7 @@ export function prepareBatchWriter(db) {
   const insert = db.prepare(
     'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
   )
-  const insertEvent = db.prepare('INSERT INTO events (id, type, payload, created_at) VALUES (?, ?, ?, ?)')
+  const outbox = prepareOutbox(db)
   // An expired record under the same key is overwritten; an unexpired one leaves changes at 0.
   const insertKey = db.prepare(
     `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
@@ -23,6 +25,10 @@ export function prepareBatchWriter(db) {
   const savepoint = db.prepare('SAVEPOINT create_one')
   const releaseSavepoint = db.prepare('RELEASE create_one')
   const rollbackSavepoint = db.prepare('ROLLBACK TO create_one')
+
+  /** The batch's outbox events, first and last seq; reset by each batch. */
+  let firstSeq = 0
+  let lastSeq = 0
 
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */
   function insertOne(row, now) {
@@ -45,15 +51,22 @@ export function prepareBatchWriter(db) {
       }
       releaseSavepoint.run()
     }
-    if (row.event) insertEvent.run(row.event.id, row.event.type, row.event.payload, row.event.createdAt)
+    if (row.event) {
+      lastSeq = outbox.write(row.event, now)
+      if (firstSeq === 0) firstSeq = lastSeq
+    }
     return 'created'
   }
 
   return function writeBatch(batch, now) {
     const outcomes = []
+    firstSeq = 0
     begin.run()
     try {
       for (const row of batch) outcomes.push(insertOne(row, now))
+      // Seqs only grow, and no other connection writes within this transaction: the batch's events
+      // are exactly those in [firstSeq, lastSeq].
+      if (firstSeq !== 0) outbox.fanOut(firstSeq, lastSeq)
       commit.run()
     } catch (error) {
       if (db.inTransaction) rollback.run()

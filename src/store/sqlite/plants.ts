@@ -16,6 +16,7 @@ import type {
   WriteResult,
 } from '../types.js'
 import type { BatchRow } from './batch.js'
+import { type Outbox, prepareOutbox } from './fan-out.js'
 import type { BatchSink } from './writer.js'
 
 interface PendingCreate {
@@ -52,7 +53,7 @@ export class SqlitePlantStore implements PlantStore {
   /** Batches sent and not answered yet. */
   private unanswered = 0
   private readonly idle: Array<() => void> = []
-  private readonly insertEvent: Statement
+  private readonly outbox: Outbox
   private readonly selectOne: Statement
   private readonly selectVersioned: Statement
   private readonly pageAll: Statement
@@ -74,9 +75,7 @@ export class SqlitePlantStore implements PlantStore {
     /** Told after a commit that wrote outbox events. */
     private readonly onEventsCommitted: () => void = () => {},
   ) {
-    this.insertEvent = db.prepare(
-      'INSERT INTO events (id, type, payload, created_at) VALUES (@id, @type, @payload, @createdAt)',
-    )
+    this.outbox = prepareOutbox(db)
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
     this.insertIfAbsent = db.prepare(
       'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now) ON CONFLICT (id) DO NOTHING',
@@ -120,14 +119,7 @@ export class SqlitePlantStore implements PlantStore {
           const existing = this.selectOne.get(plant.id) as PlantRow
           return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
         }
-        if (event) {
-          this.insertEvent.run({
-            id: event.id,
-            type: event.type,
-            payload: event.payload,
-            createdAt: event.occurredAt.getTime(),
-          })
-        }
+        if (event) this.writeEvent(event, now)
         return 'created'
       }),
     )
@@ -242,7 +234,7 @@ export class SqlitePlantStore implements PlantStore {
       const plant = apply(current)
       // A change that changes nothing keeps the version (and so the ETag) and emits no event.
       if (plant === undefined) return { outcome: 'done', plant: current, version }
-      if (options.event) this.writeEvent(options.event(plant))
+      if (options.event) this.writeEvent(options.event(plant), Date.now())
       return { outcome: 'done', plant, version: version + 1 }
     })
     this.eventsWritten = false
@@ -257,14 +249,14 @@ export class SqlitePlantStore implements PlantStore {
     this.onEventsCommitted()
   }
 
-  private writeEvent(event: OutboxEvent): void {
+  /** Writes the event and its deliveries, inside the caller's transaction. */
+  private writeEvent(event: OutboxEvent, now: number): void {
     this.eventsWritten = true
-    this.insertEvent.run({
-      id: event.id,
-      type: event.type,
-      payload: event.payload,
-      createdAt: event.occurredAt.getTime(),
-    })
+    const seq = this.outbox.write(
+      { id: event.id, type: event.type, payload: event.payload, createdAt: event.occurredAt.getTime() },
+      now,
+    )
+    this.outbox.fanOut(seq, seq)
   }
 
   /** Flushes after the current turn, so that every create of the turn joins the batch. */

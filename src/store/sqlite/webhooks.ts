@@ -11,6 +11,7 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from '../types.js'
+import { NEW_DELIVERY_ID, TYPE_MATCHES } from './fan-out.js'
 
 interface WebhookRow {
   id: string
@@ -95,9 +96,6 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
 /** How long a queue transaction keeps retrying a locked database before it fails. */
 const BUSY_RETRY_MS = 5000
 
-const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
-// Event types are stored space separated; a type matches when it is one of the words.
-const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ') > 0"
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
 

@@ -1,0 +1,42 @@
+// The SQL that turns outbox events into webhook deliveries, shared by the dispatcher's queue
+// (webhooks.ts) and the create batch writer (batch.js). Plain JavaScript, with fan-out.d.ts beside it,
+// because the writer thread loads it too.
+
+/** A delivery id: `dlv_` and 96 random bits in hex. */
+export const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
+
+// Event types are stored space separated; a type matches when it is one of the words.
+export const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ') > 0"
+
+/**
+ * One delivery per (enabled subscription, matching event) for the events with seq in [@from, @to],
+ * due at once and dated with its event: it exists from the commit that wrote the event. CROSS JOIN keeps the subscriptions as the outer loop: with none, the statement reads one empty
+ * page and no event.
+ */
+export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
+    (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+  SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, e.created_at, e.created_at
+  FROM webhooks w CROSS JOIN events e
+  WHERE w.disabled_at IS NULL AND e.seq BETWEEN @from AND @to AND w.after_seq < e.seq AND ${TYPE_MATCHES}`
+
+/**
+ * Writes outbox events already fanned out: each event is stored with `fanned_out_at` set, and
+ * `fanOut` (called before the transaction commits) creates its deliveries in the same transaction.
+ * The dispatcher then only claims and sends; it never rewrites an event row, whose page (and the
+ * writer's page cache) another connection would otherwise dirty once more per event.
+ */
+export function prepareOutbox(db) {
+  const insert = db.prepare(
+    'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?)',
+  )
+  const fanOut = db.prepare(FAN_OUT_RANGE)
+  return {
+    /** Stores the event; returns its seq. */
+    write(event, at) {
+      return Number(insert.run(event.id, event.type, event.payload, event.createdAt, at).lastInsertRowid)
+    },
+    fanOut(from, to) {
+      fanOut.run({ from, to })
+    },
+  }
+}
