@@ -92,9 +92,9 @@ describe('SQLite store', () => {
       // Commits at once but holds each batch's answer until the test says it is durable.
       write: async (batch, now) => {
         written.push(batch.map((row) => Number(row.id)))
-        const outcomes = await inline.write(batch, now)
+        const result = await inline.write(batch, now)
         await new Promise<void>((resolve) => durable.push(resolve))
-        return outcomes
+        return result
       },
       checkpoint: () => inline.checkpoint(),
       close: () => inline.close(),
@@ -128,9 +128,9 @@ describe('SQLite store', () => {
       const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
       const third = sink.write([row(3n, 'c', 'x')], 2000)
       setTimeout(() => other.exec('COMMIT'), 30)
-      expect(await first).toEqual(['created'])
-      expect(await second).toEqual(['created', 'exists'])
-      expect(await third).toEqual(['created'])
+      expect(await first).toEqual({ outcomes: ['created'], queued: false })
+      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false })
+      expect(await third).toEqual({ outcomes: ['created'], queued: false })
       // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
       const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
       expect(stamps).toHaveLength(2)
@@ -242,6 +242,32 @@ describe('SQLite store', () => {
       expect(await types(off.id)).toEqual([])
       expect(await types(late.id)).toEqual(['plant.created', 'plant.updated'])
       expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    },
+  )
+
+  it.each(writers)(
+    'wakes the dispatcher only after a commit that queued a delivery, on $name',
+    async ({ path }) => {
+      store = openSqlite({ path: path() })
+      let told = 0
+      store.events.watch(() => told++)
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await changePlant(store.plants, 1n, { name: 'b' }, undefined)
+      expect(told).toBe(0)
+      await createWebhook(store.webhooks, {
+        url: 'https://r.example/',
+        events: ['plant.created'],
+        description: null,
+      })
+      await createPlant(store.plants, { id: 2n, name: 'c' })
+      expect(told).toBe(1)
+      // Nobody subscribed to updates: the event is stored, and there is nothing to send.
+      await changePlant(store.plants, 2n, { name: 'd' }, undefined)
+      expect(told).toBe(1)
+      await store.plants.importBatch([
+        { plant: { id: 3n, name: 'e' }, event: plantEvent('plant.created', { id: 3n, name: 'e' }) },
+      ])
+      expect(told).toBe(2)
     },
   )
 

@@ -13,7 +13,13 @@ export interface BatchRow {
     | undefined
 }
 
+/** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
+export interface BatchResult {
+  outcomes: CreateOutcome[]
+  queued: boolean
+}
+
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
-export type WriteBatch = (batch: BatchRow[], now: number) => CreateOutcome[]
+export type WriteBatch = (batch: BatchRow[], now: number) => BatchResult
 
 export function prepareBatchWriter(db: Database): WriteBatch

@@ -60,18 +60,19 @@ export function prepareBatchWriter(db) {
 
   return function writeBatch(batch, now) {
     const outcomes = []
+    let queued = false
     firstSeq = 0
     begin.run()
     try {
       for (const row of batch) outcomes.push(insertOne(row, now))
       // Seqs only grow, and no other connection writes within this transaction: the batch's events
       // are exactly those in [firstSeq, lastSeq].
-      if (firstSeq !== 0) outbox.fanOut(firstSeq, lastSeq)
+      if (firstSeq !== 0) queued = outbox.fanOut(firstSeq, lastSeq) > 0
       commit.run()
     } catch (error) {
       if (db.inTransaction) rollback.run()
       throw error
     }
-    return outcomes
+    return { outcomes, queued }
   }
 }

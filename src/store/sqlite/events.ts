@@ -24,7 +24,7 @@ export class SqliteEventStore implements EventStore {
     return () => this.listeners.delete(listener)
   }
 
-  /** Called by the plant store after a commit that wrote events. */
+  /** Called by the plant store after a commit that queued webhook deliveries. */
   appended(): void {
     for (const listener of this.listeners) listener()
   }

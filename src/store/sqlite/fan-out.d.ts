@@ -14,8 +14,8 @@ export interface OutboxRow {
 export interface Outbox {
   /** Stores the event as fanned out at `at`; returns its seq. */
   write(event: OutboxRow, at: number): number
-  /** Creates the deliveries of the events with seq in [from, to], in the open transaction. */
-  fanOut(from: number, to: number): void
+  /** Creates the deliveries of the events with seq in [from, to], in the open transaction; returns how many. */
+  fanOut(from: number, to: number): number
 }
 
 export function prepareOutbox(db: Database): Outbox

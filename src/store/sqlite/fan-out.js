@@ -35,8 +35,9 @@ export function prepareOutbox(db) {
     write(event, at) {
       return Number(insert.run(event.id, event.type, event.payload, event.createdAt, at).lastInsertRowid)
     },
+    /** Returns how many deliveries it queued. */
     fanOut(from, to) {
-      fanOut.run({ from, to })
+      return fanOut.run({ from, to }).changes
     },
   }
 }

@@ -15,7 +15,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../types.js'
-import type { BatchRow } from './batch.js'
+import type { BatchResult, BatchRow } from './batch.js'
 import { type Outbox, prepareOutbox } from './fan-out.js'
 import type { BatchSink } from './writer.js'
 
@@ -66,14 +66,14 @@ export class SqlitePlantStore implements PlantStore {
   private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
 
-  /** Set when the open transaction wrote an event; told to the listener once it commits. */
-  private eventsWritten = false
+  /** Set when the open transaction queued a webhook delivery; told to the listener once it commits. */
+  private deliveriesQueued = false
 
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
-    /** Told after a commit that wrote outbox events. */
-    private readonly onEventsCommitted: () => void = () => {},
+    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
+    private readonly onDeliveriesQueued: () => void = () => {},
   ) {
     this.outbox = prepareOutbox(db)
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
@@ -123,7 +123,10 @@ export class SqlitePlantStore implements PlantStore {
         return 'created'
       }),
     )
-    return run.immediate()
+    this.deliveriesQueued = false
+    const outcomes = run.immediate()
+    this.announceDeliveries()
+    return outcomes
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
@@ -237,26 +240,25 @@ export class SqlitePlantStore implements PlantStore {
       if (options.event) this.writeEvent(options.event(plant), Date.now())
       return { outcome: 'done', plant, version: version + 1 }
     })
-    this.eventsWritten = false
+    this.deliveriesQueued = false
     const result = run.immediate()
-    this.announceEvents()
+    this.announceDeliveries()
     return result
   }
 
-  private announceEvents(): void {
-    if (!this.eventsWritten) return
-    this.eventsWritten = false
-    this.onEventsCommitted()
+  private announceDeliveries(): void {
+    if (!this.deliveriesQueued) return
+    this.deliveriesQueued = false
+    this.onDeliveriesQueued()
   }
 
   /** Writes the event and its deliveries, inside the caller's transaction. */
   private writeEvent(event: OutboxEvent, now: number): void {
-    this.eventsWritten = true
     const seq = this.outbox.write(
       { id: event.id, type: event.type, payload: event.payload, createdAt: event.occurredAt.getTime() },
       now,
     )
-    this.outbox.fanOut(seq, seq)
+    if (this.outbox.fanOut(seq, seq) > 0) this.deliveriesQueued = true
   }
 
   /** Flushes after the current turn, so that every create of the turn joins the batch. */
@@ -279,7 +281,7 @@ export class SqlitePlantStore implements PlantStore {
       return
     }
     this.unanswered++
-    let write: Promise<CreateOutcome[]>
+    let write: Promise<BatchResult>
     try {
       write = this.sink.write(
         batch.map((item) => item.row),
@@ -290,9 +292,9 @@ export class SqlitePlantStore implements PlantStore {
     }
     void write
       .then(
-        (outcomes) => {
+        ({ outcomes, queued }) => {
           for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
-          if (batch.some((item, i) => item.row.event && outcomes[i] === 'created')) this.onEventsCommitted()
+          if (queued) this.onDeliveriesQueued()
         },
         (error: unknown) => {
           for (const item of batch) item.reject(error)

@@ -69,7 +69,7 @@ function checkpoint() {
 // Tests name a file that cannot be opened here, to see a failed fsync stop the writer.
 const walPath = workerData.syncPath ?? `${workerData.path}-wal`
 
-/** Committed batches waiting for the next fsync: [{ seq, outcomes }]. */
+/** Committed batches waiting for the next fsync: [{ seq, result }]. */
 const awaitingSync = []
 let syncing = false
 let closing = false
@@ -119,7 +119,7 @@ function answerCheckpoint(seq) {
   }
   try {
     checkpoint()
-    parentPort.postMessage({ seq, outcomes: [] })
+    parentPort.postMessage({ seq, result: { outcomes: [], queued: false } })
   } catch (error) {
     parentPort.postMessage({ seq, error: errorReply(error) })
   }
@@ -131,10 +131,10 @@ function commitBatches(batches) {
     for (const { seq } of batches) parentPort.postMessage({ seq, error: failed })
     return
   }
-  let outcomes
+  let written
   try {
     const rows = batches.length === 1 ? batches[0].batch : batches.flatMap((b) => b.batch)
-    outcomes = writeBatch(rows, batches[0].now)
+    written = writeBatch(rows, batches[0].now)
   } catch (error) {
     const reply = errorReply(error)
     for (const { seq } of batches) parentPort.postMessage({ seq, error: reply })
@@ -143,7 +143,9 @@ function commitBatches(batches) {
   let at = 0
   for (const { seq, batch } of batches) {
     // Answered after the fsync; the next batch is written meanwhile.
-    awaitingSync.push({ seq, outcomes: outcomes.slice(at, at + batch.length) })
+    // Whether this batch's own rows queued a delivery is not known: the transaction's answer stands in.
+    const outcomes = written.outcomes.slice(at, at + batch.length)
+    awaitingSync.push({ seq, result: { outcomes, queued: written.queued } })
     at += batch.length
   }
   if (!syncing) syncLog()
@@ -171,7 +173,7 @@ function synced(group, error) {
     }
     for (const { seq } of group.concat(awaitingSync.splice(0))) parentPort.postMessage({ seq, error: failed })
   } else {
-    for (const { seq, outcomes } of group) parentPort.postMessage({ seq, outcomes })
+    for (const { seq, result } of group) parentPort.postMessage({ seq, result })
   }
   if (awaitingSync.length > 0) syncLog()
   else closeWhenIdle()

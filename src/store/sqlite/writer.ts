@@ -1,8 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import type { Database } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
-import type { CreateOutcome } from '../types.js'
-import { type BatchRow, prepareBatchWriter } from './batch.js'
+import { type BatchResult, type BatchRow, prepareBatchWriter } from './batch.js'
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -10,7 +9,7 @@ export interface BatchSink {
    * Commits the batch and resolves with each row's outcome once the batch is durable. The next batch
    * may be given at once: a sink takes batches in order.
    */
-  write(batch: BatchRow[], now: number): Promise<CreateOutcome[]>
+  write(batch: BatchRow[], now: number): Promise<BatchResult>
   /** Copies the write-ahead log into the database and truncates it, between two batches. */
   checkpoint(): Promise<void>
   close(): Promise<void>
@@ -29,13 +28,13 @@ export function inlineSink(db: Database): BatchSink {
 
 interface WriterReply {
   seq: number
-  outcomes?: CreateOutcome[]
+  result?: BatchResult
   /** `durability`: the fsync failed; the writer takes no more batches. */
   error?: { message: string; code?: string; durability?: boolean }
 }
 
 interface Pending {
-  resolve: (outcomes: CreateOutcome[]) => void
+  resolve: (result: BatchResult) => void
   reject: (error: Error) => void
 }
 
@@ -79,9 +78,9 @@ export function threadSink(
     thread.on('message', (reply: WriterReply) => {
       const entry = pending.get(reply.seq)
       if (!entry) return
-      if (reply.outcomes) {
+      if (reply.result) {
         pending.delete(reply.seq)
-        entry.resolve(reply.outcomes)
+        entry.resolve(reply.result)
       } else if (reply.error) {
         pending.delete(reply.seq)
         const error = reply.error.durability
@@ -100,7 +99,7 @@ export function threadSink(
   if (options.eager) worker = start()
 
   /** Sends one message the thread answers with outcomes (or an error), keeping the process up meanwhile. */
-  const send = (message: Record<string, unknown>): Promise<CreateOutcome[]> => {
+  const send = (message: Record<string, unknown>): Promise<BatchResult> => {
     if (failure) return Promise.reject(failure)
     worker ??= start()
     const target = worker
