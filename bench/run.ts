@@ -1,5 +1,7 @@
 // `npm run bench`: loads the real service and, in the same run, the bare node:http ceiling
-// (bench/ceiling.mjs) with wrk, scenario by scenario, and prints how close the service comes.
+// (bench/ceiling.mjs) with wrk, scenario by scenario, and prints how close the service comes. For
+// creates on an empty store it also loads bench/reference.mjs, the ceiling plus durable SQLite group
+// commit and nothing else, which shows what the storage design alone reaches on the machine.
 // Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
 // shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -116,6 +118,8 @@ interface ResultRow {
   workers: string
   ceiling: Measured | null
   service: Measured | null
+  /** bench/reference.mjs, measured for creates on an empty store with one worker. */
+  reference?: Measured
   skipped?: string
   ratio?: number
   p99VsCeiling?: number
@@ -288,6 +292,28 @@ async function measure(server: Server, scenario: Scenario, env: Record<string, s
   }
 }
 
+/** bench/reference.mjs on a fresh SQLite file of its own, started and stopped around its load. */
+async function measureReference(
+  scenario: Scenario,
+  env: Record<string, string>,
+  token: string,
+): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), 'plantstore-reference-'))
+  const reference = await startProcess(process.execPath, [
+    join(BENCH, 'reference.mjs'),
+    '--token',
+    token,
+    '--database',
+    join(dir, 'reference.db'),
+  ])
+  try {
+    return await measure(reference, scenario, env)
+  } finally {
+    await reference.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 // --- database set-up --------------------------------------------------------------------------
 
 interface Setup {
@@ -380,12 +406,15 @@ function table(rows: ResultRow[]): string {
     }
     for (const [name, m] of [
       ['ceiling', row.ceiling],
+      ['reference', row.reference],
       ['plantstore', row.service],
     ] as const) {
-      if (!m) continue
-      const isService = name === 'plantstore'
+      if (!m || !row.ceiling) continue
+      const workers = name === 'plantstore' ? row.workers : '1'
+      const ratio = m.rps / row.ceiling.rps
+      const p99 = m.p99Ms / row.ceiling.p99Ms
       lines.push(
-        `| ${scenario} | ${fmt(row.rows)} | ${isService ? row.workers : '1'} | ${name} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 2)} | ${fmt(m.p99Ms, 2)} | ${fmt(m.peakRssMb)} | ${isService ? fmt(row.ratio ?? 0, 2) : '1.00'} | ${isService ? fmt(row.p99VsCeiling ?? 0, 2) : '1.00'} | ${fmt(m.wrkCpuPercent)}% | ${fmt(m.serverCpuPercent)}% | ${fmt(m.non2xx + m.socketErrors)} |`,
+        `| ${scenario} | ${fmt(row.rows)} | ${workers} | ${name} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 2)} | ${fmt(m.p99Ms, 2)} | ${fmt(m.peakRssMb)} | ${fmt(ratio, 2)} | ${fmt(p99, 2)} | ${fmt(m.wrkCpuPercent)}% | ${fmt(m.serverCpuPercent)}% | ${fmt(m.non2xx + m.socketErrors)} |`,
       )
     }
   }
@@ -513,6 +542,9 @@ async function main(): Promise<void> {
           }
           process.stderr.write(`bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}\n`)
           row.ceiling = await measure(ceiling, scenario, env)
+          if (scenario.name === 'create' && rows === 0 && workers === '1') {
+            row.reference = await measureReference(scenario, env, token)
+          }
           row.service = await measure(service, scenario, env)
           row.ratio = row.service.rps / row.ceiling.rps
           row.p99VsCeiling = row.service.p99Ms / row.ceiling.p99Ms
@@ -533,6 +565,13 @@ async function main(): Promise<void> {
   const targets = verdicts(results)
   writeFileSync(out, `${JSON.stringify({ started, machine, settings, results, targets }, null, 2)}\n`)
   const judged = targets.map((v) => `${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.measured}`)
+  for (const row of results) {
+    if (row.reference && row.ceiling) {
+      judged.push(
+        `for scale  durable group commit alone (bench/reference.mjs, ${fmt(row.rows)} stored): ${fmt(row.reference.rps / row.ceiling.rps, 2)} × ceiling`,
+      )
+    }
+  }
   process.stdout.write(
     `${table(results)}\n\n${judged.length > 0 ? `targets (workers 1):\n${judged.join('\n')}\n\n` : ''}results: ${out}\n`,
   )

@@ -1,0 +1,109 @@
+// The durable reference the benchmark also measures for POST /plants: the ceiling's create
+// (bench/ceiling.mjs: bearer comparison, native JSON.parse, the same type checks) plus the storage
+// design the project aims at, with nothing else: one SQLite table in WAL mode with
+// synchronous=FULL, every create of one event-loop turn in one transaction, each answered after its
+// commit (and so its fsync). No events, no indexes besides the id, no framework, no logging. It
+// shows what durable group commit alone costs on this machine, against the same ceiling.
+//
+//   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db
+// prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+import { createServer } from 'node:http'
+import { parseArgs } from 'node:util'
+import Database from 'better-sqlite3'
+
+const { values } = parseArgs({
+  options: {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '0' },
+    token: { type: 'string' },
+    database: { type: 'string' },
+  },
+})
+if (!values.token || !values.database) {
+  process.stderr.write('reference: --token and --database are required\n')
+  process.exit(2)
+}
+const expected = `Bearer ${values.token}`
+
+const db = new Database(values.database)
+db.pragma('journal_mode = WAL')
+db.pragma('synchronous = FULL')
+db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT')
+const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
+const begin = db.prepare('BEGIN IMMEDIATE')
+const commit = db.prepare('COMMIT')
+
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
+const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
+
+function answer(res, status, body) {
+  res.writeHead(status, JSON_TYPE)
+  res.end(typeof body === 'string' ? body : JSON.stringify(body))
+}
+
+/** This turn's creates: [res, plant]. */
+let turn = []
+
+function commitTurn() {
+  const batch = turn
+  turn = []
+  const answers = []
+  begin.run()
+  for (const [res, plant] of batch) {
+    try {
+      // JSON.parse has already rounded ids past 2^53; the reference stores what it parsed.
+      insert.run(BigInt(plant.id), plant.name, plant.tag ?? null)
+      answers.push([res, 200, JSON.stringify(plant)])
+    } catch {
+      answers.push([res, 409, { error: 40901, message: 'A plant with this id already exists.' }])
+    }
+  }
+  commit.run()
+  for (const [res, status, body] of answers) answer(res, status, body)
+}
+
+function create(req, res) {
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    let body
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
+    }
+    if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
+    if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
+    if (body.tag !== undefined && !isText(body.tag, 100)) {
+      return answer(res, 400, { error: 40008, message: 'bad tag' })
+    }
+    const plant = body.tag === undefined ? { id: body.id, name: body.name } : body
+    if (turn.length === 0) setImmediate(commitTurn)
+    turn.push([res, { id: plant.id, name: plant.name, tag: plant.tag }])
+  })
+}
+
+const server = createServer((req, res) => {
+  if (req.headers.authorization !== expected) {
+    return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
+  }
+  if (req.method === 'POST' && req.url === '/plants') return create(req, res)
+  answer(res, 404, { error: 40401, message: 'No such route.' })
+})
+server.keepAliveTimeout = 5000
+
+server.listen(Number(values.port), values.host, () => {
+  const { address, port } = server.address()
+  process.stdout.write(`listening on http://${address}:${port}\n`)
+})
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.once(signal, () =>
+    server.close(() => {
+      db.close()
+      process.exit(0)
+    }),
+  )
+}
