@@ -10,8 +10,9 @@ export const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ')
 
 /**
  * One delivery per (enabled subscription, matching event) for the events with seq in [@from, @to],
- * due at once and dated with its event: it exists from the commit that wrote the event. CROSS JOIN keeps the subscriptions as the outer loop: with none, the statement reads one empty
- * page and no event.
+ * due at once and dated with its event: it exists from the commit that wrote the event. CROSS JOIN
+ * keeps the subscriptions as the outer loop: with none, the statement reads one empty page and no
+ * event.
  */
 export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
     (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
