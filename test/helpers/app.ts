@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
@@ -54,7 +54,7 @@ export function postPlant(
   token: string,
   body: string,
   headers: Record<string, string> = {},
-) {
+): Promise<LightMyRequestResponse> {
   const options: InjectOptions = {
     method: 'POST',
     url: '/plants',
