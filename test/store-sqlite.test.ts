@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -7,7 +8,7 @@ import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
-import { inlineSink, threadSink } from '../src/store/sqlite/writer.js'
+import { fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { tempDir } from './helpers/stores.js'
 
@@ -27,9 +28,9 @@ describe('SQLite store', () => {
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
   })
 
-  // A file commits in the writer thread, `:memory:` on the caller's connection: both must batch alike.
+  // A file commits on a connection of its own, `:memory:` on the caller's: both must batch alike.
   const writers = [
-    { name: 'a file (writer thread)', path: () => join(tempDir(), 'p.db') },
+    { name: 'a file (own connection, fsync on the pool)', path: () => join(tempDir(), 'p.db') },
     { name: ':memory: (inline)', path: () => ':memory:' },
   ]
 
@@ -37,7 +38,7 @@ describe('SQLite store', () => {
     it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
       const location = path()
       store = openSqlite({ path: location })
-      const sink = location === ':memory:' ? inlineSink(store.db) : threadSink(location, 5000)
+      const sink = location === ':memory:' ? inlineSink(store.db) : fileSink(location, 5000)
       const batches: number[] = []
       const plants = new SqlitePlantStore(store.db, {
         write: (batch, now) => {
@@ -119,7 +120,7 @@ describe('SQLite store', () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const other = new Database(path)
-    const sink = threadSink(path, 5000)
+    const sink = fileSink(path, 5000)
     try {
       // The first batch waits for the lock; the others queue behind it and are taken together.
       other.exec('BEGIN IMMEDIATE')
@@ -147,8 +148,8 @@ describe('SQLite store', () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const other = new Database(path)
-    const patient = threadSink(path, 5000)
-    const impatient = threadSink(path, 20)
+    const patient = fileSink(path, 5000)
+    const impatient = fileSink(path, 20)
     try {
       const plants = new SqlitePlantStore(store.db, patient)
       other.exec('BEGIN IMMEDIATE')
@@ -169,16 +170,41 @@ describe('SQLite store', () => {
     }
   })
 
+  it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const sink = fileSink(path, 5000, { checkpointRows: 20 })
+    // A restarted log gets a new header: its salts (bytes 16–23) change.
+    const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
+    try {
+      await sink.write([row(1n, 'a', null)], Date.now())
+      const first = salts()
+      let next = 2n
+      await vi.waitFor(
+        async () => {
+          const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
+          expect((await sink.write(batch, Date.now())).outcomes).toHaveLength(10)
+          expect(salts()).not.toBe(first)
+        },
+        { timeout: 5000, interval: 10 },
+      )
+      // Every create is there: the checkpoint copied them all before the log restarted.
+      expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(Number(next) - 1)
+    } finally {
+      await sink.close()
+    }
+  })
+
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')
     store = openSqlite({ path })
-    const healthy = threadSink(path, 5000)
+    const healthy = fileSink(path, 5000)
     const plants = new SqlitePlantStore(store.db, healthy)
     expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
     await healthy.close()
     // A writer whose fsync cannot succeed: the commit happens, the answer must not.
-    const sink = threadSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
     const failing = new SqlitePlantStore(store.db, sink)
     // Unavailable, not a bug: the HTTP layer answers 503 with Retry-After.
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toBeInstanceOf(StoreUnavailableError)

@@ -45,7 +45,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const scrapeMetrics = cluster.isWorker ? joinClusterMetrics(metrics.registry) : undefined
   const opened = await openStoreRetrying(
     config.database,
-    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, serving: true },
+    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
     {
       timeoutMs: config.databaseStartupTimeoutMs,
       onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),

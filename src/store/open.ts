@@ -17,8 +17,6 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | null {
 
 export interface OpenOptions {
   busyTimeoutMs?: number
-  /** The store will serve requests: get ready for writes now rather than on the first one. */
-  serving?: boolean
   /** PostgreSQL: most pooled connections. */
   poolSize?: number
   /** PostgreSQL: longest wait to connect or for one query. */
@@ -28,7 +26,7 @@ export interface OpenOptions {
 /** Opens the store the location names and brings its schema up to date. */
 export async function openStore(location: DatabaseLocation, options: OpenOptions = {}): Promise<Store> {
   if (location.kind === 'sqlite') {
-    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs, serving: options.serving })
+    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs })
   }
   const { openPostgres } = await import('./postgres/index.js')
   return openPostgres({ url: location.url, poolSize: options.poolSize, timeoutMs: options.timeoutMs })

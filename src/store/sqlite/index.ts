@@ -10,15 +10,13 @@ import { migrate } from './migrate.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
-import { type BatchSink, inlineSink, threadSink } from './writer.js'
+import { type BatchSink, fileSink, inlineSink } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
   path: string
   /** How long a writer waits for another process's lock before failing. */
   busyTimeoutMs?: number
-  /** Start the writer thread at once (serve), instead of on the first create (CLI commands never need it). */
-  serving?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -34,14 +32,11 @@ export class SqliteStore implements Store {
 
   constructor(
     readonly db: Database.Database,
-    options: { path: string; busyTimeoutMs: number; serving?: boolean },
+    options: { path: string; busyTimeoutMs: number },
   ) {
-    // A file gets a writer thread so commits never stall requests; `:memory:` exists only on this
-    // connection, so it commits here.
-    this.sink =
-      options.path === ':memory:'
-        ? inlineSink(db)
-        : threadSink(options.path, options.busyTimeoutMs, { eager: options.serving ?? false })
+    // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
+    // only on this connection, so it commits here.
+    this.sink = options.path === ':memory:' ? inlineSink(db) : fileSink(options.path, options.busyTimeoutMs)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
     this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended())
@@ -95,5 +90,5 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   migrate(db)
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs, serving: options.serving })
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs })
 }

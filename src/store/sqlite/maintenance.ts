@@ -44,7 +44,7 @@ const SWEEPS: Sweep[] = [
 export class SqliteMaintenanceStore implements MaintenanceStore {
   constructor(
     private readonly db: Database,
-    /** Runs the checkpoint where writes are serialized (the writer thread), off the event loop. */
+    /** Runs the checkpoint in the checkpoint thread, off the event loop. */
     private readonly checkpointLog: () => Promise<void>,
   ) {}
 
@@ -69,7 +69,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
   /**
    * The automatic checkpoint is PASSIVE: while some reader keeps an old snapshot open it cannot reach
    * the end of the log, and the WAL file never shrinks. TRUNCATE copies everything back and resets the
-   * file to zero bytes once every reader is on the newest snapshot (see writer-thread.js).
+   * file to zero bytes once every reader is on the newest snapshot (see checkpoint-thread.js).
    */
   async checkpoint(): Promise<void> {
     if (this.db.memory) return

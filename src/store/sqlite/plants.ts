@@ -42,10 +42,10 @@ function toPlant(row: PlantRow): Plant {
 /**
  * Plants in SQLite with group commit: every create that arrives within one turn of the event loop
  * joins one transaction, and each is answered only after that transaction is durable (fsynced). One
- * fsync then pays for a whole batch instead of one request. Each turn's creates are sent at the end of
- * the turn; the writer thread (for a file) commits every batch that queued while its last transaction
- * ran in one transaction, and writes the next while the last is being fsynced. Updates and deletes
- * are single-row transactions on this connection.
+ * fsync then pays for a whole batch instead of one request. Each turn's creates are committed at the
+ * end of the turn (for a file, on the sink's own connection, see fileSink), and the next turn's are
+ * written while the last are being fsynced. Updates and deletes are single-row transactions on this
+ * connection.
  */
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []

@@ -1,6 +1,6 @@
 // The SQL that turns outbox events into webhook deliveries, shared by the dispatcher's queue
-// (webhooks.ts) and the create batch writer (batch.js). Plain JavaScript, with fan-out.d.ts beside it,
-// because the writer thread loads it too.
+// (webhooks.ts), the create batch writer (batch.ts) and the plant store's other writes.
+import type { Database } from 'better-sqlite3'
 
 /** A delivery id: `dlv_` and 96 random bits in hex. */
 export const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
@@ -26,17 +26,29 @@ export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
  * The dispatcher then only claims and sends; it never rewrites an event row, whose page (and the
  * writer's page cache) another connection would otherwise dirty once more per event.
  */
-export function prepareOutbox(db) {
+export interface OutboxRow {
+  id: string
+  type: string
+  payload: string
+  createdAt: number
+}
+
+export interface Outbox {
+  /** Stores the event as fanned out at `at`; returns its seq. */
+  write(event: OutboxRow, at: number): number
+  /** Creates the deliveries of the events with seq in [from, to], in the open transaction; returns how many. */
+  fanOut(from: number, to: number): number
+}
+
+export function prepareOutbox(db: Database): Outbox {
   const insert = db.prepare(
     'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?)',
   )
   const fanOut = db.prepare(FAN_OUT_RANGE)
   return {
-    /** Stores the event; returns its seq. */
     write(event, at) {
       return Number(insert.run(event.id, event.type, event.payload, event.createdAt, at).lastInsertRowid)
     },
-    /** Returns how many deliveries it queued. */
     fanOut(from, to) {
       return fanOut.run({ from, to }).changes
     },

@@ -1,12 +1,33 @@
-// One group-commit batch written in one transaction. Plain JavaScript (with batch.d.ts beside it)
-// because the writer thread loads it too, and a worker thread can only start from a .js file.
-
+// One group-commit batch written in one transaction.
+import type { Database } from 'better-sqlite3'
+import type { CreateOutcome } from '../types.js'
 import { prepareOutbox } from './fan-out.js'
 
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
+/** A create as the batch writer receives it. */
+export interface BatchRow {
+  id: bigint
+  name: string
+  tag: string | null
+  event: { id: string; type: string; payload: string; createdAt: number } | undefined
+  /** Stored with the plant; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
+  idempotency:
+    | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
+    | undefined
+}
+
+/** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
+export interface BatchResult {
+  outcomes: CreateOutcome[]
+  queued: boolean
+}
+
+/** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
+export type WriteBatch = (batch: BatchRow[], now: number) => BatchResult
+
 /** Prepares the statements once; the returned function writes one batch and returns its outcomes. */
-export function prepareBatchWriter(db) {
+export function prepareBatchWriter(db: Database): WriteBatch {
   const insert = db.prepare(
     'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
   )
@@ -31,7 +52,7 @@ export function prepareBatchWriter(db) {
   let lastSeq = 0
 
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */
-  function insertOne(row, now) {
+  function insertOne(row: BatchRow, now: number): CreateOutcome {
     const record = row.idempotency
     if (record) savepoint.run()
     try {
@@ -39,7 +60,7 @@ export function prepareBatchWriter(db) {
     } catch (error) {
       // A duplicate fails only its own request: SQLite undoes just that statement.
       if (record) releaseSavepoint.run()
-      if (!UNIQUE_VIOLATIONS.has(error?.code)) throw error
+      if (!UNIQUE_VIOLATIONS.has((error as { code?: string }).code ?? '')) throw error
       return 'exists'
     }
     if (record) {
@@ -59,7 +80,7 @@ export function prepareBatchWriter(db) {
   }
 
   return function writeBatch(batch, now) {
-    const outcomes = []
+    const outcomes: CreateOutcome[] = []
     let queued = false
     firstSeq = 0
     begin.run()
