@@ -79,7 +79,7 @@ describe('SQLite WAL checkpoint', () => {
       await vi.advanceTimersByTimeAsync(60_000)
       stop()
       vi.useRealTimers()
-      // The checkpoint runs in the writer thread, between batches: its answer comes by message.
+      // The checkpoint runs in the checkpoint thread: its answer comes by message.
       await vi.waitFor(() => expect(statSync(`${path}-wal`).size).toBe(0))
       expect(await store.plants.get(1999n)).toEqual({ id: 1999n, name: 'p1999' })
     } finally {

@@ -195,6 +195,23 @@ describe('SQLite store', () => {
     }
   })
 
+  it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const thread = new URL('./helpers/exiting-thread.js', import.meta.url)
+    const sink = fileSink(path, 5000, { checkpointRows: 1, checkpointThread: thread })
+    try {
+      // The automatic checkpoint this triggers fails quietly; the create is answered all the same.
+      expect((await sink.write([row(1n, 'a', null)], Date.now())).outcomes).toEqual(['created'])
+      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+      expect((await sink.write([row(2n, 'b', null)], Date.now())).outcomes).toEqual(['created'])
+      // A new thread is started for the next checkpoint (and ends again): never a hang.
+      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+    } finally {
+      await sink.close()
+    }
+  })
+
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')

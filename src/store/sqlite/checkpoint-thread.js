@@ -43,8 +43,8 @@ parentPort.on('message', (message) => {
     // TRUNCATE that follows then holds the write lock only for the few frames committed meanwhile.
     db.pragma('wal_checkpoint(PASSIVE)')
     checkpoint(message.mode, workerData.busyTimeoutMs)
-    parentPort.postMessage({ seq: message.seq })
+    parentPort.postMessage({})
   } catch (error) {
-    parentPort.postMessage({ seq: message.seq, error: String(error?.message ?? error) })
+    parentPort.postMessage({ error: String(error?.message ?? error) })
   }
 })

@@ -35,11 +35,11 @@ export function inlineSink(db: Database.Database): BatchSink {
 class Checkpointer {
   private worker: Worker | undefined
   private running: Promise<void> | undefined
-  private nextSeq = 0
 
   constructor(
     private readonly path: string,
     private readonly busyTimeoutMs: number,
+    private readonly script: URL = new URL('./checkpoint-thread.js', import.meta.url),
   ) {}
 
   /** RESTART rewinds the log to its start for the next commit; TRUNCATE also empties the file. */
@@ -55,7 +55,7 @@ class Checkpointer {
   }
 
   async close(): Promise<void> {
-    await this.running
+    await this.running?.catch(() => {})
     const worker = this.worker
     if (!worker) return
     const exited = new Promise((resolve) => worker.once('exit', resolve))
@@ -64,36 +64,39 @@ class Checkpointer {
     await exited
   }
 
+  /** Asks the thread for one checkpoint; its answer, or its end, settles the promise. */
   private send(mode: string): Promise<void> {
     this.worker ??= this.start()
     const worker = this.worker
-    const seq = this.nextSeq++
     return new Promise<void>((resolve, reject) => {
-      const answered = (reply: { seq: number; error?: string }) => {
-        if (reply.seq !== seq) return
+      const done = (error?: Error) => {
         worker.off('message', answered)
+        worker.off('exit', stopped)
         worker.unref()
-        if (reply.error) reject(new Error(reply.error))
+        if (error) reject(error)
         else resolve()
       }
+      const answered = (reply: { error?: string }) => done(reply.error ? new Error(reply.error) : undefined)
+      const stopped = () => done(new Error('the SQLite checkpoint thread has stopped'))
       worker.on('message', answered)
+      worker.on('exit', stopped)
+      // Referenced only while a checkpoint runs, so that an idle thread never keeps the process up.
       worker.ref()
-      worker.postMessage({ seq, mode })
+      worker.postMessage({ mode })
     })
   }
 
   private start(): Worker {
-    const worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
+    const worker = new Worker(this.script, {
       workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs },
       // It holds nothing but its connection; a small heap keeps the service's memory near one process's.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     })
     worker.unref()
-    worker.on('error', () => {
-      this.worker = undefined
-    })
+    // An uncaught error ends the thread ('exit' follows); the next checkpoint starts a new one.
+    worker.on('error', () => {})
     worker.on('exit', () => {
-      this.worker = undefined
+      if (this.worker === worker) this.worker = undefined
     })
     return worker
   }
@@ -138,6 +141,8 @@ export function fileSink(
     syncPath?: string
     /** Creates between two automatic checkpoints; only tests change it. */
     checkpointRows?: number
+    /** The checkpoint thread's script; only tests change it. */
+    checkpointThread?: URL
   } = {},
 ): BatchSink {
   const db = new Database(path)
@@ -147,7 +152,7 @@ export function fileSink(
   // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
   db.pragma('wal_autocheckpoint = 0')
   const writeBatch = prepareBatchWriter(db)
-  const checkpointer = new Checkpointer(path, busyTimeoutMs)
+  const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
   const checkpointRows = options.checkpointRows ?? CHECKPOINT_ROWS
   const walPath = options.syncPath ?? `${path}-wal`
 
