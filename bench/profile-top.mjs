@@ -1,6 +1,6 @@
 // Prints where a --cpu-prof profile spent its time: the functions with the most self time, and the
 // share of each source (our code, Fastify, lossless-json, the SQLite driver, Node itself). Each
-// thread writes its own profile (the service's main thread and its SQLite writer thread).
+// thread writes its own profile (the service's main thread, its checkpoint and dispatcher threads).
 //
 //   node bench/profile-top.mjs bench/results/profiles/CPU.….cpuprofile [count]
 import { readFileSync } from 'node:fs'

@@ -181,6 +181,11 @@ export function fileSink(
     waiting = false
     const taken = queue.splice(0)
     if (taken.length === 0) return settled()
+    // An fsync failed while these waited for the lock: nothing more is written.
+    if (failure) {
+      for (const q of taken) q.reject(failure)
+      return settled()
+    }
     const rows = taken.length === 1 ? (taken[0] as Queued).batch : taken.flatMap((q) => q.batch)
     let written: BatchResult
     try {
