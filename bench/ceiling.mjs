@@ -6,6 +6,7 @@
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
+import { answer, readPlant } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -20,38 +21,11 @@ if (!values.token) {
 }
 const expected = `Bearer ${values.token}`
 
-const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
-const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
-
 // What GET /plants?limit=100 answers: the same amount of JSON the service sends for a full page.
 const page = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, name: `plant ${i + 1}`, tag: 'bench' }))
 
-function answer(res, status, body) {
-  res.writeHead(status, JSON_TYPE)
-  res.end(JSON.stringify(body))
-}
-
 function create(req, res) {
-  const chunks = []
-  req.on('data', (chunk) => chunks.push(chunk))
-  req.on('end', () => {
-    let body
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    } catch {
-      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
-    }
-    if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
-    if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
-    if (body.tag !== undefined && !isText(body.tag, 100)) {
-      return answer(res, 400, { error: 40008, message: 'bad tag' })
-    }
-    const plant = body.tag === undefined ? { id: body.id, name: body.name } : body
-    answer(res, 200, { id: plant.id, name: plant.name, tag: plant.tag })
-  })
+  readPlant(req, res, (plant) => answer(res, 200, plant))
 }
 
 const server = createServer((req, res) => {

@@ -10,6 +10,7 @@
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
+import { answer, readPlant } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -33,14 +34,6 @@ const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
 const begin = db.prepare('BEGIN IMMEDIATE')
 const commit = db.prepare('COMMIT')
 
-const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
-const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
-
-function answer(res, status, body) {
-  res.writeHead(status, JSON_TYPE)
-  res.end(typeof body === 'string' ? body : JSON.stringify(body))
-}
-
 /** This turn's creates: [res, plant]. */
 let turn = []
 
@@ -63,26 +56,9 @@ function commitTurn() {
 }
 
 function create(req, res) {
-  const chunks = []
-  req.on('data', (chunk) => chunks.push(chunk))
-  req.on('end', () => {
-    let body
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    } catch {
-      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
-    }
-    if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
-    if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
-    if (body.tag !== undefined && !isText(body.tag, 100)) {
-      return answer(res, 400, { error: 40008, message: 'bad tag' })
-    }
-    const plant = body.tag === undefined ? { id: body.id, name: body.name } : body
+  readPlant(req, res, (plant) => {
     if (turn.length === 0) setImmediate(commitTurn)
-    turn.push([res, { id: plant.id, name: plant.name, tag: plant.tag }])
+    turn.push([res, plant])
   })
 }
 

@@ -1,0 +1,39 @@
+// What the two bare servers of the benchmark share (bench/ceiling.mjs and bench/reference.mjs): the
+// least any correct create must do, with native JSON.parse and the same type and length checks as
+// the service, so that both are measured doing exactly the same work before storage.
+
+export const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
+
+const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
+
+/** Answers JSON: a ready text as is, anything else through JSON.stringify. */
+export function answer(res, status, body) {
+  res.writeHead(status, JSON_TYPE)
+  res.end(typeof body === 'string' ? body : JSON.stringify(body))
+}
+
+/**
+ * Reads and checks a POST /plants body. A bad one is answered 400 here; a good one is handed to
+ * `accept` as `{id, name, tag}` (tag undefined when absent), which answers it.
+ */
+export function readPlant(req, res, accept) {
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    let body
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
+    }
+    if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
+    if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
+    if (body.tag !== undefined && !isText(body.tag, 100)) {
+      return answer(res, 400, { error: 40008, message: 'bad tag' })
+    }
+    accept({ id: body.id, name: body.name, tag: body.tag })
+  })
+}
