@@ -1,7 +1,7 @@
 // One group-commit batch written in one transaction.
 import type { Database } from 'better-sqlite3'
 import type { CreateOutcome } from '../types.js'
-import { prepareOutbox } from './fan-out.js'
+import { type OutboxRow, prepareOutbox } from './fan-out.js'
 
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
@@ -10,7 +10,7 @@ export interface BatchRow {
   id: bigint
   name: string
   tag: string | null
-  event: { id: string; type: string; payload: string; createdAt: number } | undefined
+  event: OutboxRow | undefined
   /** Stored with the plant; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
   idempotency:
     | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
@@ -26,7 +26,7 @@ export interface BatchResult {
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
 export type WriteBatch = (batch: BatchRow[], now: number) => BatchResult
 
-/** Prepares the statements once; the returned function writes one batch and returns its outcomes. */
+/** Prepares the statements once; the returned function writes one batch and returns what it did. */
 export function prepareBatchWriter(db: Database): WriteBatch {
   const insert = db.prepare(
     'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',

@@ -1,6 +1,7 @@
 // The SQL that turns outbox events into webhook deliveries, shared by the dispatcher's queue
 // (webhooks.ts), the create batch writer (batch.ts) and the plant store's other writes.
 import type { Database } from 'better-sqlite3'
+import type { OutboxEvent } from '../types.js'
 
 /** A delivery id: `dlv_` and 96 random bits in hex. */
 export const NEW_DELIVERY_ID = "'dlv_' || lower(hex(randomblob(12)))"
@@ -20,17 +21,16 @@ export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
   FROM webhooks w CROSS JOIN events e
   WHERE w.disabled_at IS NULL AND e.seq BETWEEN @from AND @to AND w.after_seq < e.seq AND ${TYPE_MATCHES}`
 
-/**
- * Writes outbox events already fanned out: each event is stored with `fanned_out_at` set, and
- * `fanOut` (called before the transaction commits) creates its deliveries in the same transaction.
- * The dispatcher then only claims and sends; it never rewrites an event row, whose page (and the
- * writer's page cache) another connection would otherwise dirty once more per event.
- */
+/** An outbox event as it is stored: its time in epoch milliseconds. */
 export interface OutboxRow {
   id: string
   type: string
   payload: string
   createdAt: number
+}
+
+export function outboxRow(event: OutboxEvent): OutboxRow {
+  return { id: event.id, type: event.type, payload: event.payload, createdAt: event.occurredAt.getTime() }
 }
 
 export interface Outbox {
@@ -40,6 +40,12 @@ export interface Outbox {
   fanOut(from: number, to: number): number
 }
 
+/**
+ * Writes outbox events already fanned out: each event is stored with `fanned_out_at` set, and
+ * `fanOut` (called before the transaction commits) creates its deliveries in the same transaction.
+ * The dispatcher then only claims and sends; it never rewrites an event row, whose page (and the
+ * writer's page cache) another connection would otherwise dirty once more per event.
+ */
 export function prepareOutbox(db: Database): Outbox {
   const insert = db.prepare(
     'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?)',

@@ -16,7 +16,7 @@ import type {
   WriteResult,
 } from '../types.js'
 import type { BatchResult, BatchRow } from './batch.js'
-import { type Outbox, prepareOutbox } from './fan-out.js'
+import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
 import type { BatchSink } from './writer.js'
 
 interface PendingCreate {
@@ -136,12 +136,7 @@ export class SqlitePlantStore implements PlantStore {
       id: plant.id,
       name: plant.name,
       tag: plant.tag ?? null,
-      event: event && {
-        id: event.id,
-        type: event.type,
-        payload: event.payload,
-        createdAt: event.occurredAt.getTime(),
-      },
+      event: event && outboxRow(event),
       idempotency: key && {
         tokenId: key.tokenId,
         key: key.key,
@@ -254,10 +249,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Writes the event and its deliveries, inside the caller's transaction. */
   private writeEvent(event: OutboxEvent, now: number): void {
-    const seq = this.outbox.write(
-      { id: event.id, type: event.type, payload: event.payload, createdAt: event.occurredAt.getTime() },
-      now,
-    )
+    const seq = this.outbox.write(outboxRow(event), now)
     if (this.outbox.fanOut(seq, seq) > 0) this.deliveriesQueued = true
   }
 
@@ -269,8 +261,9 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Sends the gathered creates as one batch, without waiting for the last one: the writer takes what
-   * queued meanwhile together. Each create is answered when its own batch is durable.
+   * Sends the gathered creates as one batch, without waiting for the last one to be durable (a batch
+   * that finds the write lock taken is joined by the next). Each create is answered when its own
+   * batch is durable.
    */
   private flush(): void {
     this.scheduled = false

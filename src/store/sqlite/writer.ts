@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter } from './batch.js'
+import { retryWhileBusy } from './busy.js'
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -130,8 +131,8 @@ const CHECKPOINT_ROWS = 2000
  * waits for the disk: while one fsync runs, the next batches are written, and one fsync covers every
  * batch committed before it started. Checkpoints, which copy thousands of pages and fsync the
  * database, run in a thread (Checkpointer) every CHECKPOINT_ROWS creates instead of inside a commit.
- * A write lock held by another connection or process is waited for between turns of the event loop,
- * never by blocking it; batches given meanwhile join the next attempt's transaction.
+ * A write lock held by another connection or process is waited for between turns of the event loop
+ * (retryWhileBusy), never by blocking it; batches given meanwhile join the next attempt's transaction.
  */
 export function fileSink(
   path: string,
@@ -157,12 +158,8 @@ export function fileSink(
   const walPath = options.syncPath ?? `${path}-wal`
 
   const queue: Queued[] = []
-  /** A retry is scheduled: the write lock was taken at the last attempt. */
-  let waiting = false
-  /** When the oldest queued batch first found the write lock taken (0: it has not). */
-  let busySince = 0
-  /** Retries since the lock was first found taken: the first two on the next turns, then 1, 2, 4, 8 ms. */
-  let retries = 0
+  /** The queue is being written: a batch given meanwhile joins the next transaction. */
+  let committing = false
   const awaitingSync: Committed[] = []
   let syncing = false
   let rowsSinceCheckpoint = 0
@@ -173,60 +170,52 @@ export function fileSink(
   const idle: Array<() => void> = []
 
   const settled = () => {
-    if (queue.length > 0 || waiting || syncing || awaitingSync.length > 0) return
+    if (queue.length > 0 || committing || syncing || awaitingSync.length > 0) return
     for (const resolve of idle.splice(0)) resolve()
   }
 
-  const commitQueued = () => {
-    waiting = false
-    const taken = queue.splice(0)
-    if (taken.length === 0) return settled()
-    // An fsync failed while these waited for the lock: nothing more is written.
-    if (failure) {
-      for (const q of taken) q.reject(failure)
-      return settled()
-    }
-    const rows = taken.length === 1 ? (taken[0] as Queued).batch : taken.flatMap((q) => q.batch)
-    let written: BatchResult
-    try {
-      written = writeBatch(rows, (taken[0] as Queued).now)
-    } catch (error) {
-      const code = (error as { code?: unknown }).code
-      if (code === 'SQLITE_BUSY') {
-        busySince ||= Date.now()
-        if (Date.now() - busySince < busyTimeoutMs) {
-          queue.unshift(...taken)
-          waiting = true
-          if (retries < 2) setImmediate(commitQueued)
-          else setTimeout(commitQueued, Math.min(2 ** (retries - 2), 8))
-          retries++
-          return
-        }
+  /** Writes everything queued in one transaction, waiting out another connection's write lock. */
+  const commitQueued = async () => {
+    committing = true
+    while (queue.length > 0) {
+      let taken: Queued[] = []
+      let written: BatchResult
+      try {
+        // A failed fsync refuses what waited meanwhile; a busy lock throws before anything is taken.
+        written = await retryWhileBusy(() => {
+          if (failure) throw failure
+          const first = queue[0] as Queued
+          const result = writeBatch(
+            queue.length === 1 ? first.batch : queue.flatMap((q) => q.batch),
+            first.now,
+          )
+          taken = queue.splice(0)
+          return result
+        }, busyTimeoutMs)
+      } catch (error) {
+        for (const q of queue.splice(0)) q.reject(error as Error)
+        break
       }
-      busySince = 0
-      retries = 0
-      for (const q of taken) q.reject(error as Error)
-      return settled()
+      let at = 0
+      for (const q of taken) {
+        const outcomes = written.outcomes.slice(at, at + q.batch.length)
+        at += q.batch.length
+        awaitingSync.push({
+          result: { outcomes, queued: written.queued },
+          resolve: q.resolve,
+          reject: q.reject,
+        })
+      }
+      rowsSinceCheckpoint += at
+      if (rowsSinceCheckpoint >= checkpointRows && !checkpointer.busy()) {
+        rowsSinceCheckpoint = 0
+        // A checkpoint that fails leaves the log longer; the next one tries again.
+        checkpointer.run('RESTART').catch(() => {})
+      }
+      if (!syncing) syncLog()
     }
-    busySince = 0
-    retries = 0
-    let at = 0
-    for (const q of taken) {
-      const outcomes = written.outcomes.slice(at, at + q.batch.length)
-      at += q.batch.length
-      awaitingSync.push({
-        result: { outcomes, queued: written.queued },
-        resolve: q.resolve,
-        reject: q.reject,
-      })
-    }
-    rowsSinceCheckpoint += rows.length
-    if (rowsSinceCheckpoint >= checkpointRows && !checkpointer.busy()) {
-      rowsSinceCheckpoint = 0
-      // A checkpoint that fails leaves the log longer; the next one tries again.
-      checkpointer.run('RESTART').catch(() => {})
-    }
-    if (!syncing) syncLog()
+    committing = false
+    settled()
   }
 
   const syncLog = () => {
@@ -261,7 +250,7 @@ export function fileSink(
       if (failure) return Promise.reject(failure)
       return new Promise((resolve, reject) => {
         queue.push({ batch, now, resolve, reject })
-        if (!waiting) commitQueued()
+        if (!committing) void commitQueued()
       })
     },
     async checkpoint() {
@@ -270,7 +259,7 @@ export function fileSink(
       await checkpointer.run('TRUNCATE')
     },
     async close() {
-      while (queue.length > 0 || waiting || syncing || awaitingSync.length > 0) {
+      while (queue.length > 0 || committing || syncing || awaitingSync.length > 0) {
         await new Promise<void>((resolve) => idle.push(resolve))
       }
       await checkpointer.close()
