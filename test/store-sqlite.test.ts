@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -173,7 +173,7 @@ describe('SQLite store', () => {
   it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
-    const sink = fileSink(path, 5000, { checkpointRows: 20 })
+    const sink = fileSink(path, 5000, { checkpointRows: 20, restartEvery: 2 })
     // A restarted log gets a new header: its salts (bytes 16–23) change.
     const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
     try {
@@ -190,6 +190,36 @@ describe('SQLite store', () => {
       )
       // Every create is there: the checkpoint copied them all before the log restarted.
       expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(Number(next) - 1)
+    } finally {
+      await sink.close()
+    }
+  })
+
+  it('asks for a PASSIVE checkpoint every so many creates, and a RESTART every so many of those', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const thread = new URL('./helpers/recording-thread.js', import.meta.url)
+    const sink = fileSink(path, 5000, { checkpointRows: 10, restartEvery: 3, checkpointThread: thread })
+    const modes = () => (existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n') : [])
+    try {
+      let next = 1n
+      // One checkpoint at a time: a batch that reaches the count while one runs waits for the next.
+      for (let i = 0; i < 6; i++) {
+        const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
+        await sink.write(batch, Date.now())
+        await vi.waitFor(() => expect(modes()).toHaveLength(i + 2), { timeout: 5000, interval: 5 })
+      }
+      expect(modes().filter(Boolean)).toEqual([
+        'PASSIVE',
+        'PASSIVE',
+        'RESTART',
+        'PASSIVE',
+        'PASSIVE',
+        'RESTART',
+      ])
+      // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
+      await sink.checkpoint()
+      expect(modes().filter(Boolean).at(-1)).toBe('TRUNCATE')
     } finally {
       await sink.close()
     }

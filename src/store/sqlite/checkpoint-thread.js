@@ -39,10 +39,10 @@ parentPort.on('message', (message) => {
     return
   }
   try {
-    // PASSIVE first copies the bulk of the log while writers go on committing; the RESTART or
-    // TRUNCATE that follows then holds the write lock only for the few frames committed meanwhile.
+    // PASSIVE first copies the bulk of the log while writers go on committing; a RESTART or
+    // TRUNCATE that follows then holds the write lock only for the frames committed meanwhile.
     db.pragma('wal_checkpoint(PASSIVE)')
-    checkpoint(message.mode, workerData.busyTimeoutMs)
+    if (message.mode !== 'PASSIVE') checkpoint(message.mode, workerData.busyTimeoutMs)
     parentPort.postMessage({})
   } catch (error) {
     parentPort.postMessage({ error: String(error?.message ?? error) })

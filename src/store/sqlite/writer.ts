@@ -43,8 +43,11 @@ class Checkpointer {
     private readonly script: URL = new URL('./checkpoint-thread.js', import.meta.url),
   ) {}
 
-  /** RESTART rewinds the log to its start for the next commit; TRUNCATE also empties the file. */
-  run(mode: 'RESTART' | 'TRUNCATE'): Promise<void> {
+  /**
+   * PASSIVE copies what it can without the write lock; RESTART also waits for it, so that the next
+   * commit rewinds the log to its start; TRUNCATE also empties the file.
+   */
+  run(mode: CheckpointMode): Promise<void> {
     this.running ??= this.send(mode).finally(() => {
       this.running = undefined
     })
@@ -103,6 +106,8 @@ class Checkpointer {
   }
 }
 
+type CheckpointMode = 'PASSIVE' | 'RESTART' | 'TRUNCATE'
+
 interface Queued {
   batch: BatchRow[]
   now: number
@@ -117,11 +122,21 @@ interface Committed {
 }
 
 /**
- * About 4,000 pages of log (~16 MB): random ids dirty one leaf of the plants table and one of its tag
- * index per create. Checkpointing less often copies each page fewer times; more often keeps the log
- * and the stall while a checkpoint holds the write lock shorter.
+ * About 5,000 frames of log (~20 MB): random ids dirty one leaf of the plants table and one of its tag
+ * index per create, and the outbox adds about half a page. Checkpointing less often copies each page
+ * fewer times; more often keeps each checkpoint's write-back, which delays the log's own fsyncs while
+ * the disk drains it, shorter.
  */
 const CHECKPOINT_ROWS = 2000
+
+/**
+ * Every fourth automatic checkpoint is a RESTART; the others are PASSIVE. A RESTART holds the write
+ * lock while it copies what was committed during its PASSIVE pass and fsyncs the database, and the
+ * creates of those milliseconds wait for it; a PASSIVE one never blocks a commit, but the log only
+ * rewinds after a checkpoint that copied all of it, which under a constant load only a RESTART
+ * achieves, so the log then grows to about four intervals (~100 MB) before it rewinds.
+ */
+const RESTART_EVERY = 4
 
 /**
  * Commits on a second connection in the event loop's own thread and makes each commit durable with
@@ -142,6 +157,8 @@ export function fileSink(
     syncPath?: string
     /** Creates between two automatic checkpoints; only tests change it. */
     checkpointRows?: number
+    /** Automatic checkpoints per RESTART; only tests change it. */
+    restartEvery?: number
     /** The checkpoint thread's script; only tests change it. */
     checkpointThread?: URL
   } = {},
@@ -155,6 +172,8 @@ export function fileSink(
   const writeBatch = prepareBatchWriter(db)
   const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
   const checkpointRows = options.checkpointRows ?? CHECKPOINT_ROWS
+  const restartEvery = options.restartEvery ?? RESTART_EVERY
+  let checkpoints = 0
   const walPath = options.syncPath ?? `${path}-wal`
 
   const queue: Queued[] = []
@@ -209,8 +228,9 @@ export function fileSink(
       rowsSinceCheckpoint += at
       if (rowsSinceCheckpoint >= checkpointRows && !checkpointer.busy()) {
         rowsSinceCheckpoint = 0
+        checkpoints++
         // A checkpoint that fails leaves the log longer; the next one tries again.
-        checkpointer.run('RESTART').catch(() => {})
+        checkpointer.run(checkpoints % restartEvery === 0 ? 'RESTART' : 'PASSIVE').catch(() => {})
       }
       if (!syncing) syncLog()
     }
