@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -8,7 +8,7 @@ import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
-import { fileSink, inlineSink } from '../src/store/sqlite/writer.js'
+import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { tempDir } from './helpers/stores.js'
 
@@ -170,13 +170,42 @@ describe('SQLite store', () => {
     }
   })
 
-  it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
+  /** A store on a new file and a fileSink beside it; the sink is closed once `use` is done. */
+  async function withFileSink(
+    options: Parameters<typeof fileSink>[2],
+    use: (sink: BatchSink, path: string) => Promise<void>,
+  ): Promise<void> {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
-    const sink = fileSink(path, 5000, { checkpointRows: 20, restartEvery: 2 })
-    // A restarted log gets a new header: its salts (bytes 16–23) change.
-    const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
+    const sink = fileSink(path, 5000, options)
     try {
+      await use(sink, path)
+    } finally {
+      await sink.close()
+    }
+  }
+
+  it('opens its own connection only when the first batch comes', async () => {
+    await withFileSink({}, async (sink, path) => {
+      // Descriptors this process holds on the database file itself: one per connection.
+      const opened = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === path
+          } catch {
+            return false
+          }
+        }).length
+      const before = opened()
+      await sink.write([row(1n, 'a', null)], Date.now())
+      expect(opened()).toBe(before + 1)
+    })
+  })
+
+  it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
+    await withFileSink({ checkpointRows: 20, restartEvery: 2 }, async (sink, path) => {
+      // A restarted log gets a new header: its salts (bytes 16–23) change.
+      const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
       await sink.write([row(1n, 'a', null)], Date.now())
       const first = salts()
       let next = 2n
@@ -190,56 +219,53 @@ describe('SQLite store', () => {
       )
       // Every create is there: the checkpoint copied them all before the log restarted.
       expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(Number(next) - 1)
-    } finally {
-      await sink.close()
-    }
+    })
   })
 
   it('asks for a PASSIVE checkpoint every so many creates, and a RESTART every so many of those', async () => {
-    const path = join(tempDir(), 'p.db')
-    store = openSqlite({ path })
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
-    const sink = fileSink(path, 5000, { checkpointRows: 10, restartEvery: 3, checkpointThread: thread })
-    const modes = () => (existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n') : [])
-    try {
-      let next = 1n
-      // One checkpoint at a time: a batch that reaches the count while one runs waits for the next.
-      for (let i = 0; i < 6; i++) {
-        const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
-        await sink.write(batch, Date.now())
-        await vi.waitFor(() => expect(modes()).toHaveLength(i + 2), { timeout: 5000, interval: 5 })
-      }
-      expect(modes().filter(Boolean)).toEqual([
-        'PASSIVE',
-        'PASSIVE',
-        'RESTART',
-        'PASSIVE',
-        'PASSIVE',
-        'RESTART',
-      ])
-      // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
-      await sink.checkpoint()
-      expect(modes().filter(Boolean).at(-1)).toBe('TRUNCATE')
-    } finally {
-      await sink.close()
-    }
+    await withFileSink(
+      { checkpointRows: 10, restartEvery: 3, checkpointThread: thread },
+      async (sink, path) => {
+        const modes = () =>
+          existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
+        const batch = (from: bigint) => Array.from({ length: 10 }, (_, i) => row(from + BigInt(i), 'p', null))
+        // One checkpoint at a time: creates that reach the count while one runs wait for the next batch.
+        let next = 1n
+        for (let i = 0; i < 6; i++) {
+          await vi.waitFor(
+            async () => {
+              await sink.write(batch(next), Date.now())
+              next += 10n
+              expect(modes()).toHaveLength(i + 1)
+            },
+            { timeout: 5000, interval: 10 },
+          )
+        }
+        expect(modes()).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'PASSIVE', 'PASSIVE', 'RESTART'])
+        // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
+        await sink.checkpoint()
+        expect(modes().at(-1)).toBe('TRUNCATE')
+        // Even when it is asked for while an automatic PASSIVE one runs: it follows that one.
+        const written = sink.write(batch(next), Date.now())
+        await vi.waitFor(() => expect(modes()).toHaveLength(8), { timeout: 5000, interval: 1 })
+        await sink.checkpoint()
+        await written
+        expect(modes().slice(-2)).toEqual(['PASSIVE', 'TRUNCATE'])
+      },
+    )
   })
 
   it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
-    const path = join(tempDir(), 'p.db')
-    store = openSqlite({ path })
     const thread = new URL('./helpers/exiting-thread.js', import.meta.url)
-    const sink = fileSink(path, 5000, { checkpointRows: 1, checkpointThread: thread })
-    try {
+    await withFileSink({ checkpointRows: 1, checkpointThread: thread }, async (sink) => {
       // The automatic checkpoint this triggers fails quietly; the create is answered all the same.
       expect((await sink.write([row(1n, 'a', null)], Date.now())).outcomes).toEqual(['created'])
       await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
       expect((await sink.write([row(2n, 'b', null)], Date.now())).outcomes).toEqual(['created'])
       // A new thread is started for the next checkpoint (and ends again): never a hang.
       await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
-    } finally {
-      await sink.close()
-    }
+    })
   })
 
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {

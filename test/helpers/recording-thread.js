@@ -1,5 +1,6 @@
 // Stands in for the SQLite checkpoint thread: it checkpoints nothing, and appends each requested mode
-// to `<database>.modes` before answering, so a test can read the sequence the sink asked for.
+// to `<database>.modes` when it starts one, answering 50 ms later as a real checkpoint would take a
+// while, so a test can read the sequence the sink asked for and ask for more meanwhile.
 import { appendFileSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 
@@ -9,5 +10,5 @@ parentPort.on('message', (message) => {
     return
   }
   appendFileSync(`${workerData.path}.modes`, `${message.mode}\n`)
-  parentPort.postMessage({})
+  setTimeout(() => parentPort.postMessage({}), 50)
 })

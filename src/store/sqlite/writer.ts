@@ -2,7 +2,7 @@ import { closeSync, fdatasync, openSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
-import { type BatchResult, type BatchRow, prepareBatchWriter } from './batch.js'
+import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
 
 /** Where a batch of creates goes to be committed. */
@@ -28,14 +28,20 @@ export function inlineSink(db: Database.Database): BatchSink {
   }
 }
 
+type CheckpointMode = 'PASSIVE' | 'RESTART' | 'TRUNCATE'
+
+/** Each mode does what the ones before it do, and more. */
+const STRENGTH: Record<CheckpointMode, number> = { PASSIVE: 0, RESTART: 1, TRUNCATE: 2 }
+
 /**
  * Runs checkpoints in a worker thread with its own connection (see checkpoint-thread.js), one at a
- * time; a request made while one runs shares it. The thread starts on the first request and keeps
- * the process alive only while one is under way.
+ * time; a request made while one of the same or a stronger mode runs shares it, and one for a
+ * stronger mode runs after it. The thread starts on the first request and keeps the process alive
+ * only while one is under way.
  */
 class Checkpointer {
   private worker: Worker | undefined
-  private running: Promise<void> | undefined
+  private running: { mode: CheckpointMode; done: Promise<void> } | undefined
 
   constructor(
     private readonly path: string,
@@ -48,10 +54,15 @@ class Checkpointer {
    * commit rewinds the log to its start; TRUNCATE also empties the file.
    */
   run(mode: CheckpointMode): Promise<void> {
-    this.running ??= this.send(mode).finally(() => {
-      this.running = undefined
+    const current = this.running
+    if (current && STRENGTH[current.mode] >= STRENGTH[mode]) return current.done
+    // An automatic PASSIVE under way when a TRUNCATE is asked for would otherwise stand in for it.
+    const started = current ? current.done.catch(() => {}).then(() => this.send(mode)) : this.send(mode)
+    const done = started.finally(() => {
+      if (this.running?.done === done) this.running = undefined
     })
-    return this.running
+    this.running = { mode, done }
+    return done
   }
 
   busy(): boolean {
@@ -59,7 +70,7 @@ class Checkpointer {
   }
 
   async close(): Promise<void> {
-    await this.running?.catch(() => {})
+    await this.running?.done.catch(() => {})
     const worker = this.worker
     if (!worker) return
     const exited = new Promise((resolve) => worker.once('exit', resolve))
@@ -105,8 +116,6 @@ class Checkpointer {
     return worker
   }
 }
-
-type CheckpointMode = 'PASSIVE' | 'RESTART' | 'TRUNCATE'
 
 interface Queued {
   batch: BatchRow[]
@@ -163,13 +172,20 @@ export function fileSink(
     checkpointThread?: URL
   } = {},
 ): BatchSink {
-  const db = new Database(path)
-  db.pragma('busy_timeout = 0')
-  db.pragma('synchronous = NORMAL')
-  db.pragma('foreign_keys = ON')
-  // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
-  db.pragma('wal_autocheckpoint = 0')
-  const writeBatch = prepareBatchWriter(db)
+  /**
+   * The sink's connection, opened by the first batch: a store that never takes a create (a CLI
+   * command, the webhook dispatcher's thread) never opens it.
+   */
+  let connection: { db: Database.Database; writeBatch: WriteBatch } | undefined
+  const connect = () => {
+    const db = new Database(path)
+    db.pragma('busy_timeout = 0')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('foreign_keys = ON')
+    // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
+    db.pragma('wal_autocheckpoint = 0')
+    return { db, writeBatch: prepareBatchWriter(db) }
+  }
   const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
   const checkpointRows = options.checkpointRows ?? CHECKPOINT_ROWS
   const restartEvery = options.restartEvery ?? RESTART_EVERY
@@ -204,7 +220,8 @@ export function fileSink(
         written = await retryWhileBusy(() => {
           if (failure) throw failure
           const first = queue[0] as Queued
-          const result = writeBatch(
+          connection ??= connect()
+          const result = connection.writeBatch(
             queue.length === 1 ? first.batch : queue.flatMap((q) => q.batch),
             first.now,
           )
@@ -283,7 +300,7 @@ export function fileSink(
         await new Promise<void>((resolve) => idle.push(resolve))
       }
       await checkpointer.close()
-      db.close()
+      connection?.db.close()
       if (walFd !== undefined) closeSync(walFd)
     },
   }
