@@ -444,7 +444,8 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'webhook-poll-interval',
     placeholder: 'duration',
     default: '100ms',
-    description: 'how often the dispatcher looks for new events and due retries when idle',
+    description:
+      'how often the dispatcher looks for new events and due retries when idle (and, until one runs, whether there is work for one)',
     parse: (raw) => {
       const ms = parseDuration(raw)
       return ms !== null && ms >= 1 ? ms : fail('webhook-poll-interval', raw, 'a duration such as 100ms')

@@ -70,6 +70,19 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     expect(await store.webhooks.listDeliveries(off.id, { limit: 10 })).toHaveLength(0)
   })
 
+  it('tells a dispatcher whether it has work: a subscription, or an event awaiting fan-out', async () => {
+    expect(await store.webhooks.hasWork()).toBe(false)
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    // SQLite fanned the event out at commit; PostgreSQL's waits for a dispatcher.
+    expect(await store.webhooks.hasWork()).toBe(store.kind === 'postgres')
+    await store.webhooks.fanOut(100, new Date())
+    expect(await store.webhooks.hasWork()).toBe(false)
+    const hook = await subscribe()
+    expect(await store.webhooks.hasWork()).toBe(true)
+    await store.webhooks.delete(hook.id)
+    expect(await store.webhooks.hasWork()).toBe(false)
+  })
+
   it('never leases one delivery to two dispatchers, even through two connections', async () => {
     other = await open()
     await subscribe()

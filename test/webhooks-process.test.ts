@@ -147,10 +147,14 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     expect([...leaseTakers(a.output()), ...leaseTakers(b.output())]).toHaveLength(1)
   })
 
-  /** Two processes on one database; resolves once one of them holds the dispatcher lease. */
-  async function holderAndStandby(s: Setup, ...extra: string[]) {
+  /**
+   * Two processes on one database with a subscription to `url` (made through the standby); resolves
+   * once one of them holds the dispatcher lease.
+   */
+  async function holderAndStandby(s: Setup, url: string, ...extra: string[]) {
     const a = await serve(s, ...extra)
     servers.push(a)
+    expect((await api(a, s)('POST', '/webhooks', { url })).status).toBe(201)
     const b = await serve(s, ...extra)
     servers.push(b)
     await until(async () => leaseTakers(a.output()).length + leaseTakers(b.output()).length > 0)
@@ -161,9 +165,8 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
-    const { holder, standby } = await holderAndStandby(s, '--webhook-lease-ttl', '2s')
+    const { holder, standby } = await holderAndStandby(s, receiver.url, '--webhook-lease-ttl', '2s')
     const call = api(standby, s)
-    expect((await call('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
     expect(await holder.stop('SIGKILL')).toBeNull()
     for (let i = 0; i < 10; i++)
       expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
@@ -177,15 +180,46 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     const receiver = await startReceiver()
     receivers.push(receiver)
     // An hour-long lease: only the holder's release can let the standby in within this test.
-    const { holder, standby } = await holderAndStandby(s, '--webhook-lease-ttl', '1h')
+    const { holder, standby } = await holderAndStandby(s, receiver.url, '--webhook-lease-ttl', '1h')
     const call = api(standby, s)
-    expect((await call('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
     expect(await holder.stop('SIGTERM')).toBe(0)
     expect(holder.output()).toContain('webhook dispatcher lease released')
     for (let i = 0; i < 10; i++)
       expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 10)
     expect(leaseTakers(standby.output())).toHaveLength(1)
+  })
+
+  it('starts its dispatcher with the first subscription, made in this process or another', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const quick = ['--webhook-poll-interval', '50ms']
+    const server = await serve(s, ...quick)
+    servers.push(server)
+    const call = api(server, s)
+    // SQLite fans events out as it commits them, so creates with no subscription need no dispatcher;
+    // PostgreSQL's dispatcher fans them out, so there a create is work that starts it.
+    if (kind.name === 'sqlite')
+      for (let i = 0; i < 5; i++)
+        expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    // Thirty checks, and time for a started dispatcher to take the free lease.
+    await new Promise((r) => setTimeout(r, 1500))
+    expect(leaseTakers(server.output())).toEqual([])
+    const metrics = await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${readFileSync(s.tokenFile, 'utf8').trim()}` },
+    })
+    expect(await metrics.text()).toMatch(/^plantstore_webhook_dispatcher_lease_held 0$/m)
+
+    // A subscription made by another process is found by the next check.
+    const other = await serve(s, ...quick)
+    servers.push(other)
+    expect((await api(other, s)('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
+    await other.stop('SIGKILL')
+    await until(async () => leaseTakers(server.output()).length === 1)
+    expect((await call('POST', '/plants', { id: 100, name: 'after' })).status).toBe(200)
+    await until(async () => receiver.received.length === 1)
+    expect(JSON.parse(receiver.received[0]?.body ?? '{}').data.id).toBe(100)
   })
 
   it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {

@@ -99,6 +99,7 @@ describe('serve --workers', () => {
       (await runCli(['token', 'create', '--database-url', url, ...args])).stdout.trim()
     const reader = await create('--name', 'reader', '--scopes', 'plants:read')
     const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
+    const admin = await create('--name', 'admin', '--scopes', 'webhooks:manage')
     server = await startServer([
       '--database-url',
       url,
@@ -114,7 +115,15 @@ describe('serve --workers', () => {
     for (let i = 0; i < 20; i++)
       expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
     await waitUntil(() => servedBy(running.output(), '/plants/1').size === 2)
-    // The webhook dispatcher lease went to exactly one of them.
+    // With a subscription each worker starts a dispatcher; the lease goes to exactly one of them.
+    const hook = await call(
+      running.url,
+      'POST',
+      '/webhooks',
+      admin,
+      '{"url":"https://receiver.example/hook"}',
+    )
+    expect(hook.status).toBe(201)
     await waitUntil(() => leaseTakers(running.output()).length > 0)
 
     const reads = /^plantstore_http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} (\d+)$/m

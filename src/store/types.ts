@@ -334,6 +334,11 @@ export interface WebhookStore {
   release(owner: string, deliveryIds: string[]): Promise<void>
   /** How much work waits and how deliveries ended, for the metrics; cheap enough for every scrape. */
   queueStats(): Promise<WebhookQueueStats>
+  /**
+   * Whether a dispatcher has anything to do, now or later: a subscription exists or an event awaits
+   * fan-out. Two index probes, cheap enough to ask several times a second.
+   */
+  hasWork(): Promise<boolean>
 }
 
 export interface WebhookQueueStats {

@@ -55,12 +55,60 @@ export function createDispatcher(
 }
 
 /**
- * Starts webhook delivery for a serving process. It runs on a worker thread with its own database
- * connection, so signing, sending and the queue's bookkeeping use another core and never hold up
- * the event loop that answers requests. A `sqlite::memory:` store cannot be opened twice, so its
- * dispatcher runs on the main thread instead.
+ * Webhook delivery for a serving process, started at the first sign of work: at start or at a later
+ * check (every poll interval) a subscription exists or an event awaits fan-out, or this process
+ * commits events that need it. Until then the process has no dispatcher thread (about 11 MB of
+ * memory, and its polling) and holds no dispatcher lease; once started it runs until stop.
  */
 export function startDispatcher(
+  store: Store,
+  settings: DispatchSettings,
+  logger: FastifyBaseLogger,
+): DispatcherHandle {
+  let running: DispatcherHandle | undefined
+  let stopped = false
+  const start = () => {
+    if (running || stopped) return
+    clearInterval(checks)
+    running = runDispatcher(store, settings, logger)
+  }
+  let checking = false
+  const check = async () => {
+    if (checking || running) return
+    checking = true
+    try {
+      if (await store.webhooks.hasWork()) start()
+    } catch (err) {
+      // The next check asks again; serving requests does not depend on it.
+      logger.warn({ err }, 'could not check for webhook work')
+    } finally {
+      checking = false
+    }
+  }
+  const checks = setInterval(() => void check(), settings.webhookPollIntervalMs)
+  checks.unref()
+  void check()
+  return {
+    eventsWritten: () => {
+      if (running) running.eventsWritten()
+      // Its first pass, at start, takes these events.
+      else start()
+    },
+    stop: async (graceMs) => {
+      stopped = true
+      clearInterval(checks)
+      await running?.stop(graceMs)
+    },
+    dispatching: () => running?.dispatching() ?? false,
+  }
+}
+
+/**
+ * Runs the dispatcher on a worker thread with its own database connection, so signing, sending and
+ * the queue's bookkeeping use another core and never hold up the event loop that answers requests.
+ * A `sqlite::memory:` store cannot be opened twice, so its dispatcher runs on the main thread instead.
+ */
+function runDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,

@@ -96,6 +96,10 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
 /** How long a queue transaction keeps retrying a locked database before it fails. */
 const BUSY_RETRY_MS = 5000
 
+// Both probes stop at the first row: the primary key, and the partial index of unfanned events.
+const HAS_WORK =
+  'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL)'
+
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
 
@@ -121,6 +125,7 @@ const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
 export class SqliteWebhookStore implements WebhookStore {
   private readonly selectOne: Statement
   private readonly anyAwaitingFanOut: Statement
+  private readonly anyWork: Statement
   private readonly lastAwaitingFanOut: Statement
   private readonly fanOutEvents: Statement
   private readonly markFannedOut: Statement
@@ -142,6 +147,7 @@ export class SqliteWebhookStore implements WebhookStore {
     this.syncFull = db.prepare('PRAGMA synchronous = FULL')
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
+    this.anyWork = db.prepare(HAS_WORK).pluck()
     // A pass takes the oldest `limit` events awaiting fan-out, up to the last one's seq, and handles
     // them with one INSERT and one UPDATE: the write lock it shares with creates is held briefly.
     this.lastAwaitingFanOut = db
@@ -283,6 +289,10 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async delete(id: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
+  }
+
+  async hasWork(): Promise<boolean> {
+    return this.anyWork.get() === 1
   }
 
   async queueStats(): Promise<WebhookQueueStats> {
