@@ -26,6 +26,8 @@ describe('SQLite store', () => {
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
     // 2 is FULL: every commit is fsynced before a create is acknowledged.
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
+    // SQLite's stock 2 MiB page cache, not the 16 MiB better-sqlite3 builds SQLite with.
+    expect(store.db.pragma('cache_size', { simple: true })).toBe(-2048)
   })
 
   // A file commits on a connection of its own, `:memory:` on the caller's: both must batch alike.

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3'
 const db = new Database(workerData.path)
 db.pragma('busy_timeout = 0')
 db.pragma('synchronous = NORMAL')
+db.pragma(workerData.pageCachePragma)
 const pause = new Int32Array(new SharedArrayBuffer(4))
 
 /**

@@ -7,6 +7,7 @@ import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
+import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
@@ -87,6 +88,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
+  db.pragma(PAGE_CACHE_PRAGMA)
   migrate(db)
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)

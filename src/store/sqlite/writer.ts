@@ -4,6 +4,7 @@ import Database from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
+import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -103,7 +104,7 @@ class Checkpointer {
 
   private start(): Worker {
     const worker = new Worker(this.script, {
-      workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs },
+      workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs, pageCachePragma: PAGE_CACHE_PRAGMA },
       // It holds nothing but its connection; a small heap keeps the service's memory near one process's.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     })
@@ -182,6 +183,7 @@ export function fileSink(
     db.pragma('busy_timeout = 0')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
+    db.pragma(PAGE_CACHE_PRAGMA)
     // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
     db.pragma('wal_autocheckpoint = 0')
     return { db, writeBatch: prepareBatchWriter(db) }
