@@ -1,0 +1,108 @@
+import { PassThrough } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createLogger } from '../src/log.js'
+import { openStore } from '../src/store/open.js'
+import type { Store } from '../src/store/types.js'
+import { type DispatcherHandle, type DispatchSettings, startDispatcher } from '../src/webhooks/runner.js'
+import { createWebhook } from '../src/webhooks/service.js'
+import { waitUntil } from './helpers/cluster.js'
+
+// When a serving process starts its webhook dispatcher. `sqlite::memory:` runs it on the calling
+// thread, so the start is visible here; the real processes are tested in webhooks-process.test.ts.
+
+const POLL_MS = 10
+
+const settings: DispatchSettings = {
+  database: { kind: 'sqlite', path: ':memory:' },
+  logLevel: 'warn',
+  webhookAllowPrivateUrls: false,
+  webhookRetryScheduleMs: [1000],
+  webhookTimeoutMs: 1000,
+  webhookDisableAfterMs: 60_000,
+  webhookPollIntervalMs: POLL_MS,
+  webhookLeaseTtlMs: 15_000,
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('startDispatcher', () => {
+  let store: Store
+  let handle: DispatcherHandle | undefined
+  const logs: string[] = []
+  const logger = () => {
+    const out = new PassThrough()
+    out.on('data', (line: Buffer) => logs.push(line.toString()))
+    return createLogger('warn', out)
+  }
+  const subscribe = () =>
+    createWebhook(store.webhooks, {
+      url: 'https://receiver.example/hook',
+      events: ['plant.created'],
+      description: null,
+    })
+
+  afterEach(async () => {
+    await handle?.stop(100)
+    handle = undefined
+    logs.length = 0
+    await store.close()
+  })
+
+  it('runs no dispatcher while there is no work, and starts one with the first subscription', async () => {
+    store = await openStore(settings.database)
+    handle = startDispatcher(store, settings, logger())
+    // Twenty checks: a running dispatcher would have taken the free lease by now.
+    await sleep(20 * POLL_MS)
+    expect(handle.dispatching()).toBe(false)
+    await subscribe()
+    const running = handle
+    await waitUntil(() => running.dispatching(), 5000)
+  })
+
+  it('starts at once when a commit of its own queued deliveries', async () => {
+    store = await openStore(settings.database)
+    handle = startDispatcher(store, { ...settings, webhookPollIntervalMs: 60_000 }, logger())
+    await sleep(5 * POLL_MS)
+    expect(handle.dispatching()).toBe(false)
+    handle.eventsWritten()
+    const running = handle
+    await waitUntil(() => running.dispatching(), 5000)
+  })
+
+  it('logs a failed check and asks again at the next one', async () => {
+    store = await openStore(settings.database)
+    let calls = 0
+    const flaky = {
+      ...store,
+      webhooks: Object.assign(Object.create(store.webhooks), {
+        hasWork: async () => {
+          calls++
+          if (calls === 1) throw new Error('database is locked')
+          return true
+        },
+      }),
+    } as Store
+    handle = startDispatcher(flaky, settings, logger())
+    const running = handle
+    await waitUntil(() => running.dispatching(), 5000)
+    expect(calls).toBe(2)
+    expect(logs.join('')).toContain('could not check for webhook work')
+  })
+
+  it('starts nothing once stopped, even when a check in flight finds work', async () => {
+    store = await openStore(settings.database)
+    let answer: (work: boolean) => void = () => {}
+    const slow = {
+      ...store,
+      webhooks: Object.assign(Object.create(store.webhooks), {
+        hasWork: () => new Promise<boolean>((resolve) => (answer = resolve)),
+      }),
+    } as Store
+    const stopped = startDispatcher(slow, settings, logger())
+    await stopped.stop(100)
+    answer(true)
+    stopped.eventsWritten()
+    await sleep(20 * POLL_MS)
+    expect(stopped.dispatching()).toBe(false)
+  })
+})
