@@ -73,14 +73,19 @@ export function startDispatcher(
     running = runDispatcher(store, settings, logger)
   }
   let checking = false
+  let failing = false
   const check = async () => {
     if (checking || running) return
     checking = true
     try {
-      if (await store.webhooks.hasWork()) start()
+      const work = await store.webhooks.hasWork()
+      failing = false
+      if (work) start()
     } catch (err) {
-      // The next check asks again; serving requests does not depend on it.
-      logger.warn({ err }, 'could not check for webhook work')
+      // The next check asks again; serving requests does not depend on it. Said once per outage, not
+      // at every poll.
+      if (!failing) logger.warn({ err }, 'could not check for webhook work')
+      failing = true
     } finally {
       checking = false
     }

@@ -91,10 +91,11 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
   }
 }
 
-// 24 lowercase hex digits, from the built-in random UUID (no extension needed).
 // Both probes stop at the first row: the primary key, and the partial index of unfanned events.
 const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL) AS work'
+
+// 24 lowercase hex digits, from the built-in random UUID (no extension needed).
 const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24)"
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
