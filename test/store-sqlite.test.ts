@@ -187,21 +187,45 @@ describe('SQLite store', () => {
     }
   }
 
+  /** Descriptors this process holds on the database file itself: one per connection. */
+  const connectionsTo = (path: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path
+      } catch {
+        return false
+      }
+    }).length
+
   it('opens its own connection only when the first batch comes', async () => {
     await withFileSink({}, async (sink, path) => {
-      // Descriptors this process holds on the database file itself: one per connection.
-      const opened = () =>
-        readdirSync('/proc/self/fd').filter((fd) => {
-          try {
-            return readlinkSync(`/proc/self/fd/${fd}`) === path
-          } catch {
-            return false
-          }
-        }).length
-      const before = opened()
+      const before = connectionsTo(path)
       await sink.write([row(1n, 'a', null)], Date.now())
-      expect(opened()).toBe(before + 1)
+      expect(connectionsTo(path)).toBe(before + 1)
     })
+  })
+
+  it('closes each connection it could not prepare while the database was locked, and then writes', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    // Only a process alone on the file can take it in exclusive locking mode.
+    store.db.close()
+    const holder = new Database(path)
+    holder.pragma('locking_mode = EXCLUSIVE')
+    holder.exec('BEGIN EXCLUSIVE')
+    const sink = fileSink(path, 5000)
+    try {
+      const written = sink.write([row(1n, 'a', null)], Date.now())
+      // Several attempts meet the lock meanwhile, each with a connection of its own. (SQLite keeps
+      // a closed connection's descriptor until the holder's locks in this process are gone.)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      holder.exec('COMMIT')
+      holder.close()
+      expect((await written).outcomes).toEqual(['created'])
+      expect(connectionsTo(path)).toBe(1)
+    } finally {
+      await sink.close()
+    }
   })
 
   it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {

@@ -180,13 +180,20 @@ export function fileSink(
   let connection: { db: Database.Database; writeBatch: WriteBatch } | undefined
   const connect = () => {
     const db = new Database(path)
-    db.pragma('busy_timeout = 0')
-    db.pragma('synchronous = NORMAL')
-    db.pragma('foreign_keys = ON')
-    db.pragma(PAGE_CACHE_PRAGMA)
-    // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
-    db.pragma('wal_autocheckpoint = 0')
-    return { db, writeBatch: prepareBatchWriter(db) }
+    try {
+      db.pragma('busy_timeout = 0')
+      db.pragma('synchronous = NORMAL')
+      db.pragma('foreign_keys = ON')
+      db.pragma(PAGE_CACHE_PRAGMA)
+      // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
+      db.pragma('wal_autocheckpoint = 0')
+      return { db, writeBatch: prepareBatchWriter(db) }
+    } catch (error) {
+      // Reading the schema can meet a lock (another process in exclusive locking mode): the retry
+      // opens a new connection, so this one must not stay open.
+      db.close()
+      throw error
+    }
   }
   const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
   const checkpointRows = options.checkpointRows ?? CHECKPOINT_ROWS
