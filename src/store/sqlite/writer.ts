@@ -140,13 +140,16 @@ interface Committed {
 const CHECKPOINT_ROWS = 2000
 
 /**
- * Every fourth automatic checkpoint is a RESTART; the others are PASSIVE. A RESTART holds the write
+ * Every eighth automatic checkpoint is a RESTART; the others are PASSIVE. A RESTART holds the write
  * lock while it copies what was committed during its PASSIVE pass and fsyncs the database, and the
- * creates of those milliseconds wait for it; a PASSIVE one never blocks a commit, but the log only
- * rewinds after a checkpoint that copied all of it, which under a constant load only a RESTART
- * achieves, so the log then grows to about four intervals (~100 MB) before it rewinds.
+ * creates of those milliseconds wait for it (5–40 ms under a create load, timed in the checkpoint
+ * thread); a PASSIVE one never blocks a commit, but the log only rewinds after a checkpoint that
+ * copied all of it, which under a constant load only a RESTART achieves (a PASSIVE pass takes 5–15
+ * ms and a commit always lands meanwhile), so the log grows to about eight intervals (~190 MB) before
+ * it rewinds. Every fourth gave a create p99 of 26–30 ms, every eighth 18–22 ms, every sixteenth
+ * 19–20 ms with a log twice as long again.
  */
-const RESTART_EVERY = 4
+const RESTART_EVERY = 8
 
 /**
  * Commits on a second connection in the event loop's own thread and makes each commit durable with
