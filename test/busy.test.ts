@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { retryWhileBusy } from '../src/store/sqlite/busy.js'
+
+const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+
+describe('retryWhileBusy', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('tries again on the next two turns, then after 1 ms and every 2 ms', async () => {
+    vi.useFakeTimers()
+    const start = Date.now()
+    const tries: number[] = []
+    const done = retryWhileBusy(() => {
+      tries.push(Date.now() - start)
+      if (tries.length < 7) throw busy()
+      return 'committed'
+    }, 1000)
+    await vi.runAllTimersAsync()
+    expect(await done).toBe('committed')
+    // A lock held for a few ms is retried within 2 ms of its release, never 8.
+    expect(tries).toEqual([0, 0, 0, 1, 3, 5, 7])
+  })
+
+  it('gives up with the busy error after the limit, and never retries other errors', async () => {
+    vi.useFakeTimers()
+    let tries = 0
+    const locked = retryWhileBusy(() => {
+      tries++
+      throw busy()
+    }, 20)
+    const failure = expect(locked).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+    await vi.runAllTimersAsync()
+    await failure
+    expect(tries).toBeGreaterThan(10)
+    let other = 0
+    await expect(
+      retryWhileBusy(() => {
+        other++
+        throw new Error('no such table: plants')
+      }),
+    ).rejects.toThrow('no such table')
+    expect(other).toBe(1)
+  })
+})
