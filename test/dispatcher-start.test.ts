@@ -25,6 +25,11 @@ const settings: DispatchSettings = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** The same store, but its webhook store's hasWork answers with `hasWork`. */
+function answeringHasWork(store: Store, hasWork: () => Promise<boolean>): Store {
+  return { ...store, webhooks: Object.assign(Object.create(store.webhooks), { hasWork }) } as Store
+}
+
 describe('startDispatcher', () => {
   let store: Store
   let handle: DispatcherHandle | undefined
@@ -72,16 +77,11 @@ describe('startDispatcher', () => {
   it('warns once when checks fail, and asks again at each next one', async () => {
     store = await openStore(settings.database)
     let calls = 0
-    const flaky = {
-      ...store,
-      webhooks: Object.assign(Object.create(store.webhooks), {
-        hasWork: async () => {
-          calls++
-          if (calls <= 3) throw new Error('database is locked')
-          return true
-        },
-      }),
-    } as Store
+    const flaky = answeringHasWork(store, async () => {
+      calls++
+      if (calls <= 3) throw new Error('database is locked')
+      return true
+    })
     handle = startDispatcher(flaky, settings, logger())
     const running = handle
     await waitUntil(() => running.dispatching(), 5000)
@@ -93,12 +93,7 @@ describe('startDispatcher', () => {
   it('starts nothing once stopped, even when a check in flight finds work', async () => {
     store = await openStore(settings.database)
     let answer: (work: boolean) => void = () => {}
-    const slow = {
-      ...store,
-      webhooks: Object.assign(Object.create(store.webhooks), {
-        hasWork: () => new Promise<boolean>((resolve) => (answer = resolve)),
-      }),
-    } as Store
+    const slow = answeringHasWork(store, () => new Promise<boolean>((resolve) => (answer = resolve)))
     const stopped = startDispatcher(slow, settings, logger())
     await stopped.stop(100)
     answer(true)

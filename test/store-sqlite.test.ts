@@ -206,15 +206,13 @@ describe('SQLite store', () => {
   })
 
   it('closes each connection it could not prepare while the database was locked, and then writes', async () => {
-    const path = join(tempDir(), 'p.db')
-    store = openSqlite({ path })
-    // Only a process alone on the file can take it in exclusive locking mode.
-    store.db.close()
-    const holder = new Database(path)
-    holder.pragma('locking_mode = EXCLUSIVE')
-    holder.exec('BEGIN EXCLUSIVE')
-    const sink = fileSink(path, 5000)
-    try {
+    await withFileSink({}, async (sink, path) => {
+      // Only a process alone on the file can take it in exclusive locking mode; the sink has not
+      // connected yet.
+      store.db.close()
+      const holder = new Database(path)
+      holder.pragma('locking_mode = EXCLUSIVE')
+      holder.exec('BEGIN EXCLUSIVE')
       const written = sink.write([row(1n, 'a', null)], Date.now())
       // Several attempts meet the lock meanwhile, each with a connection of its own. (SQLite keeps
       // a closed connection's descriptor until the holder's locks in this process are gone.)
@@ -223,9 +221,7 @@ describe('SQLite store', () => {
       holder.close()
       expect((await written).outcomes).toEqual(['created'])
       expect(connectionsTo(path)).toBe(1)
-    } finally {
-      await sink.close()
-    }
+    })
   })
 
   it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
