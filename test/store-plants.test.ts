@@ -44,7 +44,7 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     for (const id of ids) {
       await store.plants.create({
         id,
-        name: `n"${id}\u0001é`,
+        name: `n"${id},\u0001é`,
         ...(id > 0n ? { tag: 'pos' } : {}),
       })
     }
@@ -54,6 +54,15 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     expect(await store.plants.listJson({ limit: 100 })).toEqual({ json: asJson(all) })
     // A full page with more behind it names its last id; a full last page does not.
     expect(await store.plants.listJson({ limit: 2 })).toEqual({ json: asJson(all.slice(0, 2)), next: -1n })
+    // The next id is exact at both ends of int64 and past 2^53.
+    expect(await store.plants.listJson({ limit: 1 })).toEqual({
+      json: asJson(all.slice(0, 1)),
+      next: -9223372036854775808n,
+    })
+    expect(await store.plants.listJson({ limit: 5 })).toEqual({
+      json: asJson(all.slice(0, 5)),
+      next: 9007199254740993n,
+    })
     expect(await store.plants.listJson({ after: 0n, limit: 3 })).toEqual({ json: asJson(all.slice(3)) })
     expect(await store.plants.listJson({ tag: 'pos', limit: 1 })).toEqual({
       json: asJson(all.slice(3, 4)),

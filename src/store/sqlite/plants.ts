@@ -35,6 +35,11 @@ interface VersionedRow extends PlantRow {
   version: bigint
 }
 
+/** The id of a plant JSON text written by json_object('id', id, …), which starts `{"id":<digits>,`. */
+function idOfPlantJson(json: string): bigint {
+  return BigInt(json.slice(6, json.indexOf(',', 6)))
+}
+
 function toPlant(row: PlantRow): Plant {
   return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag }
 }
@@ -60,8 +65,6 @@ export class SqlitePlantStore implements PlantStore {
   private readonly pageByTag: Statement
   private readonly jsonAll: Statement
   private readonly jsonByTag: Statement
-  private readonly moreAll: Statement
-  private readonly moreByTag: Statement
   private readonly updateRow: Statement
   private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
@@ -90,20 +93,19 @@ export class SqlitePlantStore implements PlantStore {
     this.pageByTag = db
       .prepare('SELECT id, name, tag FROM plants WHERE tag = @tag AND id >= @from ORDER BY id LIMIT @limit')
       .safeIntegers(true)
-    // The page as one JSON text written by SQLite (its integers are int64, so ids stay exact).
+    // Each plant as JSON text written by SQLite (its integers are int64, so ids stay exact), one row
+    // per plant in id order; the page joins them. One aggregate JSON text built by SQLite
+    // (json_group_array … ORDER BY id) cost half as much again per page.
     const pageJson = (where: string) =>
       db
         .prepare(
-          `SELECT json_group_array(CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name)
-             ELSE json_object('id', id, 'name', name, 'tag', tag) END ORDER BY id) AS json, max(id) AS last,
-             count(*) AS n
-           FROM (SELECT id, name, tag FROM plants WHERE ${where} ORDER BY id LIMIT @limit)`,
+          `SELECT CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name)
+             ELSE json_object('id', id, 'name', name, 'tag', tag) END
+           FROM plants WHERE ${where} ORDER BY id LIMIT @limit`,
         )
-        .safeIntegers(true)
+        .pluck()
     this.jsonAll = pageJson('id >= @from')
     this.jsonByTag = pageJson('tag = @tag AND id >= @from')
-    this.moreAll = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE id > ?)').pluck()
-    this.moreByTag = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE tag = ? AND id > ?)').pluck()
     this.updateRow = db.prepare(
       'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
     )
@@ -177,16 +179,16 @@ export class SqlitePlantStore implements PlantStore {
     if (query.after === INT64_MAX) return { json: '[]' }
     const from = query.after === undefined ? INT64_MIN : query.after + 1n
     const tag = query.tag
-    const page = (
-      tag === undefined
-        ? this.jsonAll.get({ from, limit: query.limit })
-        : this.jsonByTag.get({ from, limit: query.limit, tag })
-    ) as { json: string; last: bigint | null; n: bigint }
-    // Only a full page can have a successor; one index probe tells.
-    if (page.last === null || Number(page.n) < query.limit) return { json: page.json }
-    const more = tag === undefined ? this.moreAll.get(page.last) : this.moreByTag.get(tag, page.last)
-    return more ? { json: page.json, next: page.last } : { json: page.json }
+    // One plant beyond the page tells whether another page follows, without a second query.
+    const limit = query.limit + 1
+    const rows = (
+      tag === undefined ? this.jsonAll.all({ from, limit }) : this.jsonByTag.all({ from, limit, tag })
+    ) as string[]
+    if (rows.length <= query.limit) return { json: `[${rows.join(',')}]` }
+    rows.pop()
+    return { json: `[${rows.join(',')}]`, next: idOfPlantJson(rows[rows.length - 1] as string) }
   }
+
 
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
     return this.writeOne(id, options, (current) => {
