@@ -28,7 +28,9 @@ const LAUNCHER = (() => {
 
 const HELP = `usage: npm run bench -- [options]
 
-  --duration <s>        seconds measured per scenario and server (default 10)
+  --duration <s>        seconds measured per round, scenario and server (default 10)
+  --rounds <n>          rounds per scenario, each measuring the ceiling and then the service; the
+                        ratios reported are the medians of the rounds' (default 3)
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
@@ -43,6 +45,7 @@ const HELP = `usage: npm run bench -- [options]
 const { values: opts } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     threads: { type: 'string', default: '1' },
@@ -74,6 +77,11 @@ const positive = (raw: string, name: string): number => {
   return n
 }
 const duration = positive(opts.duration, 'duration')
+const roundCount = positive(opts.rounds, 'rounds')
+if (roundCount === 0) {
+  process.stderr.write('bench: --rounds must be at least 1\n')
+  process.exit(2)
+}
 const warmup = positive(opts.warmup, 'warmup')
 const connections = positive(opts.connections, 'connections')
 const threads = positive(opts.threads, 'threads')
@@ -112,17 +120,56 @@ interface Measured extends Load {
   serverCpuPercent: number
 }
 
+/** One round of a scenario: the ceiling, then (for creates on an empty store) the reference, then the service. */
+interface Round {
+  ceiling: Measured
+  reference?: Measured
+  service: Measured
+}
+
 interface ResultRow {
   scenario: string
   rows: number
   workers: string
+  /** Each server's figures over the rounds: medians, but the peak RSS is the highest. */
   ceiling: Measured | null
   service: Measured | null
   /** bench/reference.mjs, measured for creates on an empty store with one worker. */
   reference?: Measured
   skipped?: string
+  /** The median of the rounds' service req/s ÷ that round's ceiling req/s. */
   ratio?: number
+  /** The median of the rounds' service p99 ÷ that round's ceiling p99. */
   p99VsCeiling?: number
+  /** The same for the reference. */
+  referenceRatio?: number
+  referenceP99VsCeiling?: number
+  rounds?: Round[]
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+/** One server's rounds as one row: counts summed, the peak RSS the highest, the rest medians. */
+function combine(rounds: Measured[]): Measured {
+  const mid = (pick: (m: Measured) => number) => median(rounds.map(pick))
+  const sum = (pick: (m: Measured) => number) => rounds.reduce((total, m) => total + pick(m), 0)
+  return {
+    requests: sum((m) => m.requests),
+    rps: mid((m) => m.rps),
+    p50Ms: mid((m) => m.p50Ms),
+    p99Ms: mid((m) => m.p99Ms),
+    non2xx: sum((m) => m.non2xx),
+    socketErrors: sum((m) => m.socketErrors),
+    wrkCpuPercent: mid((m) => m.wrkCpuPercent),
+    peakRssMb: Math.max(...rounds.map((m) => m.peakRssMb)),
+    serverCpuPercent: mid((m) => m.serverCpuPercent),
+  }
 }
 
 // --- processes --------------------------------------------------------------------------------
@@ -404,15 +451,13 @@ function table(rows: ResultRow[]): string {
       )
       continue
     }
-    for (const [name, m] of [
-      ['ceiling', row.ceiling],
-      ['reference', row.reference],
-      ['plantstore', row.service],
+    for (const [name, m, ratio, p99] of [
+      ['ceiling', row.ceiling, 1, 1],
+      ['reference', row.reference, row.referenceRatio, row.referenceP99VsCeiling],
+      ['plantstore', row.service, row.ratio, row.p99VsCeiling],
     ] as const) {
-      if (!m || !row.ceiling) continue
+      if (!m || ratio === undefined || p99 === undefined) continue
       const workers = name === 'plantstore' ? row.workers : '1'
-      const ratio = m.rps / row.ceiling.rps
-      const p99 = m.p99Ms / row.ceiling.p99Ms
       lines.push(
         `| ${scenario} | ${fmt(row.rows)} | ${workers} | ${name} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 2)} | ${fmt(m.p99Ms, 2)} | ${fmt(m.peakRssMb)} | ${fmt(ratio, 2)} | ${fmt(p99, 2)} | ${fmt(m.wrkCpuPercent)}% | ${fmt(m.serverCpuPercent)}% | ${fmt(m.non2xx + m.socketErrors)} |`,
       )
@@ -488,7 +533,7 @@ async function main(): Promise<void> {
   const results: ResultRow[] = []
   const started = new Date()
   process.stderr.write(
-    `bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ${duration}s per run after ${warmup}s warm-up, ${connections} connections, ${threads} wrk thread(s)\n`,
+    `bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ${roundCount} round(s) of ${duration}s per server after ${warmup}s warm-up, ${connections} connections, ${threads} wrk thread(s)\n`,
   )
   const profileDir = join(BENCH, 'results', 'profiles')
   for (const workers of workerCounts) {
@@ -540,14 +585,38 @@ async function main(): Promise<void> {
             process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
             continue
           }
-          process.stderr.write(`bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}\n`)
-          row.ceiling = await measure(ceiling, scenario, env)
-          if (scenario.name === 'create' && rows === 0 && workers === '1') {
-            row.reference = await measureReference(scenario, env, token)
+          // Rounds alternate the servers, so that a noisy minute on a shared machine moves one
+          // round's ratio, not the median.
+          const rounds: Round[] = []
+          for (let round = 1; round <= roundCount; round++) {
+            process.stderr.write(
+              `bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}, round ${round} of ${roundCount}\n`,
+            )
+            const measuredCeiling = await measure(ceiling, scenario, env)
+            const reference =
+              scenario.name === 'create' && rows === 0 && workers === '1'
+                ? await measureReference(scenario, env, token)
+                : undefined
+            const measuredService = await measure(service, scenario, env)
+            rounds.push({
+              ceiling: measuredCeiling,
+              service: measuredService,
+              ...(reference ? { reference } : {}),
+            })
           }
-          row.service = await measure(service, scenario, env)
-          row.ratio = row.service.rps / row.ceiling.rps
-          row.p99VsCeiling = row.service.p99Ms / row.ceiling.p99Ms
+          row.rounds = rounds
+          row.ceiling = combine(rounds.map((r) => r.ceiling))
+          row.service = combine(rounds.map((r) => r.service))
+          row.ratio = median(rounds.map((r) => r.service.rps / r.ceiling.rps))
+          row.p99VsCeiling = median(rounds.map((r) => r.service.p99Ms / r.ceiling.p99Ms))
+          const references = rounds.flatMap((r) =>
+            r.reference ? [{ ceiling: r.ceiling, reference: r.reference }] : [],
+          )
+          if (references.length > 0) {
+            row.reference = combine(references.map((r) => r.reference))
+            row.referenceRatio = median(references.map((r) => r.reference.rps / r.ceiling.rps))
+            row.referenceP99VsCeiling = median(references.map((r) => r.reference.p99Ms / r.ceiling.p99Ms))
+          }
         }
       } finally {
         const code = await service.stop()
@@ -561,14 +630,22 @@ async function main(): Promise<void> {
   const out = opts.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)
   mkdirSync(join(out, '..'), { recursive: true })
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
-  const settings = { duration, warmup, connections, threads, prefills, workers: workerCounts }
+  const settings = {
+    duration,
+    rounds: roundCount,
+    warmup,
+    connections,
+    threads,
+    prefills,
+    workers: workerCounts,
+  }
   const targets = verdicts(results)
   writeFileSync(out, `${JSON.stringify({ started, machine, settings, results, targets }, null, 2)}\n`)
   const judged = targets.map((v) => `${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.measured}`)
   for (const row of results) {
-    if (row.reference && row.ceiling) {
+    if (row.referenceRatio !== undefined) {
       judged.push(
-        `for scale  durable group commit alone (bench/reference.mjs, ${fmt(row.rows)} stored): ${fmt(row.reference.rps / row.ceiling.rps, 2)} × ceiling`,
+        `for scale  durable group commit alone (bench/reference.mjs, ${fmt(row.rows)} stored): ${fmt(row.referenceRatio, 2)} × ceiling`,
       )
     }
   }

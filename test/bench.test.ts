@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { tempDir } from './helpers/stores.js'
+
+const run = promisify(execFile)
+const ROOT = join(import.meta.dirname, '..')
+
+interface Measured {
+  rps: number
+  p99Ms: number
+  peakRssMb: number
+  non2xx: number
+  socketErrors: number
+}
+interface Round {
+  ceiling: Measured
+  reference?: Measured
+  service: Measured
+}
+interface Row {
+  scenario: string
+  ratio: number
+  p99VsCeiling: number
+  referenceRatio: number
+  ceiling: Measured
+  service: Measured
+  rounds: Round[]
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number
+
+// The benchmark with wrk for real, kept light (two connections, one-second rounds) so that it does
+// not crowd the other test files running beside it.
+describe('npm run bench', () => {
+  it('measures the ceiling, the reference and the service in alternating rounds and reports the medians', async () => {
+    const out = join(tempDir(), 'bench.json')
+    const { stdout } = await run(
+      'npx',
+      [
+        'tsx',
+        'bench/run.ts',
+        '--duration',
+        '1',
+        '--warmup',
+        '0',
+        '--rounds',
+        '3',
+        '--connections',
+        '2',
+        '--scenarios',
+        'create',
+        '--out',
+        out,
+      ],
+      { cwd: ROOT, timeout: 120_000 },
+    )
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      settings: { rounds: number }
+      results: Row[]
+      targets: Array<{ target: string; met: boolean }>
+    }
+    expect(report.settings.rounds).toBe(3)
+    const [row] = report.results
+    expect(row?.scenario).toBe('create')
+    const rounds = (row as Row).rounds
+    expect(rounds).toHaveLength(3)
+    for (const round of rounds) {
+      for (const m of [round.ceiling, round.reference as Measured, round.service]) {
+        expect(m.rps).toBeGreaterThan(0)
+        expect(m.non2xx + m.socketErrors).toBe(0)
+      }
+    }
+    const r = row as Row
+    expect(r.ratio).toBeCloseTo(median(rounds.map((x) => x.service.rps / x.ceiling.rps)), 10)
+    expect(r.p99VsCeiling).toBeCloseTo(median(rounds.map((x) => x.service.p99Ms / x.ceiling.p99Ms)), 10)
+    expect(r.referenceRatio).toBeCloseTo(
+      median(rounds.map((x) => (x.reference as Measured).rps / x.ceiling.rps)),
+      10,
+    )
+    expect(r.service.rps).toBe(median(rounds.map((x) => x.service.rps)))
+    expect(r.service.peakRssMb).toBe(Math.max(...rounds.map((x) => x.service.peakRssMb)))
+    expect(report.targets.map((t) => t.target)).toContain('POST /plants req/s ≥ 0.8 × ceiling (0 stored)')
+    expect(stdout).toMatch(/\| POST \/plants \| 0 \| 1 \| plantstore \|/)
+    expect(stdout).toContain('× ceiling')
+  }, 150_000)
+
+  it('refuses zero rounds', async () => {
+    const failed = await run('npx', ['tsx', 'bench/run.ts', '--rounds', '0'], { cwd: ROOT }).catch(
+      (error: { code: number; stderr: string }) => error,
+    )
+    expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--rounds must be at least 1') })
+  })
+})
