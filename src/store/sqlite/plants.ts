@@ -189,7 +189,6 @@ export class SqlitePlantStore implements PlantStore {
     return { json: `[${rows.join(',')}]`, next: idOfPlantJson(rows[rows.length - 1] as string) }
   }
 
-
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
     return this.writeOne(id, options, (current) => {
       const next: Plant = { id, name: change.name ?? current.name }
