@@ -141,13 +141,15 @@ const CHECKPOINT_ROWS = 2000
 
 /**
  * Every eighth automatic checkpoint is a RESTART; the others are PASSIVE. A RESTART holds the write
- * lock while it copies what was committed during its PASSIVE pass and fsyncs the database, and the
- * creates of those milliseconds wait for it (5–40 ms under a create load, timed in the checkpoint
- * thread); a PASSIVE one never blocks a commit, but the log only rewinds after a checkpoint that
- * copied all of it, which under a constant load only a RESTART achieves (a PASSIVE pass takes 5–15
- * ms and a commit always lands meanwhile), so the log grows to about eight intervals (~190 MB) before
- * it rewinds. Every fourth gave a create p99 of 26–30 ms, every eighth 18–22 ms, every sixteenth
- * 19–20 ms with a log twice as long again.
+ * lock while it copies what was committed during the passes before it and fsyncs the database, and
+ * the creates of those milliseconds wait for it (2–8 ms under a create load, see checkpoint-passes.js);
+ * a PASSIVE one never blocks a commit, but the log only rewinds after a checkpoint that copied all of
+ * it, which under a constant load only a RESTART achieves (a PASSIVE pass takes 5–15 ms and a commit
+ * always lands meanwhile), so the log grows to about eight intervals (~190 MB) before it rewinds.
+ * When the RESTART also wrote back the passes' pages under the lock, every fourth gave a create p99
+ * of 26–30 ms, every eighth 18–22 ms, every sixteenth 19–20 ms with a log twice as long again; with
+ * the write-back done before it, every fourth and every eighth gave the same p99 (16–25 ms in three
+ * 10 s rounds).
  */
 const RESTART_EVERY = 8
 
