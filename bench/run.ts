@@ -5,6 +5,7 @@
 // Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
 // shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { randomInt } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -272,7 +273,9 @@ async function runWrk(
   const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url]
   const child = spawn('bash', ['-c', `"${WRK}" "$@"; rc=$?; times >&2; exit $rc`, 'bash', ...args], {
     cwd: BENCH,
-    env: { ...process.env, BENCH_DIR: BENCH, ...env },
+    // A seed of its own for every run: a warm-up and the measured run after it that started from the
+    // same seed would send the same ids again, and every repeat would be answered 409.
+    env: { ...process.env, BENCH_DIR: BENCH, ...env, BENCH_SEED: String(randomInt(1, 2 ** 31)) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
@@ -577,7 +580,7 @@ async function main(): Promise<void> {
         for (const scenario of scenarios) {
           const readRows = Math.max(rows, READ_ROWS)
           if (scenario.name !== 'create' && rows < READ_ROWS) await setup.fill(READ_ROWS)
-          const env = { BENCH_TOKEN: token, BENCH_ROWS: String(readRows), BENCH_SEED: String(Date.now()) }
+          const env = { BENCH_TOKEN: token, BENCH_ROWS: String(readRows) }
           const row: ResultRow = { scenario: scenario.name, rows, workers, ceiling: null, service: null }
           results.push(row)
           if (scenario.probe && !(await routeExists(service.url, scenario.probe, token))) {

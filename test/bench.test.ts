@@ -45,7 +45,7 @@ describe('npm run bench', () => {
         '--duration',
         '1',
         '--warmup',
-        '0',
+        '1',
         '--rounds',
         '3',
         '--connections',
@@ -67,6 +67,7 @@ describe('npm run bench', () => {
     expect(row?.scenario).toBe('create')
     const rounds = (row as Row).rounds
     expect(rounds).toHaveLength(3)
+    // Every wrk run has ids of its own: a warm-up and its round share none (a repeat is a 409).
     for (const round of rounds) {
       for (const m of [round.ceiling, round.reference as Measured, round.service]) {
         expect(m.rps).toBeGreaterThan(0)
