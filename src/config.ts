@@ -395,7 +395,8 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'wal-checkpoint-interval',
     placeholder: 'duration',
     default: '1m',
-    description: 'SQLite: how often the write-ahead log is checkpointed and truncated; off disables it',
+    description:
+      'SQLite: how often the write-ahead log is checkpointed and rewound, and truncated once creates pause; off disables it',
     parse: duration('wal-checkpoint-interval', { min: 1000, off: true }),
   },
   {

@@ -247,7 +247,8 @@ describe('SQLite store', () => {
   it('asks for a PASSIVE checkpoint every so many creates, and a RESTART every so many of those', async () => {
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
     await withFileSink(
-      { checkpointRows: 10, restartEvery: 3, checkpointThread: thread },
+      // Never quiet-gated here: every explicit checkpoint truncates (the next test covers the gate).
+      { checkpointRows: 10, restartEvery: 3, checkpointThread: thread, quietMs: 0 },
       async (sink, path) => {
         const modes = () =>
           existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
@@ -276,6 +277,22 @@ describe('SQLite store', () => {
         expect(modes().slice(-2)).toEqual(['PASSIVE', 'TRUNCATE'])
       },
     )
+  })
+
+  it('rewinds the log on the periodic checkpoint under a create load, and truncates it once creates pause', async () => {
+    const thread = new URL('./helpers/recording-thread.js', import.meta.url)
+    await withFileSink({ checkpointThread: thread, quietMs: 300 }, async (sink, path) => {
+      const modes = () => readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean)
+      // Before any create the store is quiet.
+      await sink.checkpoint()
+      expect(modes()).toEqual(['TRUNCATE'])
+      await sink.write([row(1n, 'a', null)], Date.now())
+      await sink.checkpoint()
+      expect(modes()).toEqual(['TRUNCATE', 'RESTART'])
+      await new Promise((resolve) => setTimeout(resolve, 350))
+      await sink.checkpoint()
+      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'TRUNCATE'])
+    })
   })
 
   it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
