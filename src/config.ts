@@ -396,7 +396,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '1m',
     description:
-      'SQLite: how often the write-ahead log is checkpointed and rewound, and truncated once creates pause; off disables it',
+      'SQLite: how often the write-ahead log is checkpointed and rewound, and truncated once writes pause; off disables it',
     parse: duration('wal-checkpoint-interval', { min: 1000, off: true }),
   },
   {

@@ -279,19 +279,25 @@ describe('SQLite store', () => {
     )
   })
 
-  it('rewinds the log on the periodic checkpoint under a create load, and truncates it once creates pause', async () => {
+  it('rewinds the log on the periodic checkpoint under a write load, and truncates it once writes pause', async () => {
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
     await withFileSink({ checkpointThread: thread, quietMs: 300 }, async (sink, path) => {
       const modes = () => readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean)
-      // Before any create the store is quiet.
+      const quiet = () => new Promise((resolve) => setTimeout(resolve, 350))
+      await quiet()
       await sink.checkpoint()
       expect(modes()).toEqual(['TRUNCATE'])
+      // A create of this sink's, then a write by another connection (another worker, an update):
+      // either one is a write load.
       await sink.write([row(1n, 'a', null)], Date.now())
       await sink.checkpoint()
-      expect(modes()).toEqual(['TRUNCATE', 'RESTART'])
-      await new Promise((resolve) => setTimeout(resolve, 350))
+      await quiet()
+      store.db.prepare("UPDATE plants SET name = 'b' WHERE id = 1").run()
       await sink.checkpoint()
-      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'TRUNCATE'])
+      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'RESTART'])
+      await quiet()
+      await sink.checkpoint()
+      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'RESTART', 'TRUNCATE'])
     })
   })
 

@@ -69,7 +69,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
   /**
    * The automatic checkpoint is mostly PASSIVE: while some reader keeps an old snapshot open it cannot
    * reach the end of the log, and the WAL file never shrinks. This one copies everything back once
-   * every reader is on the newest snapshot and rewinds the log, and once creates have paused it also
+   * every reader is on the newest snapshot and rewinds the log, and once writes have paused it also
    * truncates the file to zero bytes (see fileSink's QUIET_MS and checkpoint-passes.js).
    */
   async checkpoint(): Promise<void> {
