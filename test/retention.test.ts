@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
@@ -71,6 +71,9 @@ describe('SQLite WAL checkpoint', () => {
         Array.from({ length: 2000 }, (_, i) => ({ plant: { id: BigInt(i), name: `p${i}` } })),
       )
       expect(statSync(`${path}-wal`).size).toBeGreaterThan(0)
+      // The log was last written a while ago: a log written within the last second is only rewound.
+      const past = new Date(Date.now() - 5000)
+      utimesSync(`${path}-wal`, past, past)
       const stop = scheduleRetention(
         store,
         { ...settings, walCheckpointIntervalMs: 60_000 },
