@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { PASSES_BEFORE_RESTART, runCheckpoint } from '../src/store/sqlite/checkpoint-passes.js'
-import { tempDir } from './helpers/stores.js'
+import { tempDir, walSalts } from './helpers/stores.js'
 
 const open: Database.Database[] = []
 afterEach(() => {
@@ -33,7 +32,7 @@ function logged(rows: number) {
   const syncDatabase = () => {
     steps.push('fsync')
   }
-  const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
+  const salts = () => walSalts(path)
   return { writer, recording, steps, syncDatabase, salts }
 }
 

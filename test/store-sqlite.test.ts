@@ -10,13 +10,17 @@ import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
-import { tempDir } from './helpers/stores.js'
+import { tempDir, walSalts } from './helpers/stores.js'
 
 /** A create of the writer's batch format, without an event or an idempotency record. */
 function row(id: bigint, name: string, tag: string | null): BatchRow {
   return { id, name, tag, event: undefined, idempotency: undefined }
 }
 
+/** The checkpoint modes test/helpers/recording-thread.js was asked for, in order. */
+function recordedModes(path: string): string[] {
+  return existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
+}
 describe('SQLite store', () => {
   let store: SqliteStore
   afterEach(() => store?.close())
@@ -226,8 +230,8 @@ describe('SQLite store', () => {
 
   it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
     await withFileSink({ checkpointRows: 20, restartEvery: 2 }, async (sink, path) => {
-      // A restarted log gets a new header: its salts (bytes 16–23) change.
-      const salts = () => readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
+      // A restarted log gets a new header.
+      const salts = () => walSalts(path)
       await sink.write([row(1n, 'a', null)], Date.now())
       const first = salts()
       let next = 2n
@@ -250,8 +254,6 @@ describe('SQLite store', () => {
       // Never quiet-gated here: every explicit checkpoint truncates (the next test covers the gate).
       { checkpointRows: 10, restartEvery: 3, checkpointThread: thread, quietMs: 0 },
       async (sink, path) => {
-        const modes = () =>
-          existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
         const batch = (from: bigint) => Array.from({ length: 10 }, (_, i) => row(from + BigInt(i), 'p', null))
         // One checkpoint at a time: creates that reach the count while one runs wait for the next batch.
         let next = 1n
@@ -260,21 +262,28 @@ describe('SQLite store', () => {
             async () => {
               await sink.write(batch(next), Date.now())
               next += 10n
-              expect(modes()).toHaveLength(i + 1)
+              expect(recordedModes(path)).toHaveLength(i + 1)
             },
             { timeout: 5000, interval: 10 },
           )
         }
-        expect(modes()).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'PASSIVE', 'PASSIVE', 'RESTART'])
+        expect(recordedModes(path)).toEqual([
+          'PASSIVE',
+          'PASSIVE',
+          'RESTART',
+          'PASSIVE',
+          'PASSIVE',
+          'RESTART',
+        ])
         // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
         await sink.checkpoint()
-        expect(modes().at(-1)).toBe('TRUNCATE')
+        expect(recordedModes(path).at(-1)).toBe('TRUNCATE')
         // Even when it is asked for while an automatic PASSIVE one runs: it follows that one.
         const written = sink.write(batch(next), Date.now())
-        await vi.waitFor(() => expect(modes()).toHaveLength(8), { timeout: 5000, interval: 1 })
+        await vi.waitFor(() => expect(recordedModes(path)).toHaveLength(8), { timeout: 5000, interval: 1 })
         await sink.checkpoint()
         await written
-        expect(modes().slice(-2)).toEqual(['PASSIVE', 'TRUNCATE'])
+        expect(recordedModes(path).slice(-2)).toEqual(['PASSIVE', 'TRUNCATE'])
       },
     )
   })
@@ -282,11 +291,10 @@ describe('SQLite store', () => {
   it('rewinds the log on the periodic checkpoint under a write load, and truncates it once writes pause', async () => {
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
     await withFileSink({ checkpointThread: thread, quietMs: 300 }, async (sink, path) => {
-      const modes = () => readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean)
       const quiet = () => new Promise((resolve) => setTimeout(resolve, 350))
       await quiet()
       await sink.checkpoint()
-      expect(modes()).toEqual(['TRUNCATE'])
+      expect(recordedModes(path)).toEqual(['TRUNCATE'])
       // A create of this sink's, then a write by another connection (another worker, an update):
       // either one is a write load.
       await sink.write([row(1n, 'a', null)], Date.now())
@@ -294,10 +302,10 @@ describe('SQLite store', () => {
       await quiet()
       store.db.prepare("UPDATE plants SET name = 'b' WHERE id = 1").run()
       await sink.checkpoint()
-      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'RESTART'])
+      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART'])
       await quiet()
       await sink.checkpoint()
-      expect(modes()).toEqual(['TRUNCATE', 'RESTART', 'RESTART', 'TRUNCATE'])
+      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART', 'TRUNCATE'])
     })
   })
 

@@ -2,8 +2,9 @@
 // into the database when asked (checkpoint-passes.js), so that this work (thousands of page writes
 // and fsyncs of the database file) never stalls the event loop, which commits the creates.
 //
-// Under synchronous=NORMAL a checkpoint fsyncs the log before it copies it and the database after,
-// so restarting or truncating the log never drops a frame the event loop has not fsynced yet.
+// Under synchronous=NORMAL a checkpoint fsyncs the log before it copies it, and the database once it
+// has copied the whole log, so restarting or truncating the log never drops a frame the event loop
+// has not fsynced yet.
 import { closeSync, fdatasyncSync, openSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'

@@ -21,15 +21,6 @@ export interface BatchSink {
   close(): Promise<void>
 }
 
-/** When the database's write-ahead log was last written (epoch ms); 0 when it does not exist. */
-function logWrittenAt(path: string): number {
-  try {
-    return statSync(`${path}-wal`).mtimeMs
-  } catch {
-    return 0
-  }
-}
-
 /** Commits on the caller's connection, blocking its thread: for `:memory:`, which has no second connection. */
 export function inlineSink(db: Database.Database): BatchSink {
   const writeBatch = prepareBatchWriter(db)
@@ -168,13 +159,22 @@ const RESTART_EVERY = 8
 /**
  * How long after the log was last written (by any connection of any process: its file's mtime) the
  * periodic checkpoint still counts as under a write load, and so rewinds the log (RESTART) instead of
- * truncating it. Truncating a log that creates grow again at
- * once stalls them: the file's blocks are freed, and the commits that follow extend it again (a 20 s
- * create load with the periodic checkpoint every 4 s had a p99 of 140 ms and a maximum of 199 ms
- * truncating, 21 and 39 ms rewinding). Under a load the automatic RESTARTs keep the file's size
- * bounded anyway, and once writes pause the next periodic checkpoint truncates it.
+ * truncating it. Truncating a log that creates grow again at once stalls them: the file's blocks are
+ * freed, and the commits that follow extend it again (a 20 s create load with the periodic checkpoint
+ * every 4 s had a p99 of 140 ms and a maximum of 199 ms truncating, 21 and 39 ms rewinding). Under a
+ * load the automatic RESTARTs keep the file's size bounded anyway, and once writes pause the next
+ * periodic checkpoint truncates it.
  */
 const QUIET_MS = 1000
+
+/** When the write-ahead log file was last written (epoch ms); 0 when it does not exist. */
+function logWrittenAt(logPath: string): number {
+  try {
+    return statSync(logPath).mtimeMs
+  } catch {
+    return 0
+  }
+}
 
 /**
  * Commits on a second connection in the event loop's own thread and makes each commit durable with
@@ -230,7 +230,8 @@ export function fileSink(
   const restartEvery = options.restartEvery ?? RESTART_EVERY
   const quietMs = options.quietMs ?? QUIET_MS
   let checkpoints = 0
-  const walPath = options.syncPath ?? `${path}-wal`
+  const logPath = `${path}-wal`
+  const syncPath = options.syncPath ?? logPath
 
   const queue: Queued[] = []
   /** The queue is being written: a batch given meanwhile joins the next transaction. */
@@ -299,7 +300,7 @@ export function fileSink(
     syncing = true
     const group = awaitingSync.splice(0)
     try {
-      walFd ??= openSync(walPath, 'r+')
+      walFd ??= openSync(syncPath, 'r+')
     } catch (error) {
       synced(group, error as NodeJS.ErrnoException)
       return
@@ -333,7 +334,7 @@ export function fileSink(
     async checkpoint() {
       if (failure) throw failure
       rowsSinceCheckpoint = 0
-      await checkpointer.run(Date.now() - logWrittenAt(path) < quietMs ? 'RESTART' : 'TRUNCATE')
+      await checkpointer.run(Date.now() - logWrittenAt(logPath) < quietMs ? 'RESTART' : 'TRUNCATE')
     },
     async close() {
       while (queue.length > 0 || committing || syncing || awaitingSync.length > 0) {
