@@ -12,7 +12,7 @@ import Fastify, {
 import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
 import { clientErrorHandler, installErrorHandling } from './http/errors.js'
-import { FastCreate } from './http/fast-create.js'
+import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
 import { installRateLimit, type Limiter } from './http/rate-limit.js'
@@ -114,14 +114,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetrics()
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
   const bodyLimit = options.bodyLimit ?? 64 * 1024
-  const fastCreate = new FastCreate()
+  const fastLane = new FastLane()
   const app = Fastify({
-    // Node's server, with the create fast lane in front of Fastify's handler (see fast-create.ts).
+    // Node's server, with the fast lane in front of Fastify's handler (see fast-lane.ts).
     serverFactory: (handler, given) => {
       // The settings Fastify would have applied to a server of its own (the options given below).
       const settings = given as unknown as ServerSettings
       const server = createServer(settings.http ?? {}, (req, res) => {
-        if (!fastCreate.take(req, res)) handler(req, res)
+        if (!fastLane.take(req, res)) handler(req, res)
       })
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
@@ -212,13 +212,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const debugging = options.logger !== undefined && logsAt(options.logger, 'debug')
   // A request-per-line debug log is written by Fastify's request logging alone.
   if (!debugging) {
-    fastCreate.bind({
+    fastLane.bind({
       plants: options.store.plants,
       tokens: options.tokens,
       bodyLimit,
       securityHeaders: security,
       requestId,
-      record: (status, seconds) => record('POST', '/plants', status, seconds),
+      record,
       limit,
       log: app.log,
       open: () => !closing && !lifecycle.draining && shedding.isUnderPressure?.() !== true,

@@ -4,13 +4,13 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
-import { FastCreate } from '../src/http/fast-create.js'
+import { FastLane } from '../src/http/fast-lane.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
 
-// POST /plants is answered by the create fast lane (src/http/fast-create.ts) when it comes over a real
+// POST /plants is answered by the create fast lane (src/http/fast-lane.ts) when it comes over a real
 // socket with ordinary headers, and by the Fastify route otherwise (app.inject never reaches the
 // lane). These tests send the same requests both ways, each to its own fresh service, and require
 // the same status, headers and body bytes, and that the lane really answered the socket's copy.
@@ -89,7 +89,7 @@ function headersFor(
 describe('the create fast lane answers exactly as the Fastify route', () => {
   let viaSocket: Service
   let viaInject: Service
-  const take = vi.spyOn(FastCreate.prototype, 'take')
+  const take = vi.spyOn(FastLane.prototype, 'take')
 
   beforeAll(async () => {
     viaSocket = await service()

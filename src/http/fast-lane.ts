@@ -1,0 +1,198 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { FastifyBaseLogger } from 'fastify'
+import { logsAt } from '../log.js'
+import { createPlant } from '../plants/service.js'
+import { validateNewPlant } from '../plants/validate.js'
+import type { PlantStore } from '../store/types.js'
+import type { Scope } from '../tokens/scopes.js'
+import type { Principal, TokenService } from '../tokens/service.js'
+import { bearerToken } from './auth.js'
+import { classify, errorBody, errorLogLevel, errorText } from './errors.js'
+import { parseJsonBody } from './json-body.js'
+import type { Limiter } from './rate-limit.js'
+
+/** What the fast lane needs from the application, bound once the application is built. */
+export interface FastLaneDeps {
+  plants: PlantStore
+  tokens: TokenService
+  bodyLimit: number
+  /** The headers every API answer starts with after its request id (the security headers). */
+  securityHeaders: Readonly<Record<string, string>>
+  requestId: (request: IncomingMessage) => string
+  /** Counts and times an answer in its route's own series (the route as Fastify names it). */
+  record: (method: string, route: string, status: number, seconds: number) => void
+  limit?: Limiter | undefined
+  log: FastifyBaseLogger
+  /** False while the application sheds load or closes: those answers are the framework's. */
+  open: () => boolean
+}
+
+/** One answer under way: its headers so far, the route it is counted under, and when it began. */
+interface Answer {
+  headers: Record<string, string | number>
+  method: string
+  route: string
+  started: number
+}
+
+const JSON_TYPES = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=utf-8',
+])
+const DIGITS = /^[0-9]{1,10}$/
+const CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * The lane answers POST /plants, the one route whose speed the service is judged by, straight from
+ * Node's request event for the ordinary request: a plain JSON body of known length, a bearer token
+ * this process has verified before with the route's scope, no Idempotency-Key, no browser Origin.
+ * Everything else (and every request while the process sheds load, closes or logs each request)
+ * goes to Fastify untouched, because nothing of the request has been read yet when this decides.
+ *
+ * It runs the same pieces as the Fastify routes: the bearer parsing, token cache, rate limiter, exact
+ * JSON parser, domain validation, the plant service and the error catalog's classification, and
+ * answers with the same status, headers and bytes (a test holds the two paths to that). What it
+ * leaves out is the framework's per-request machinery (hooks, reply and request objects, the schema
+ * serializer whose output for a plant is the plant's JSON text the service already wrote).
+ */
+export class FastLane {
+  private deps: FastLaneDeps | undefined
+
+  /** Until this is called the lane takes nothing: the application is not built yet. */
+  bind(deps: FastLaneDeps): void {
+    this.deps = deps
+  }
+
+  /** Takes the request and answers it, or returns false and leaves both untouched. */
+  take(request: IncomingMessage, response: ServerResponse): boolean {
+    const deps = this.deps
+    if (deps === undefined || request.method !== 'POST' || request.url !== '/plants') return false
+    const headers = request.headers
+    const length = headers['content-length']
+    const type = headers['content-type']
+    const bytes = length !== undefined && DIGITS.test(length) ? Number(length) : 0
+    if (
+      bytes === 0 ||
+      bytes > deps.bodyLimit ||
+      type === undefined ||
+      !JSON_TYPES.has(type.toLowerCase()) ||
+      headers['transfer-encoding'] !== undefined ||
+      headers['idempotency-key'] !== undefined
+    ) {
+      return false
+    }
+    const principal = this.admit(deps, headers, 'plants:write')
+    if (principal === undefined) return false
+    const answer = this.begin(deps, request, 'POST', '/plants')
+    this.limited(deps, principal, response, answer, () => this.create(deps, request, response, answer))
+    return true
+  }
+
+  /**
+   * The principal of an ordinary request's token when this process has verified it before and it
+   * has the scope; undefined when the framework must answer (its first use, a browser's request, an
+   * expired token, a missing scope, a process that sheds load or closes).
+   */
+  private admit(deps: FastLaneDeps, headers: IncomingHttpHeaders, scope: Scope): Principal | undefined {
+    if (headers.origin !== undefined || headers.expect !== undefined || !deps.open()) return undefined
+    const token = bearerToken(headers.authorization)
+    if (token === undefined || !deps.tokens.remembers(token)) return undefined
+    let principal: Principal | undefined
+    try {
+      principal = deps.tokens.verifyCached(token)
+    } catch {
+      // Expired since it was cached: the framework's path says so, with its challenge.
+      return undefined
+    }
+    return principal?.scopes.has(scope) ? principal : undefined
+  }
+
+  private begin(deps: FastLaneDeps, request: IncomingMessage, method: string, route: string): Answer {
+    const started = performance.now()
+    const headers: Record<string, string | number> = { 'x-request-id': deps.requestId(request) }
+    Object.assign(headers, deps.securityHeaders)
+    headers['cache-control'] = 'no-store'
+    return { headers, method, route, started }
+  }
+
+  /** Counts the request against its token's rate limit, then goes on unless the limit refused it. */
+  private limited(
+    deps: FastLaneDeps,
+    principal: Principal,
+    response: ServerResponse,
+    answer: Answer,
+    next: () => void,
+  ): void {
+    const limited = deps.limit?.(`token:${principal.tokenId}`)
+    if (!limited) {
+      next()
+      return
+    }
+    limited.then(
+      (extra) => {
+        if (extra) Object.assign(answer.headers, extra)
+        next()
+      },
+      (error: unknown) => this.fail(deps, response, answer, error),
+    )
+  }
+
+  private create(
+    deps: FastLaneDeps,
+    request: IncomingMessage,
+    response: ServerResponse,
+    answer: Answer,
+  ): void {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    // A client that goes away mid-body gets no answer; the socket is already closed.
+    request.on('error', () => {})
+    request.on('end', () => {
+      let plant: ReturnType<typeof validateNewPlant>
+      try {
+        const text =
+          chunks.length === 1
+            ? (chunks[0] as Buffer).toString('utf8')
+            : Buffer.concat(chunks).toString('utf8')
+        plant = validateNewPlant(parseJsonBody(text))
+      } catch (error) {
+        this.fail(deps, response, answer, error)
+        return
+      }
+      createPlant(deps.plants, plant).then(
+        (created) => {
+          answer.headers.etag = created.etag
+          this.send(deps, response, answer, 200, created.json)
+        },
+        (error: unknown) => this.fail(deps, response, answer, error),
+      )
+    })
+  }
+
+  private fail(deps: FastLaneDeps, response: ServerResponse, answer: Answer, error: unknown): void {
+    const failure = classify(error)
+    const level = errorLogLevel(error, failure.entry)
+    if (logsAt(deps.log, level)) {
+      deps.log.child({ reqId: answer.headers['x-request-id'] })[level](...errorText(error, failure))
+    }
+    if (failure.headers) Object.assign(answer.headers, failure.headers)
+    const body = JSON.stringify(errorBody(failure.entry, failure.message))
+    this.send(deps, response, answer, failure.entry.status, body)
+  }
+
+  private send(
+    deps: FastLaneDeps,
+    response: ServerResponse,
+    answer: Answer,
+    status: number,
+    body: string,
+  ): void {
+    answer.headers['content-type'] = CONTENT_TYPE
+    answer.headers['content-length'] = Buffer.byteLength(body)
+    response.writeHead(status, answer.headers)
+    response.end(body)
+    deps.record(answer.method, answer.route, status, (performance.now() - answer.started) / 1000)
+  }
+}
