@@ -10,9 +10,9 @@ import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
 
-// POST /plants is answered by the create fast lane (src/http/fast-lane.ts) when it comes over a real
-// socket with ordinary headers, and by the Fastify route otherwise (app.inject never reaches the
-// lane). These tests send the same requests both ways, each to its own fresh service, and require
+// POST /plants, GET /plants and GET /plants/{id} are answered by the fast lane (src/http/fast-lane.ts)
+// when they come over a real socket with ordinary headers, and by the Fastify routes otherwise
+// (app.inject never reaches the lane). These tests send the same requests both ways, each to its own fresh service, and require
 // the same status, headers and body bytes, and that the lane really answered the socket's copy.
 
 interface Answer {
@@ -53,9 +53,15 @@ async function stop(s: Service): Promise<void> {
   await s.store.close()
 }
 
-function overSocket(port: number, headers: Record<string, string>, body: string | Buffer): Promise<Answer> {
+function overSocket(
+  port: number,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  method = 'POST',
+  path = '/plants',
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/plants', headers }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () =>
@@ -67,8 +73,14 @@ function overSocket(port: number, headers: Record<string, string>, body: string 
   })
 }
 
-async function injected(app: FastifyInstance, headers: Record<string, string>, body: string | Buffer) {
-  const res = await app.inject({ method: 'POST', url: '/plants', headers, payload: body })
+async function injected(
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  method: 'POST' | 'GET' | 'HEAD' = 'POST',
+  url = '/plants',
+) {
+  const res = await app.inject({ method, url, headers, ...(method === 'POST' ? { payload: body } : {}) })
   return comparable(res.statusCode, res.headers, res.body)
 }
 
@@ -230,6 +242,165 @@ describe('the create fast lane under a rate limit', () => {
     } finally {
       await stop(a)
       await stop(b)
+    }
+  })
+})
+
+describe('the fast lane answers reads exactly as the Fastify routes', () => {
+  let viaSocket: Service
+  let viaInject: Service
+  const take = vi.spyOn(FastLane.prototype, 'take')
+  const PLANTS = [
+    '{"id": -9223372036854775808, "name": "min"}',
+    '{"id": -5, "name": "negative", "tag": "aroid"}',
+    '{"id": 7, "name": "seven", "tag": "fern"}',
+    '{"id": 9007199254740993, "name": "\\"q\\" \\u2028 🌵", "tag": "aroid"}',
+    '{"id": 9223372036854775807, "name": "max", "tag": "fern"}',
+  ]
+
+  beforeAll(async () => {
+    viaSocket = await service()
+    viaInject = await service()
+    for (const body of PLANTS) {
+      await overSocket(viaSocket.port, headersFor(viaSocket, {}, body), body)
+      await injected(viaInject.app, headersFor(viaInject, {}, body), body)
+    }
+  })
+  afterAll(async () => {
+    await stop(viaSocket)
+    await stop(viaInject)
+  })
+  afterEach(() => take.mockClear())
+
+  function readHeaders(s: Service, extra: Record<string, string>): Record<string, string> {
+    return { authorization: `Bearer ${s.token}`, 'x-request-id': 'fast-lane-test', ...extra }
+  }
+
+  /** Sends the read both ways; returns whether the lane took the socket's copy. */
+  async function both(path: string, extra: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET') {
+    take.mockClear()
+    const fast = await overSocket(viaSocket.port, readHeaders(viaSocket, extra), '', method, path)
+    const taken = take.mock.results.some((r) => r.value === true)
+    const framework = await injected(viaInject.app, readHeaders(viaInject, extra), '', method, path)
+    expect(fast).toEqual(framework)
+    return { taken, answer: fast }
+  }
+
+  it.each([
+    ['a plant with a tag', '/plants/7', 200],
+    ['the smallest id', '/plants/-9223372036854775808', 200],
+    ['the largest id', '/plants/9223372036854775807', 200],
+    ['2^53 + 1, with escapes in its name', '/plants/9007199254740993', 200],
+    ['an id that is not stored (404)', '/plants/8', 404],
+    ['the first page', '/plants', 200],
+    ['a page that has a next one', '/plants?limit=2', 200],
+    ['a page after a cursor', '/plants?limit=2&after=-5', 200],
+    ['the page after the largest id', '/plants?after=9223372036854775807', 200],
+    ['a page of one tag', '/plants?tag=aroid&limit=1', 200],
+    ['an empty query', '/plants?', 200],
+  ])('%s', async (_case, path, status) => {
+    const { taken, answer } = await both(path)
+    expect(answer.status).toBe(status)
+    expect(taken).toBe(true)
+  })
+
+  it('sends every id exactly and pages through the whole listing', async () => {
+    const ids: string[] = []
+    let path: string | undefined = '/plants?limit=2'
+    while (path !== undefined) {
+      const { taken, answer } = await both(path)
+      expect(taken).toBe(true)
+      ids.push(...[...answer.body.matchAll(/"id":(-?\d+)/g)].map((m) => m[1] as string))
+      path = /^<([^>]+)>; rel="next"$/.exec(answer.headers.link ?? '')?.[1]
+    }
+    expect(ids).toEqual(['-9223372036854775808', '-5', '7', '9007199254740993', '9223372036854775807'])
+  })
+
+  it.each([
+    ['an id past int64', '/plants/9223372036854775808', {}],
+    ['an id with leading zeros (400)', '/plants/007', {}],
+    ['an id that is not a number', '/plants/seven', {}],
+    ['a read with a query', '/plants/7?x=1', {}],
+    ['a conditional read', '/plants/7', { 'if-none-match': '"anything"' }],
+    ['a limit out of range', '/plants?limit=0', {}],
+    ['a repeated limit', '/plants?limit=1&limit=2', {}],
+    ['an unknown parameter', '/plants?colour=green', {}],
+    ['an encoded tag', '/plants?tag=a%20b', {}],
+    ['a compressed page', '/plants', { 'accept-encoding': 'gzip' }],
+    ['a browser origin', '/plants/7', { origin: 'https://example.test' }],
+    ['a token never seen', '/plants/7', { authorization: 'Bearer pst_0000000000000000_nope' }],
+  ])('leaves %s to the framework', async (_case, path, extra) => {
+    expect((await both(path, extra)).taken).toBe(false)
+  })
+
+  it('any stored name and tag reads back the same both ways (generated)', async () => {
+    let id = 5000
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 200 }),
+        fc.option(fc.string({ minLength: 1, maxLength: 100 })),
+        async (name, tag) => {
+          id++
+          const body = JSON.stringify(tag === null ? { id, name } : { id, name, tag })
+          const created = await overSocket(viaSocket.port, headersFor(viaSocket, {}, body), body)
+          await injected(viaInject.app, headersFor(viaInject, {}, body), body)
+          const { taken, answer } = await both(`/plants/${id}`)
+          expect(answer.status).toBe(created.status === 200 ? 200 : 404)
+          expect(taken).toBe(true)
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+
+  it('leaves HEAD to the framework', async () => {
+    expect((await both('/plants/7', {}, 'HEAD')).taken).toBe(false)
+  })
+
+  it('leaves a token without plants:read to the framework, which answers 403', async () => {
+    const writeOnly = async (s: Service) =>
+      (await new TokenService(s.store.tokens).create('w', ['plants:write'])).token
+    const a = await writeOnly(viaSocket)
+    const b = await writeOnly(viaInject)
+    // Its first use is the framework's anyway; the second would be the lane's if it had the scope.
+    for (let i = 0; i < 2; i++) {
+      take.mockClear()
+      const fast = await overSocket(
+        viaSocket.port,
+        readHeaders(viaSocket, { authorization: `Bearer ${a}` }),
+        '',
+        'GET',
+        '/plants',
+      )
+      expect(take.mock.results.some((r) => r.value === true)).toBe(false)
+      const framework = await injected(
+        viaInject.app,
+        readHeaders(viaInject, { authorization: `Bearer ${b}` }),
+        '',
+        'GET',
+        '/plants',
+      )
+      expect(fast).toEqual(framework)
+      expect(fast.status).toBe(403)
+    }
+  })
+
+  it('a store that is unreachable: 503 with Retry-After, for a plant and for a page', async () => {
+    const down = () => Promise.reject(new StoreUnavailableError('test outage'))
+    const spies = [
+      vi.spyOn(viaSocket.store.plants, 'read').mockImplementation(down),
+      vi.spyOn(viaInject.store.plants, 'read').mockImplementation(down),
+      vi.spyOn(viaSocket.store.plants, 'listJson').mockImplementation(down),
+      vi.spyOn(viaInject.store.plants, 'listJson').mockImplementation(down),
+    ]
+    try {
+      for (const path of ['/plants/7', '/plants?limit=2']) {
+        const { taken, answer } = await both(path)
+        expect(taken).toBe(true)
+        expect(answer.status).toBe(503)
+      }
+    } finally {
+      for (const spy of spies) spy.mockRestore()
     }
   })
 })

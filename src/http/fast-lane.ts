@@ -2,14 +2,17 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import { logsAt } from '../log.js'
-import { createPlant } from '../plants/service.js'
-import { validateNewPlant } from '../plants/validate.js'
+import { plantJson } from '../plants/events.js'
+import { parseInt64 } from '../plants/int64.js'
+import { createPlant, listPlantsJson, readPlant } from '../plants/service.js'
+import { type PlantListQuery, validateListQuery, validateNewPlant } from '../plants/validate.js'
 import type { PlantStore } from '../store/types.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
 import { bearerToken } from './auth.js'
 import { classify, errorBody, errorLogLevel, errorText } from './errors.js'
 import { parseJsonBody } from './json-body.js'
+import { nextPageLink } from './next-link.js'
 import type { Limiter } from './rate-limit.js'
 
 /** What the fast lane needs from the application, bound once the application is built. */
@@ -42,6 +45,25 @@ const JSON_TYPES = new Set([
   'application/json;charset=utf-8',
 ])
 const DIGITS = /^[0-9]{1,10}$/
+const INT64_TEXT = /^-?[0-9]{1,19}$/
+const QUERY_PAIR = /^(limit|after|tag)=([A-Za-z0-9._~-]+)$/
+
+/**
+ * The pairs of a query string in which every pair is a known name, given once, with a value that
+ * needs no decoding; undefined for anything else, which the framework's query parser then reads.
+ */
+function plainQuery(search: string): Record<string, string> | undefined {
+  const raw: Record<string, string> = {}
+  if (search === '') return raw
+  for (const pair of search.split('&')) {
+    const match = QUERY_PAIR.exec(pair)
+    if (match === null) return undefined
+    const [, name, value] = match as unknown as [string, string, string]
+    if (Object.hasOwn(raw, name)) return undefined
+    raw[name] = value
+  }
+  return raw
+}
 const CONTENT_TYPE = 'application/json; charset=utf-8'
 
 /**
@@ -68,7 +90,9 @@ export class FastLane {
   /** Takes the request and answers it, or returns false and leaves both untouched. */
   take(request: IncomingMessage, response: ServerResponse): boolean {
     const deps = this.deps
-    if (deps === undefined || request.method !== 'POST' || request.url !== '/plants') return false
+    if (deps === undefined) return false
+    if (request.method === 'GET') return this.takeRead(deps, request, response)
+    if (request.method !== 'POST' || request.url !== '/plants') return false
     const headers = request.headers
     const length = headers['content-length']
     const type = headers['content-type']
@@ -87,6 +111,59 @@ export class FastLane {
     if (principal === undefined) return false
     const answer = this.begin(deps, request, 'POST', '/plants')
     this.limited(deps, principal, response, answer, () => this.create(deps, request, response, answer))
+    return true
+  }
+
+  /**
+   * GET /plants/{id} without a condition, and GET /plants with a plain query (limit, after and tag
+   * at most once each, in characters that need no decoding) when the client asks for no compression
+   * (a page of a kilobyte or more is the framework's to compress). An id or a query the framework
+   * would refuse stays with it, for its 400.
+   */
+  private takeRead(deps: FastLaneDeps, request: IncomingMessage, response: ServerResponse): boolean {
+    const url = request.url ?? ''
+    const headers = request.headers
+    if (url.startsWith('/plants/')) {
+      if (headers['if-none-match'] !== undefined) return false
+      const digits = url.slice(8)
+      const id = INT64_TEXT.test(digits) ? parseInt64(digits) : null
+      if (id === null) return false
+      const principal = this.admit(deps, headers, 'plants:read')
+      if (principal === undefined) return false
+      const answer = this.begin(deps, request, 'GET', '/plants/:id')
+      this.limited(deps, principal, response, answer, () =>
+        readPlant(deps.plants, id).then(
+          (found) => {
+            answer.headers.etag = found.etag
+            this.send(deps, response, answer, 200, plantJson(found.plant))
+          },
+          (error: unknown) => this.fail(deps, response, answer, error),
+        ),
+      )
+      return true
+    }
+    if (url !== '/plants' && !url.startsWith('/plants?')) return false
+    if (headers['accept-encoding'] !== undefined) return false
+    const raw = plainQuery(url.slice(8))
+    if (raw === undefined) return false
+    let query: PlantListQuery
+    try {
+      query = validateListQuery(raw)
+    } catch {
+      return false
+    }
+    const principal = this.admit(deps, headers, 'plants:read')
+    if (principal === undefined) return false
+    const answer = this.begin(deps, request, 'GET', '/plants')
+    this.limited(deps, principal, response, answer, () =>
+      listPlantsJson(deps.plants, query).then(
+        (page) => {
+          if (page.next !== undefined) answer.headers.link = nextPageLink(query, page.next)
+          this.send(deps, response, answer, 200, page.json)
+        },
+        (error: unknown) => this.fail(deps, response, answer, error),
+      ),
+    )
     return true
   }
 

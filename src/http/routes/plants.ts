@@ -25,6 +25,7 @@ import {
 } from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
+import { nextPageLink } from '../next-link.js'
 import { errorResponses, PlantId, ref } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
@@ -109,13 +110,6 @@ function pathId(request: FastifyRequest): bigint {
   return (request.params as { id: bigint }).id
 }
 
-/** The Link header's target: the same listing, starting after the last id of this page. */
-function nextLink(query: PlantListQuery, next: bigint): string {
-  const params = new URLSearchParams({ limit: String(query.limit), after: next.toString() })
-  if (query.tag !== undefined) params.set('tag', query.tag)
-  return `</plants?${params.toString()}>; rel="next"`
-}
-
 export async function plantRoutes(
   app: FastifyInstance,
   { store, idempotency }: { store: Store; idempotency: IdempotentCreates },
@@ -183,7 +177,7 @@ export async function plantRoutes(
     async (request, reply) => {
       const query = request.query as PlantListQuery
       const page = await listPlantsJson(store.plants, query)
-      if (page.next !== undefined) reply.header('link', nextLink(query, page.next))
+      if (page.next !== undefined) reply.header('link', nextPageLink(query, page.next))
       // Already JSON (the response schema still documents it): sent as is, not serialized again.
       return reply.type('application/json; charset=utf-8').send(page.json)
     },
