@@ -353,6 +353,33 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
     )
   })
 
+  it('counts its answers in the metric series of their routes', async () => {
+    const { token } = await new TokenService(viaSocket.store.tokens).create('m', ['metrics:read'])
+    const count = async (route: string) => {
+      const res = await viaSocket.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      const line = res.body
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('plantstore_http_requests_total{') &&
+            l.includes('method="GET"') &&
+            l.includes(`route="${route}"`) &&
+            l.includes('status="200"'),
+        )
+      return line === undefined ? 0 : Number(line.split(' ').pop())
+    }
+    const one = await count('/plants/:id')
+    const pages = await count('/plants')
+    expect((await both('/plants/7')).taken).toBe(true)
+    expect((await both('/plants?limit=1')).taken).toBe(true)
+    expect((await both('/plants?limit=1')).taken).toBe(true)
+    expect([await count('/plants/:id'), await count('/plants')]).toEqual([one + 1, pages + 2])
+  })
+
   it('leaves HEAD to the framework', async () => {
     expect((await both('/plants/7', {}, 'HEAD')).taken).toBe(false)
   })
