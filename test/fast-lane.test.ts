@@ -387,28 +387,18 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
   it('leaves a token without plants:read to the framework, which answers 403', async () => {
     const writeOnly = async (s: Service) =>
       (await new TokenService(s.store.tokens).create('w', ['plants:write'])).token
-    const a = await writeOnly(viaSocket)
-    const b = await writeOnly(viaInject)
-    // Its first use is the framework's anyway; the second would be the lane's if it had the scope.
-    for (let i = 0; i < 2; i++) {
-      take.mockClear()
-      const fast = await overSocket(
-        viaSocket.port,
-        readHeaders(viaSocket, { authorization: `Bearer ${a}` }),
-        '',
-        'GET',
-        '/plants',
-      )
-      expect(take.mock.results.some((r) => r.value === true)).toBe(false)
-      const framework = await injected(
-        viaInject.app,
-        readHeaders(viaInject, { authorization: `Bearer ${b}` }),
-        '',
-        'GET',
-        '/plants',
-      )
-      expect(fast).toEqual(framework)
-      expect(fast.status).toBe(403)
+    const readers = [viaSocket.token, viaInject.token] as const
+    viaSocket.token = await writeOnly(viaSocket)
+    viaInject.token = await writeOnly(viaInject)
+    try {
+      // Its first use is the framework's anyway; the second would be the lane's if it had the scope.
+      for (let i = 0; i < 2; i++) {
+        const { taken, answer } = await both('/plants')
+        expect(taken).toBe(false)
+        expect(answer.status).toBe(403)
+      }
+    } finally {
+      ;[viaSocket.token, viaInject.token] = readers
     }
   })
 

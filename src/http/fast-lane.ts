@@ -128,19 +128,11 @@ export class FastLane {
       const digits = url.slice(8)
       const id = INT64_TEXT.test(digits) ? parseInt64(digits) : null
       if (id === null) return false
-      const principal = this.admit(deps, headers, 'plants:read')
-      if (principal === undefined) return false
-      const answer = this.begin(deps, request, 'GET', '/plants/:id')
-      this.limited(deps, principal, response, answer, () =>
-        readPlant(deps.plants, id).then(
-          (found) => {
-            answer.headers.etag = found.etag
-            this.send(deps, response, answer, 200, plantJson(found.plant))
-          },
-          (error: unknown) => this.fail(deps, response, answer, error),
-        ),
-      )
-      return true
+      return this.answerRead(deps, request, response, '/plants/:id', async (answer) => {
+        const found = await readPlant(deps.plants, id)
+        answer.headers.etag = found.etag
+        return plantJson(found.plant)
+      })
     }
     if (url !== '/plants' && !url.startsWith('/plants?')) return false
     if (headers['accept-encoding'] !== undefined) return false
@@ -152,15 +144,27 @@ export class FastLane {
     } catch {
       return false
     }
-    const principal = this.admit(deps, headers, 'plants:read')
+    return this.answerRead(deps, request, response, '/plants', async (answer) => {
+      const page = await listPlantsJson(deps.plants, query)
+      if (page.next !== undefined) answer.headers.link = nextPageLink(query, page.next)
+      return page.json
+    })
+  }
+
+  /** Answers a read with the body `read` resolves to (200), or with the error it rejects with. */
+  private answerRead(
+    deps: FastLaneDeps,
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: string,
+    read: (answer: Answer) => Promise<string>,
+  ): boolean {
+    const principal = this.admit(deps, request.headers, 'plants:read')
     if (principal === undefined) return false
-    const answer = this.begin(deps, request, 'GET', '/plants')
+    const answer = this.begin(deps, request, 'GET', route)
     this.limited(deps, principal, response, answer, () =>
-      listPlantsJson(deps.plants, query).then(
-        (page) => {
-          if (page.next !== undefined) answer.headers.link = nextPageLink(query, page.next)
-          this.send(deps, response, answer, 200, page.json)
-        },
+      read(answer).then(
+        (body) => this.send(deps, response, answer, 200, body),
         (error: unknown) => this.fail(deps, response, answer, error),
       ),
     )
