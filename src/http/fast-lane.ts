@@ -44,6 +44,7 @@ const JSON_TYPES = new Set([
   'application/json; charset=utf-8',
   'application/json;charset=utf-8',
 ])
+const CONTENT_TYPE = 'application/json; charset=utf-8'
 const DIGITS = /^[0-9]{1,10}$/
 const INT64_TEXT = /^-?[0-9]{1,19}$/
 const QUERY_PAIR = /^(limit|after|tag)=([A-Za-z0-9._~-]+)$/
@@ -64,14 +65,15 @@ function plainQuery(search: string): Record<string, string> | undefined {
   }
   return raw
 }
-const CONTENT_TYPE = 'application/json; charset=utf-8'
 
 /**
- * The lane answers POST /plants, the one route whose speed the service is judged by, straight from
- * Node's request event for the ordinary request: a plain JSON body of known length, a bearer token
- * this process has verified before with the route's scope, no Idempotency-Key, no browser Origin.
- * Everything else (and every request while the process sheds load, closes or logs each request)
- * goes to Fastify untouched, because nothing of the request has been read yet when this decides.
+ * The lane answers the plant routes that carry the load, POST /plants (the one whose speed the
+ * service is judged by), GET /plants/{id} and GET /plants, straight from Node's request event for
+ * the ordinary request: a bearer token this process has verified before with the route's scope, no
+ * browser Origin, and for a create a plain JSON body of known length without an Idempotency-Key (see
+ * takeRead for the reads). Everything else (and every request while the process sheds load, closes
+ * or logs each request) goes to Fastify untouched, because nothing of the request has been read yet
+ * when this decides.
  *
  * It runs the same pieces as the Fastify routes: the bearer parsing, token cache, rate limiter, exact
  * JSON parser, domain validation, the plant service and the error catalog's classification, and
