@@ -92,16 +92,16 @@ export class TokenService {
     return this.verifyCached(token) ?? this.load(token, this.now())
   }
 
-  /**
-   * The principal of a token verified before, without a promise (the common case on the request
-   * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
-   * of a remembered token that has since expired.
-   */
   /** Whether the token is in the cache, without counting a verification or touching anything. */
   remembers(token: string): boolean {
     return this.cache.has(token)
   }
 
+  /**
+   * The principal of a token verified before, without a promise (the common case on the request
+   * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
+   * of a remembered token that has since expired.
+   */
   verifyCached(token: string): Principal | undefined {
     this.checkRevocations()
     const cached = this.cache.get(token)
