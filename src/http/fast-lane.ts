@@ -2,7 +2,6 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import { logsAt } from '../log.js'
-import { plantJson } from '../plants/events.js'
 import { parseInt64 } from '../plants/int64.js'
 import { createPlant, listPlantsJson, readPlant } from '../plants/service.js'
 import { type PlantListQuery, validateListQuery, validateNewPlant } from '../plants/validate.js'
@@ -133,7 +132,7 @@ export class FastLane {
       return this.answerRead(deps, request, response, '/plants/:id', async (answer) => {
         const found = await readPlant(deps.plants, id)
         answer.headers.etag = found.etag
-        return plantJson(found.plant)
+        return found.json
       })
     }
     if (url !== '/plants' && !url.startsWith('/plants?')) return false

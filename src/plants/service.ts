@@ -37,10 +37,12 @@ export async function getPlant(store: PlantStore, id: bigint): Promise<Plant> {
   return plant
 }
 
-export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPlant> {
+/** The stored plant with its ETag and its JSON text (one text serves the ETag's digest and a body). */
+export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPlant & { json: string }> {
   const found = await store.read(id)
   if (!found) throw notFound(id)
-  return { plant: found.plant, etag: etagOf(found.plant, found.version) }
+  const json = plantJson(found.plant)
+  return { plant: found.plant, etag: etagOfJson(json, found.version), json }
 }
 
 /** One page as the JSON text of the answer, and the cursor of the next page when one follows. */
