@@ -173,6 +173,22 @@ function combine(rounds: Measured[]): Measured {
   }
 }
 
+/**
+ * A server's rounds, each beside the ceiling measured in the same round: its combined figures, and the
+ * medians of its per-round req/s and p99 ratios to that ceiling.
+ */
+function againstCeiling(rounds: Array<{ ceiling: Measured; measured: Measured }>): {
+  combined: Measured
+  ratio: number
+  p99Ratio: number
+} {
+  return {
+    combined: combine(rounds.map((r) => r.measured)),
+    ratio: median(rounds.map((r) => r.measured.rps / r.ceiling.rps)),
+    p99Ratio: median(rounds.map((r) => r.measured.p99Ms / r.ceiling.p99Ms)),
+  }
+}
+
 // --- processes --------------------------------------------------------------------------------
 
 // Stopped if the run is interrupted, so that no server outlives the benchmark.
@@ -609,16 +625,18 @@ async function main(): Promise<void> {
           }
           row.rounds = rounds
           row.ceiling = combine(rounds.map((r) => r.ceiling))
-          row.service = combine(rounds.map((r) => r.service))
-          row.ratio = median(rounds.map((r) => r.service.rps / r.ceiling.rps))
-          row.p99VsCeiling = median(rounds.map((r) => r.service.p99Ms / r.ceiling.p99Ms))
+          const served = againstCeiling(rounds.map((r) => ({ ceiling: r.ceiling, measured: r.service })))
+          row.service = served.combined
+          row.ratio = served.ratio
+          row.p99VsCeiling = served.p99Ratio
           const references = rounds.flatMap((r) =>
-            r.reference ? [{ ceiling: r.ceiling, reference: r.reference }] : [],
+            r.reference ? [{ ceiling: r.ceiling, measured: r.reference }] : [],
           )
           if (references.length > 0) {
-            row.reference = combine(references.map((r) => r.reference))
-            row.referenceRatio = median(references.map((r) => r.reference.rps / r.ceiling.rps))
-            row.referenceP99VsCeiling = median(references.map((r) => r.reference.p99Ms / r.ceiling.p99Ms))
+            const reference = againstCeiling(references)
+            row.reference = reference.combined
+            row.referenceRatio = reference.ratio
+            row.referenceP99VsCeiling = reference.p99Ratio
           }
         }
       } finally {
