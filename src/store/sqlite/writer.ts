@@ -149,10 +149,9 @@ const CHECKPOINT_ROWS = 2000
  * a PASSIVE one never blocks a commit, but the log only rewinds after a checkpoint that copied all of
  * it, which under a constant load only a RESTART achieves (a PASSIVE pass takes 5–15 ms and a commit
  * always lands meanwhile), so the log grows to about eight intervals (~190 MB) before it rewinds.
- * When the RESTART also wrote back the passes' pages under the lock, every fourth gave a create p99
- * of 26–30 ms, every eighth 18–22 ms, every sixteenth 19–20 ms with a log twice as long again; with
- * the write-back done before it, every fourth and every eighth gave the same p99 (16–25 ms in three
- * 10 s rounds).
+ * Every fourth gave the same create p99 (16–25 ms over three 10 s rounds) with a log half as long;
+ * every eighth takes the write lock half as often. The earlier measurements are in the README's
+ * Performance section.
  */
 const RESTART_EVERY = 8
 
