@@ -21,6 +21,7 @@ function row(id: bigint, name: string, tag: string | null): BatchRow {
 function recordedModes(path: string): string[] {
   return existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
 }
+
 describe('SQLite store', () => {
   let store: SqliteStore
   afterEach(() => store?.close())
@@ -231,15 +232,14 @@ describe('SQLite store', () => {
   it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
     await withFileSink({ checkpointRows: 20, restartEvery: 2 }, async (sink, path) => {
       // A restarted log gets a new header.
-      const salts = () => walSalts(path)
       await sink.write([row(1n, 'a', null)], Date.now())
-      const first = salts()
+      const first = walSalts(path)
       let next = 2n
       await vi.waitFor(
         async () => {
           const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
           expect((await sink.write(batch, Date.now())).outcomes).toHaveLength(10)
-          expect(salts()).not.toBe(first)
+          expect(walSalts(path)).not.toBe(first)
         },
         { timeout: 5000, interval: 10 },
       )
