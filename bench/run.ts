@@ -30,8 +30,8 @@ const LAUNCHER = (() => {
 const HELP = `usage: npm run bench -- [options]
 
   --duration <s>        seconds measured per round, scenario and server (default 10)
-  --rounds <n>          rounds per scenario, each measuring the ceiling and then the service; the
-                        ratios reported are the medians of the rounds' (default 3)
+  --rounds <n>          rounds per scenario, each measuring the service between two runs of the
+                        ceiling; the ratios reported are the medians of the rounds' (default 3)
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
@@ -121,8 +121,12 @@ interface Measured extends Load {
   serverCpuPercent: number
 }
 
-/** One round of a scenario: the ceiling, then (for creates on an empty store) the reference, then the service. */
+/**
+ * One round of a scenario: the ceiling, then (for creates on an empty store) the reference, then the
+ * service; the next round's ceiling run (or one more after the last round) closes the bracket.
+ */
 interface Round {
+  /** The mean of the ceiling runs just before and just after this round's servers (see bracket). */
   ceiling: Measured
   reference?: Measured
   service: Measured
@@ -146,6 +150,8 @@ interface ResultRow {
   referenceRatio?: number
   referenceP99VsCeiling?: number
   rounds?: Round[]
+  /** The ceiling's own runs in order: one before each round and one after the last. */
+  ceilingRuns?: Measured[]
 }
 
 function median(values: number[]): number {
@@ -170,6 +176,27 @@ function combine(rounds: Measured[]): Measured {
     wrkCpuPercent: mid((m) => m.wrkCpuPercent),
     peakRssMb: Math.max(...rounds.map((m) => m.peakRssMb)),
     serverCpuPercent: mid((m) => m.serverCpuPercent),
+  }
+}
+
+/**
+ * The ceiling as it stood around a measurement: the mean of its runs just before and just after. On a
+ * shared machine the capacity left to the servers drifts within minutes (one round's ceiling answered
+ * 6,688 req/s and the next 19,838); a ratio to a run on one side only takes that drift in whole,
+ * one to both sides' mean takes only its curvature.
+ */
+function bracket(before: Measured, after: Measured): Measured {
+  const mean = (pick: (m: Measured) => number) => (pick(before) + pick(after)) / 2
+  return {
+    requests: before.requests + after.requests,
+    rps: mean((m) => m.rps),
+    p50Ms: mean((m) => m.p50Ms),
+    p99Ms: mean((m) => m.p99Ms),
+    non2xx: before.non2xx + after.non2xx,
+    socketErrors: before.socketErrors + after.socketErrors,
+    wrkCpuPercent: mean((m) => m.wrkCpuPercent),
+    peakRssMb: Math.max(before.peakRssMb, after.peakRssMb),
+    serverCpuPercent: mean((m) => m.serverCpuPercent),
   }
 }
 
@@ -605,26 +632,30 @@ async function main(): Promise<void> {
             continue
           }
           // Rounds alternate the servers, so that a noisy minute on a shared machine moves one
-          // round's ratio, not the median.
+          // round's ratio, not the median; the ceiling runs once more after the last round, so that
+          // every round's servers are measured between two ceiling runs.
           const rounds: Round[] = []
+          const ceilingRuns = [await measure(ceiling, scenario, env)]
           for (let round = 1; round <= roundCount; round++) {
             process.stderr.write(
               `bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}, round ${round} of ${roundCount}\n`,
             )
-            const measuredCeiling = await measure(ceiling, scenario, env)
             const reference =
               scenario.name === 'create' && rows === 0 && workers === '1'
                 ? await measureReference(scenario, env, token)
                 : undefined
             const measuredService = await measure(service, scenario, env)
+            const after = await measure(ceiling, scenario, env)
             rounds.push({
-              ceiling: measuredCeiling,
+              ceiling: bracket(ceilingRuns.at(-1) as Measured, after),
               service: measuredService,
               ...(reference ? { reference } : {}),
             })
+            ceilingRuns.push(after)
           }
           row.rounds = rounds
-          row.ceiling = combine(rounds.map((r) => r.ceiling))
+          row.ceilingRuns = ceilingRuns
+          row.ceiling = combine(ceilingRuns)
           const served = againstCeiling(rounds.map((r) => ({ ceiling: r.ceiling, measured: r.service })))
           row.service = served.combined
           row.ratio = served.ratio
