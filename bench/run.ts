@@ -128,8 +128,17 @@ interface Measured extends Load {
 interface Round {
   /** The mean of the ceiling runs just before and just after this round's servers (see bracket). */
   ceiling: Measured
-  reference?: Measured
+  /** The reference servers' runs, by name (see REFERENCES). */
+  references?: Record<string, Measured>
   service: Measured
+}
+
+/** A reference server over the rounds: its figures combined, and its medians of the rounds' ratios. */
+interface ReferenceRow {
+  name: string
+  measured: Measured
+  ratio: number
+  p99VsCeiling: number
 }
 
 interface ResultRow {
@@ -139,16 +148,13 @@ interface ResultRow {
   /** Each server's figures over the rounds: medians, but the peak RSS is the highest. */
   ceiling: Measured | null
   service: Measured | null
-  /** bench/reference.mjs, measured for creates on an empty store with one worker. */
-  reference?: Measured
+  /** The REFERENCES, measured for creates on an empty store with one worker. */
+  references?: ReferenceRow[]
   skipped?: string
   /** The median of the rounds' service req/s ÷ that round's ceiling req/s. */
   ratio?: number
   /** The median of the rounds' service p99 ÷ that round's ceiling p99. */
   p99VsCeiling?: number
-  /** The same for the reference. */
-  referenceRatio?: number
-  referenceP99VsCeiling?: number
   rounds?: Round[]
   /** The ceiling's own runs in order: one before each round and one after the last. */
   ceilingRuns?: Measured[]
@@ -385,8 +391,22 @@ async function measure(server: Server, scenario: Scenario, env: Record<string, s
   }
 }
 
-/** bench/reference.mjs on a fresh SQLite file of its own, started and stopped around its load. */
+/** A reference server of the benchmark: bench/reference.mjs with its arguments. */
+interface Reference {
+  name: string
+  /** What the `for scale` line under the verdicts calls it. */
+  scale: string
+  args: string[]
+}
+
+/** The references measured for creates on an empty store with one worker, in this order. */
+const REFERENCES: Reference[] = [
+  { name: 'reference', scale: 'durable group commit alone (bench/reference.mjs)', args: [] },
+]
+
+/** A reference on a fresh SQLite file of its own, started and stopped around its load. */
 async function measureReference(
+  spec: Reference,
   scenario: Scenario,
   env: Record<string, string>,
   token: string,
@@ -398,6 +418,7 @@ async function measureReference(
     token,
     '--database',
     join(dir, 'reference.db'),
+    ...spec.args,
   ])
   try {
     return await measure(reference, scenario, env)
@@ -498,10 +519,10 @@ function table(rows: ResultRow[]): string {
       continue
     }
     for (const [name, m, ratio, p99] of [
-      ['ceiling', row.ceiling, 1, 1],
-      ['reference', row.reference, row.referenceRatio, row.referenceP99VsCeiling],
-      ['plantstore', row.service, row.ratio, row.p99VsCeiling],
-    ] as const) {
+      ['ceiling', row.ceiling, 1, 1] as const,
+      ...(row.references ?? []).map((r) => [r.name, r.measured, r.ratio, r.p99VsCeiling] as const),
+      ['plantstore', row.service, row.ratio, row.p99VsCeiling] as const,
+    ]) {
       if (!m || ratio === undefined || p99 === undefined) continue
       const workers = name === 'plantstore' ? row.workers : '1'
       lines.push(
@@ -640,16 +661,18 @@ async function main(): Promise<void> {
             process.stderr.write(
               `bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}, round ${round} of ${roundCount}\n`,
             )
-            const reference =
-              scenario.name === 'create' && rows === 0 && workers === '1'
-                ? await measureReference(scenario, env, token)
-                : undefined
+            const references: Record<string, Measured> = {}
+            if (scenario.name === 'create' && rows === 0 && workers === '1') {
+              for (const spec of REFERENCES) {
+                references[spec.name] = await measureReference(spec, scenario, env, token)
+              }
+            }
             const measuredService = await measure(service, scenario, env)
             const after = await measure(ceiling, scenario, env)
             rounds.push({
               ceiling: bracket(ceilingRuns.at(-1) as Measured, after),
               service: measuredService,
-              ...(reference ? { reference } : {}),
+              ...(Object.keys(references).length > 0 ? { references } : {}),
             })
             ceilingRuns.push(after)
           }
@@ -660,14 +683,18 @@ async function main(): Promise<void> {
           row.service = served.combined
           row.ratio = served.ratio
           row.p99VsCeiling = served.p99Ratio
-          const references = rounds.flatMap((r) =>
-            r.reference ? [{ ceiling: r.ceiling, measured: r.reference }] : [],
-          )
-          if (references.length > 0) {
-            const reference = againstCeiling(references)
-            row.reference = reference.combined
-            row.referenceRatio = reference.ratio
-            row.referenceP99VsCeiling = reference.p99Ratio
+          if (rounds.some((r) => r.references)) {
+            row.references = REFERENCES.map(({ name }) => {
+              const against = againstCeiling(
+                rounds.map((r) => ({ ceiling: r.ceiling, measured: r.references?.[name] as Measured })),
+              )
+              return {
+                name,
+                measured: against.combined,
+                ratio: against.ratio,
+                p99VsCeiling: against.p99Ratio,
+              }
+            })
           }
         }
       } finally {
@@ -695,10 +722,9 @@ async function main(): Promise<void> {
   writeFileSync(out, `${JSON.stringify({ started, machine, settings, results, targets }, null, 2)}\n`)
   const judged = targets.map((v) => `${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.measured}`)
   for (const row of results) {
-    if (row.referenceRatio !== undefined) {
-      judged.push(
-        `for scale  durable group commit alone (bench/reference.mjs, ${fmt(row.rows)} stored): ${fmt(row.referenceRatio, 2)} × ceiling`,
-      )
+    for (const reference of row.references ?? []) {
+      const scale = REFERENCES.find((r) => r.name === reference.name)?.scale
+      judged.push(`for scale  ${scale}, ${fmt(row.rows)} stored: ${fmt(reference.ratio, 2)} × ceiling`)
     }
   }
   process.stdout.write(

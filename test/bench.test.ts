@@ -17,14 +17,14 @@ interface Measured {
 }
 interface Round {
   ceiling: Measured
-  reference?: Measured
+  references: Record<string, Measured>
   service: Measured
 }
 interface Row {
   scenario: string
   ratio: number
   p99VsCeiling: number
-  referenceRatio: number
+  references: Array<{ name: string; measured: Measured; ratio: number; p99VsCeiling: number }>
   ceiling: Measured
   service: Measured
   rounds: Round[]
@@ -84,7 +84,7 @@ describe('npm run bench', () => {
       expect(round.ceiling.p99Ms).toBeCloseTo((before.p99Ms + after.p99Ms) / 2, 10)
     })
     // Every wrk run has ids of its own: a warm-up and its round share none (a repeat is a 409).
-    for (const m of [...runs, ...rounds.flatMap((x) => [x.reference as Measured, x.service])]) {
+    for (const m of [...runs, ...rounds.flatMap((x) => [...Object.values(x.references), x.service])]) {
       expect(m.rps).toBeGreaterThan(0)
       expect(m.non2xx + m.socketErrors).toBe(0)
     }
@@ -92,10 +92,15 @@ describe('npm run bench', () => {
     expect(r.ceiling.rps).toBe(median(runs.map((x) => x.rps)))
     expect(r.ratio).toBeCloseTo(median(rounds.map((x) => x.service.rps / x.ceiling.rps)), 10)
     expect(r.p99VsCeiling).toBeCloseTo(median(rounds.map((x) => x.service.p99Ms / x.ceiling.p99Ms)), 10)
-    expect(r.referenceRatio).toBeCloseTo(
-      median(rounds.map((x) => (x.reference as Measured).rps / x.ceiling.rps)),
-      10,
-    )
+    expect(r.references.map((x) => x.name)).toEqual(['reference'])
+    for (const reference of r.references) {
+      const runsOf = rounds.map((x) => x.references[reference.name] as Measured)
+      expect(reference.ratio).toBeCloseTo(
+        median(rounds.map((x, i) => (runsOf[i] as Measured).rps / x.ceiling.rps)),
+        10,
+      )
+      expect(reference.measured.rps).toBe(median(runsOf.map((x) => x.rps)))
+    }
     expect(r.service.rps).toBe(median(rounds.map((x) => x.service.rps)))
     expect(r.service.peakRssMb).toBe(Math.max(...rounds.map((x) => x.service.peakRssMb)))
     expect(report.targets.map((t) => t.target)).toContain('POST /plants req/s ≥ 0.8 × ceiling (0 stored)')
