@@ -1,7 +1,8 @@
 // `npm run bench`: loads the real service and, in the same run, the bare node:http ceiling
 // (bench/ceiling.mjs) with wrk, scenario by scenario, and prints how close the service comes. For
 // creates on an empty store it also loads bench/reference.mjs, the ceiling plus durable SQLite group
-// commit and nothing else, which shows what the storage design alone reaches on the machine.
+// commit and nothing else, on one bare table and on the service's own tables (--schema service),
+// which shows what the storage design alone reaches on the machine.
 // Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
 // shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -397,11 +398,19 @@ interface Reference {
   /** What the `for scale` line under the verdicts calls it. */
   scale: string
   args: string[]
+  /** Its database is made by the service's own migrations first. */
+  migrated?: boolean
 }
 
 /** The references measured for creates on an empty store with one worker, in this order. */
 const REFERENCES: Reference[] = [
   { name: 'reference', scale: 'durable group commit alone (bench/reference.mjs)', args: [] },
+  {
+    name: 'reference (service schema)',
+    scale: "the same, writing the service's rows and indexes (bench/reference.mjs --schema service)",
+    args: ['--schema', 'service'],
+    migrated: true,
+  },
 ]
 
 /** A reference on a fresh SQLite file of its own, started and stopped around its load. */
@@ -412,12 +421,15 @@ async function measureReference(
   token: string,
 ): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'plantstore-reference-'))
+  const database = join(dir, 'reference.db')
+  if (spec.migrated)
+    execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
   const reference = await startProcess(process.execPath, [
     join(BENCH, 'reference.mjs'),
     '--token',
     token,
     '--database',
-    join(dir, 'reference.db'),
+    database,
     ...spec.args,
   ])
   try {

@@ -92,7 +92,7 @@ describe('npm run bench', () => {
     expect(r.ceiling.rps).toBe(median(runs.map((x) => x.rps)))
     expect(r.ratio).toBeCloseTo(median(rounds.map((x) => x.service.rps / x.ceiling.rps)), 10)
     expect(r.p99VsCeiling).toBeCloseTo(median(rounds.map((x) => x.service.p99Ms / x.ceiling.p99Ms)), 10)
-    expect(r.references.map((x) => x.name)).toEqual(['reference'])
+    expect(r.references.map((x) => x.name)).toEqual(['reference', 'reference (service schema)'])
     for (const reference of r.references) {
       const runsOf = rounds.map((x) => x.references[reference.name] as Measured)
       expect(reference.ratio).toBeCloseTo(

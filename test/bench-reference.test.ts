@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ROOT, runCli } from './helpers/process.js'
+import { tempDir } from './helpers/stores.js'
+
+const TOKEN = 'pst_reference_token'
+const stops: Array<() => void> = []
+afterEach(() => {
+  for (const stop of stops.splice(0)) stop()
+})
+
+/** Starts bench/reference.mjs and resolves with its URL once it listens. */
+async function startReference(database: string, extra: string[] = []): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bench/reference.mjs'), '--token', TOKEN, '--database', database, ...extra],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  stops.push(() => child.kill('SIGTERM'))
+  const [line] = (await once(child.stdout.setEncoding('utf8'), 'data')) as [string]
+  const url = /listening on (http:\/\/\S+)/.exec(line)?.[1]
+  if (!url) throw new Error(`reference did not start: ${line}`)
+  return url
+}
+
+function post(url: string, body: string): Promise<Response> {
+  return fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body,
+  })
+}
+
+// The benchmark's durable reference (bench/reference.mjs) stands for "the storage design alone": what
+// it writes per create is what its figures mean, so each of its schemas is held to its rows here.
+describe('bench/reference.mjs', () => {
+  it('with --schema service writes the plant and its outbox event on a database the service migrated', async () => {
+    const database = join(tempDir(), 'reference.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${database}`])).code).toBe(0)
+    const url = await startReference(database, ['--schema', 'service'])
+
+    const created = await post(url, '{"id":42,"name":"Monstera","tag":"aroid"}')
+    expect(created.status).toBe(200)
+    expect(await created.json()).toEqual({ id: 42, name: 'Monstera', tag: 'aroid' })
+    expect((await post(url, '{"id":7,"name":"Fern"}')).status).toBe(200)
+    // A duplicate fails alone and writes no event.
+    expect((await post(url, '{"id":42,"name":"Again"}')).status).toBe(409)
+
+    const db = new Database(database, { readonly: true })
+    try {
+      const plants = db.prepare('SELECT id, name, tag, created_at, updated_at FROM plants ORDER BY id').all()
+      expect(plants).toEqual([
+        { id: 7, name: 'Fern', tag: null, created_at: expect.any(Number), updated_at: expect.any(Number) },
+        {
+          id: 42,
+          name: 'Monstera',
+          tag: 'aroid',
+          created_at: expect.any(Number),
+          updated_at: expect.any(Number),
+        },
+      ])
+      const events = db
+        .prepare('SELECT id, type, payload, fanned_out_at FROM events ORDER BY seq')
+        .all() as Array<{
+        id: string
+        type: string
+        payload: string
+        fanned_out_at: number
+      }>
+      expect(events).toHaveLength(2)
+      for (const event of events) {
+        expect(event.id).toMatch(/^msg_[0-9a-f]{12}[A-Za-z0-9_-]{14}$/)
+        expect(event.type).toBe('plant.created')
+        expect(event.fanned_out_at).toEqual(expect.any(Number))
+      }
+      expect(JSON.parse(events[0]?.payload ?? '')).toEqual({
+        type: 'plant.created',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        data: { id: 42, name: 'Monstera', tag: 'aroid' },
+      })
+      expect(JSON.parse(events[1]?.payload ?? '').data).toEqual({ id: 7, name: 'Fern' })
+    } finally {
+      db.close()
+    }
+  })
+
+  it('by default writes one bare plants table and nothing else', async () => {
+    const database = join(tempDir(), 'bare.db')
+    const url = await startReference(database)
+    expect((await post(url, '{"id":1,"name":"Monstera","tag":"aroid"}')).status).toBe(200)
+
+    const db = new Database(database, { readonly: true })
+    try {
+      const tables = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')")
+        .pluck()
+        .all()
+      expect(tables).toEqual(['plants'])
+      expect(db.prepare('SELECT id, name, tag FROM plants').all()).toEqual([
+        { id: 1, name: 'Monstera', tag: 'aroid' },
+      ])
+    } finally {
+      db.close()
+    }
+  })
+
+  it('refuses an unknown schema', async () => {
+    const child = spawn(process.execPath, [
+      join(ROOT, 'bench/reference.mjs'),
+      '--token',
+      TOKEN,
+      '--database',
+      join(tempDir(), 'x.db'),
+      '--schema',
+      'other',
+    ])
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(2)
+  })
+})
