@@ -8,6 +8,7 @@ import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
+import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { tempDir, walSalts } from './helpers/stores.js'
@@ -229,8 +230,8 @@ describe('SQLite store', () => {
     })
   })
 
-  it('checkpoints in its thread every so many creates, so the log restarts instead of growing', async () => {
-    await withFileSink({ checkpointRows: 20, restartEvery: 2 }, async (sink, path) => {
+  it('checkpoints in its thread as the log grows, so the log restarts instead of growing', async () => {
+    await withFileSink({ checkpointFrames: 10, restartFrames: 20 }, async (sink, path) => {
       // A restarted log gets a new header.
       await sink.write([row(1n, 'a', null)], Date.now())
       const first = walSalts(path)
@@ -248,44 +249,109 @@ describe('SQLite store', () => {
     })
   })
 
-  it('asks for a PASSIVE checkpoint every so many creates, and a RESTART every so many of those', async () => {
+  it('asks for a PASSIVE checkpoint every so many frames of log, and a RESTART once the log is long', async () => {
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
+    const frames = 100
     await withFileSink(
       // Never quiet-gated here: every explicit checkpoint truncates (the next test covers the gate).
-      { checkpointRows: 10, restartEvery: 3, checkpointThread: thread, quietMs: 0 },
+      { checkpointFrames: frames, restartFrames: 3 * frames, checkpointThread: thread, quietMs: 0 },
       async (sink, path) => {
+        // The log starts empty, without the migrations' frames.
+        store.db.pragma('wal_checkpoint(TRUNCATE)')
+        const log = new WalIndex(`${path}-shm`)
         const batch = (from: bigint) => Array.from({ length: 10 }, (_, i) => row(from + BigInt(i), 'p', null))
-        // One checkpoint at a time: creates that reach the count while one runs wait for the next batch.
+        const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+        // The recording thread copies nothing back, so the log only grows: the sink asks once per
+        // `frames` of growth, PASSIVE until the log is three times that long.
         let next = 1n
-        for (let i = 0; i < 6; i++) {
-          await vi.waitFor(
-            async () => {
-              await sink.write(batch(next), Date.now())
-              next += 10n
-              expect(recordedModes(path)).toHaveLength(i + 1)
-            },
-            { timeout: 5000, interval: 10 },
-          )
+        const lengths: number[] = []
+        for (let i = 0; i < 4; i++) {
+          while (recordedModes(path).length === i) {
+            await sink.write(batch(next), Date.now())
+            next += 10n
+            await pause(2)
+          }
+          lengths.push(log.read()?.frames ?? 0)
+          // The recording thread answers 50 ms after it records: the sink can ask again after that.
+          await pause(60)
         }
-        expect(recordedModes(path)).toEqual([
-          'PASSIVE',
-          'PASSIVE',
-          'RESTART',
-          'PASSIVE',
-          'PASSIVE',
-          'RESTART',
-        ])
+        expect(recordedModes(path)).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'RESTART'])
+        lengths.forEach((length, i) => expect(length).toBeGreaterThanOrEqual((i + 1) * frames))
+        // And it asked as each of those lengths was reached, not later.
+        expect((log.read()?.frames ?? 0) / frames).toBeLessThan(5)
+        log.close()
         // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
         await sink.checkpoint()
         expect(recordedModes(path).at(-1)).toBe('TRUNCATE')
-        // Even when it is asked for while an automatic PASSIVE one runs: it follows that one.
-        const written = sink.write(batch(next), Date.now())
-        await vi.waitFor(() => expect(recordedModes(path)).toHaveLength(8), { timeout: 5000, interval: 1 })
+        // Even when it is asked for while an automatic one runs: it follows that one.
+        const modes = recordedModes(path).length
+        await vi.waitFor(
+          async () => {
+            await sink.write(batch(next), Date.now())
+            next += 10n
+            expect(recordedModes(path)).toHaveLength(modes + 1)
+          },
+          { timeout: 5000, interval: 1 },
+        )
         await sink.checkpoint()
-        await written
-        expect(recordedModes(path).slice(-2)).toEqual(['PASSIVE', 'TRUNCATE'])
+        expect(recordedModes(path).slice(-2)).toEqual(['RESTART', 'TRUNCATE'])
       },
     )
+  })
+
+  it("reads the log's length and how much of it a checkpoint copied back from the shared wal-index", () => {
+    const path = join(tempDir(), 'p.db')
+    const missing = new WalIndex(`${path}-shm`)
+    expect(missing.read()).toBeUndefined()
+    store = openSqlite({ path })
+    const log = new WalIndex(`${path}-shm`)
+    const insert = store.db.prepare(
+      'INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)',
+    )
+    insert.run(1n, 'a')
+    const written = log.read()
+    expect(written?.frames).toBeGreaterThan(0)
+    expect(written?.backfilled).toBe(0)
+    insert.run(2n, 'b')
+    expect(log.read()?.frames).toBeGreaterThan(written?.frames ?? 0)
+    const [result] = store.db.pragma('wal_checkpoint(PASSIVE)') as Array<{
+      log: number
+      checkpointed: number
+    }>
+    expect(log.read()).toEqual({ frames: result?.log, backfilled: result?.checkpointed })
+    store.db.pragma('wal_checkpoint(TRUNCATE)')
+    // The next commit restarts the log from its first frame.
+    insert.run(3n, 'c')
+    expect(log.read()?.frames).toBeLessThan(result?.log ?? 0)
+    log.close()
+  })
+
+  it('counts the log every connection wrote, so a process that wrote little checkpoints what others wrote', async () => {
+    const thread = new URL('./helpers/recording-thread.js', import.meta.url)
+    await withFileSink({ checkpointFrames: 30, checkpointThread: thread }, async (sink, path) => {
+      store.db.pragma('wal_checkpoint(TRUNCATE)')
+      // Another worker's writer on the same file, which never asks for a checkpoint itself.
+      const other = fileSink(path, 5000, { checkpointFrames: 1e9, checkpointThread: thread })
+      try {
+        await sink.write([row(1n, 'a', null)], Date.now())
+        let next = 2n
+        const log = new WalIndex(`${path}-shm`)
+        while ((log.read()?.frames ?? 0) < 30) {
+          await other.write([row(next++, 'b', null), row(next++, 'c', null)], Date.now())
+        }
+        log.close()
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        expect(recordedModes(path)).toEqual([])
+        // One create of this sink's own is far from 30 frames of its own, but the log is past them.
+        await sink.write([row(next, 'd', null)], Date.now())
+        await vi.waitFor(() => expect(recordedModes(path)).toEqual(['PASSIVE']), {
+          timeout: 5000,
+          interval: 10,
+        })
+      } finally {
+        await other.close()
+      }
+    })
   })
 
   it('rewinds the log on the periodic checkpoint under a write load, and truncates it once writes pause', async () => {
@@ -311,7 +377,7 @@ describe('SQLite store', () => {
 
   it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
     const thread = new URL('./helpers/exiting-thread.js', import.meta.url)
-    await withFileSink({ checkpointRows: 1, checkpointThread: thread }, async (sink) => {
+    await withFileSink({ checkpointFrames: 1, checkpointThread: thread }, async (sink) => {
       // The automatic checkpoint this triggers fails quietly; the create is answered all the same.
       expect((await sink.write([row(1n, 'a', null)], Date.now())).outcomes).toEqual(['created'])
       await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)

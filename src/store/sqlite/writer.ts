@@ -5,6 +5,7 @@ import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
+import { WalIndex } from './wal-index.js'
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -135,25 +136,28 @@ interface Committed {
 }
 
 /**
- * About 5,000 frames of log (~20 MB): random ids dirty one leaf of the plants table and one of its tag
- * index per create, and the outbox adds about half a page. Checkpointing less often copies each page
- * fewer times; more often keeps each checkpoint's write-back, which delays the log's own fsyncs while
- * the disk drains it, shorter.
+ * An automatic checkpoint runs once the log holds this many frames not yet copied back (~20 MB, about
+ * 2,000 creates: random ids dirty one leaf of the plants table and one of its tag index per create,
+ * and the outbox adds about half a page). Checkpointing less often copies each page fewer times; more
+ * often keeps each checkpoint's write-back, which delays the log's own fsyncs while the disk drains
+ * it, shorter. The frames are counted in the log itself (WalIndex), so every process that writes to
+ * the database (each worker of `--workers N`) sees the same count: counting its own creates instead,
+ * each worker would checkpoint N times less often and the log would grow N times as long.
  */
-const CHECKPOINT_ROWS = 2000
+const CHECKPOINT_FRAMES = 5000
 
 /**
- * Every eighth automatic checkpoint is a RESTART; the others are PASSIVE. A RESTART holds the write
- * lock while it copies what was committed during the passes before it and fsyncs the database, and
- * the creates of those milliseconds wait for it (2–8 ms under a create load, see checkpoint-passes.js);
- * a PASSIVE one never blocks a commit, but the log only rewinds after a checkpoint that copied all of
- * it, which under a constant load only a RESTART achieves (a PASSIVE pass takes 5–15 ms and a commit
- * always lands meanwhile), so the log grows to about eight intervals (~190 MB) before it rewinds.
- * Every fourth gave the same create p99 (16–25 ms over three 10 s rounds) with a log half as long;
- * every eighth takes the write lock half as often. The earlier measurements are in the README's
+ * The automatic checkpoint is a RESTART once the log is eight intervals long (~160 MB); before that,
+ * PASSIVE. A RESTART holds the write lock while it copies what was committed during the passes before
+ * it and fsyncs the database, and the creates of those milliseconds wait for it (2–8 ms under a
+ * create load, see checkpoint-passes.js); a PASSIVE one never blocks a commit, but the log only
+ * rewinds after a checkpoint that copied all of it, which under a constant load only a RESTART
+ * achieves (a PASSIVE pass takes 5–15 ms and a commit always lands meanwhile). A RESTART every fourth
+ * interval gave the same create p99 (16–25 ms over three 10 s rounds) with a log half as long; every
+ * eighth takes the write lock half as often. The earlier measurements are in the README's
  * Performance section.
  */
-const RESTART_EVERY = 8
+const RESTART_FRAMES = 8 * CHECKPOINT_FRAMES
 
 /**
  * How long after the log was last written (by any connection of any process: its file's mtime) the
@@ -182,7 +186,7 @@ function logWrittenAt(logPath: string): number {
  * event loop spends only SQLite's own work on a batch (about a millisecond for 25 creates) and never
  * waits for the disk: while one fsync runs, the next batches are written, and one fsync covers every
  * batch committed before it started. Checkpoints, which copy thousands of pages and fsync the
- * database, run in a thread (Checkpointer) every CHECKPOINT_ROWS creates instead of inside a commit.
+ * database, run in a thread (Checkpointer) every CHECKPOINT_FRAMES of log instead of inside a commit.
  * A write lock held by another connection or process is waited for between turns of the event loop
  * (retryWhileBusy), never by blocking it; batches given meanwhile join the next attempt's transaction.
  */
@@ -192,10 +196,10 @@ export function fileSink(
   options: {
     /** The file fsynced to make a commit durable; only tests change it (from `${path}-wal`). */
     syncPath?: string
-    /** Creates between two automatic checkpoints; only tests change it. */
-    checkpointRows?: number
-    /** Automatic checkpoints per RESTART; only tests change it. */
-    restartEvery?: number
+    /** See CHECKPOINT_FRAMES; only tests change it. */
+    checkpointFrames?: number
+    /** See RESTART_FRAMES; only tests change it. */
+    restartFrames?: number
     /** The checkpoint thread's script; only tests change it. */
     checkpointThread?: URL
     /** See QUIET_MS; only tests change it. */
@@ -225,10 +229,12 @@ export function fileSink(
     }
   }
   const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
-  const checkpointRows = options.checkpointRows ?? CHECKPOINT_ROWS
-  const restartEvery = options.restartEvery ?? RESTART_EVERY
+  const checkpointFrames = options.checkpointFrames ?? CHECKPOINT_FRAMES
+  const restartFrames = options.restartFrames ?? RESTART_FRAMES
   const quietMs = options.quietMs ?? QUIET_MS
-  let checkpoints = 0
+  const walIndex = new WalIndex(`${path}-shm`)
+  /** The log's length when this sink last asked for an automatic checkpoint. */
+  let checkpointedAt = 0
   const logPath = `${path}-wal`
   const syncPath = options.syncPath ?? logPath
 
@@ -237,7 +243,6 @@ export function fileSink(
   let committing = false
   const awaitingSync: Committed[] = []
   let syncing = false
-  let rowsSinceCheckpoint = 0
   /** Set for good once an fsync fails: after that, nothing in the page cache can be trusted. */
   let failure: StoreUnavailableError | undefined
   /** The log, opened after the first commit; an fsync flushes the file, whichever descriptor asks. */
@@ -282,17 +287,29 @@ export function fileSink(
           reject: q.reject,
         })
       }
-      rowsSinceCheckpoint += at
-      if (rowsSinceCheckpoint >= checkpointRows && !checkpointer.busy()) {
-        rowsSinceCheckpoint = 0
-        checkpoints++
-        // A checkpoint that fails leaves the log longer; the next one tries again.
-        checkpointer.run(checkpoints % restartEvery === 0 ? 'RESTART' : 'PASSIVE').catch(() => {})
-      }
+      if (!checkpointer.busy()) checkpointIfDue()
       if (!syncing) syncLog()
     }
     committing = false
     settled()
+  }
+
+  /**
+   * Asks for an automatic checkpoint once the log holds CHECKPOINT_FRAMES not yet copied back, and
+   * at most once per CHECKPOINT_FRAMES it grows: while another process's checkpoint runs the backlog
+   * stays, and asking again at every commit would only meet its lock.
+   */
+  const checkpointIfDue = () => {
+    const log = walIndex.read()
+    if (log === undefined) return
+    // The log restarted since: its frames count from zero again.
+    if (log.frames < checkpointedAt) checkpointedAt = 0
+    const backlog = log.frames - log.backfilled
+    const grown = log.frames - checkpointedAt
+    if (backlog < checkpointFrames || grown < checkpointFrames) return
+    checkpointedAt = log.frames
+    // A checkpoint that fails leaves the log longer; the next one tries again.
+    checkpointer.run(log.frames >= restartFrames ? 'RESTART' : 'PASSIVE').catch(() => {})
   }
 
   const syncLog = () => {
@@ -332,7 +349,6 @@ export function fileSink(
     },
     async checkpoint() {
       if (failure) throw failure
-      rowsSinceCheckpoint = 0
       await checkpointer.run(Date.now() - logWrittenAt(logPath) < quietMs ? 'RESTART' : 'TRUNCATE')
     },
     async close() {
@@ -341,6 +357,7 @@ export function fileSink(
       }
       await checkpointer.close()
       connection?.db.close()
+      walIndex.close()
       if (walFd !== undefined) closeSync(walFd)
     },
   }
