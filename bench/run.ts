@@ -123,8 +123,8 @@ interface Measured extends Load {
 }
 
 /**
- * One round of a scenario: the ceiling, then (for creates on an empty store) the reference, then the
- * service; the next round's ceiling run (or one more after the last round) closes the bracket.
+ * One round of a scenario: after a ceiling run, (for creates on an empty store) the references, then
+ * the service, then the ceiling again, whose run also opens the next round.
  */
 interface Round {
   /** The mean of the ceiling runs just before and just after this round's servers (see bracket). */
@@ -422,8 +422,9 @@ async function measureReference(
 ): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'plantstore-reference-'))
   const database = join(dir, 'reference.db')
-  if (spec.migrated)
+  if (spec.migrated) {
     execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
+  }
   const reference = await startProcess(process.execPath, [
     join(BENCH, 'reference.mjs'),
     '--token',
