@@ -39,7 +39,8 @@ const db = new Database(values.database)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = FULL')
 
-/** Writes one create's rows; throws a constraint error for an id that exists. */
+// Each schema's writer: a function that writes one create's rows, and throws a constraint error for
+// an id that exists (the batch answers that create 409 and goes on).
 function bareWriter() {
   db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT')
   const plant = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
