@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
+import { median } from './median.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const BENCH = join(ROOT, 'bench')
@@ -159,14 +160,6 @@ interface ResultRow {
   rounds?: Round[]
   /** The ceiling's own runs in order: one before each round and one after the last. */
   ceilingRuns?: Measured[]
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 /** One server's rounds as one row: counts summed, the peak RSS the highest, the rest medians. */

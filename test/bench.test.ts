@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { median } from '../bench/median.js'
 import { tempDir } from './helpers/stores.js'
 
 const run = promisify(execFile)
@@ -31,17 +32,15 @@ interface Row {
   ceilingRuns: Measured[]
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
-}
-
 // The benchmark with wrk for real, kept light (two connections, one-second rounds) so that it does
 // not crowd the other test files running beside it.
 describe('npm run bench', () => {
+  it('takes the middle of an odd count and the mean of the two middles of an even one', () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+    expect(median([5])).toBe(5)
+  })
+
   it('measures the reference and the service in rounds between ceiling runs and reports the medians', async () => {
     const out = join(tempDir(), 'bench.json')
     const { stdout } = await run(
