@@ -276,7 +276,7 @@ describe('SQLite store', () => {
           await pause(60)
         }
         expect(recordedModes(path)).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'RESTART'])
-        lengths.forEach((length, i) => expect(length).toBeGreaterThanOrEqual((i + 1) * frames))
+        for (const [i, length] of lengths.entries()) expect(length).toBeGreaterThanOrEqual((i + 1) * frames)
         // And it asked as each of those lengths was reached, not later.
         expect((log.read()?.frames ?? 0) / frames).toBeLessThan(5)
         log.close()
