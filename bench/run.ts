@@ -180,25 +180,12 @@ function combine(rounds: Measured[]): Measured {
 }
 
 /**
- * The ceiling as it stood around a measurement: the mean of its runs just before and just after. On a
- * shared machine the capacity left to the servers drifts within minutes (one round's ceiling answered
- * 6,688 req/s and the next 19,838); a ratio to a run on one side only takes that drift in whole,
- * one to both sides' mean takes only its curvature.
+ * The ceiling as it stood around a measurement: its runs just before and just after, combined (the
+ * median of two figures is their mean). On a shared machine the capacity left to the servers drifts
+ * within minutes (one round's ceiling answered 6,688 req/s and the next 19,838); a ratio to a run on
+ * one side only takes that drift in whole, one to both sides' mean takes only its curvature.
  */
-function bracket(before: Measured, after: Measured): Measured {
-  const mean = (pick: (m: Measured) => number) => (pick(before) + pick(after)) / 2
-  return {
-    requests: before.requests + after.requests,
-    rps: mean((m) => m.rps),
-    p50Ms: mean((m) => m.p50Ms),
-    p99Ms: mean((m) => m.p99Ms),
-    non2xx: before.non2xx + after.non2xx,
-    socketErrors: before.socketErrors + after.socketErrors,
-    wrkCpuPercent: mean((m) => m.wrkCpuPercent),
-    peakRssMb: Math.max(before.peakRssMb, after.peakRssMb),
-    serverCpuPercent: mean((m) => m.serverCpuPercent),
-  }
-}
+const bracket = (before: Measured, after: Measured): Measured => combine([before, after])
 
 /**
  * A server's rounds, each beside the ceiling measured in the same round: its combined figures, and the
