@@ -5,16 +5,14 @@
 // commit (and so its fsync). No events, no indexes besides the id, no framework, no logging. It
 // shows what durable group commit alone costs on this machine, against the same ceiling.
 //
-// With `--schema service` it writes what the service writes for a create instead, on a database the
-// service's own `plantstore migrate` made: the plant row with its times (so also its tag index) and
-// its outbox event (the webhook envelope, under a time-ordered message id, with the events table's
-// indexes). It leaves out the service's one fan-out statement per transaction, which with no webhook
-// subscription reads one empty page. The two side by side show what the tables and indexes a create
-// must write cost the same storage design.
+// With `--schema service` it writes each turn's creates through the service's own batch writer and
+// event (the built dist/), on a database the service's `plantstore migrate` made: the plant row with
+// its times (so also its tag index), its outbox event with the events table's indexes, and the
+// fan-out to webhook deliveries. The two side by side show what the rows a create must write cost
+// the same storage design.
 //
 //   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db [--schema service]
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
-import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
@@ -39,33 +37,46 @@ const db = new Database(values.database)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = FULL')
 
-// Each schema's writer: a function that writes one create's rows, and throws a constraint error for
-// an id that exists (the batch answers that create 409 and goes on).
+// Each schema's writer commits one turn's plants in one transaction and says, for each, whether it
+// was created (false: its id exists). JSON.parse has already rounded ids past 2^53; the reference
+// stores what it parsed.
 function bareWriter() {
   db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT')
-  const plant = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
-  return (id, body) => plant.run(id, body.name, body.tag ?? null)
-}
-
-function serviceWriter() {
-  const plant = db.prepare(
-    'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-  )
-  const event = db.prepare(
-    'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?)',
-  )
-  return (id, body) => {
-    const now = Date.now()
-    plant.run(id, body.name, body.tag ?? null, now, now)
-    const messageId = `msg_${now.toString(16).padStart(12, '0')}${randomBytes(10).toString('base64url')}`
-    const payload = `{"type":"plant.created","timestamp":"${new Date(now).toISOString()}","data":${JSON.stringify(body)}}`
-    event.run(messageId, 'plant.created', payload, now, now)
+  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const commit = db.prepare('COMMIT')
+  return (plants) => {
+    begin.run()
+    const created = plants.map((plant) => {
+      try {
+        insert.run(BigInt(plant.id), plant.name, plant.tag ?? null)
+        return true
+      } catch {
+        return false
+      }
+    })
+    commit.run()
+    return created
   }
 }
 
-const write = values.schema === 'service' ? serviceWriter() : bareWriter()
-const begin = db.prepare('BEGIN IMMEDIATE')
-const commit = db.prepare('COMMIT')
+async function serviceWriter() {
+  const { prepareBatchWriter } = await import('../dist/store/sqlite/batch.js')
+  const { outboxRow } = await import('../dist/store/sqlite/fan-out.js')
+  const { plantEvent } = await import('../dist/plants/events.js')
+  const writeBatch = prepareBatchWriter(db)
+  return (plants) => {
+    const at = new Date()
+    const rows = plants.map(({ id, name, tag }) => {
+      const plant = tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag }
+      const event = outboxRow(plantEvent('plant.created', plant, at))
+      return { id: plant.id, name, tag: tag ?? null, event, idempotency: undefined }
+    })
+    return writeBatch(rows, at.getTime()).outcomes.map((outcome) => outcome === 'created')
+  }
+}
+
+const write = values.schema === 'service' ? await serviceWriter() : bareWriter()
 
 /** This turn's creates: [res, plant]. */
 let turn = []
@@ -73,19 +84,11 @@ let turn = []
 function commitTurn() {
   const batch = turn
   turn = []
-  const answers = []
-  begin.run()
-  for (const [res, plant] of batch) {
-    try {
-      // JSON.parse has already rounded ids past 2^53; the reference stores what it parsed.
-      write(BigInt(plant.id), plant)
-      answers.push([res, 200, JSON.stringify(plant)])
-    } catch {
-      answers.push([res, 409, { error: 40901, message: 'A plant with this id already exists.' }])
-    }
-  }
-  commit.run()
-  for (const [res, status, body] of answers) answer(res, status, body)
+  const created = write(batch.map(([, plant]) => plant))
+  batch.forEach(([res, plant], i) => {
+    if (created[i]) answer(res, 200, JSON.stringify(plant))
+    else answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+  })
 }
 
 function create(req, res) {
