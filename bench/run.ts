@@ -41,7 +41,7 @@ const HELP = `usage: npm run bench -- [options]
                         first: use a dedicated database); default a fresh SQLite file per setup
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
-  --scenarios <list>    create,get,list (default all)
+  --scenarios <list>    create,get,list,list-after (default all)
   --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
   --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
@@ -55,7 +55,7 @@ const { values: opts } = parseArgs({
     'database-url': { type: 'string' },
     prefill: { type: 'string', default: '0' },
     workers: { type: 'string', default: '1' },
-    scenarios: { type: 'string', default: 'create,get,list' },
+    scenarios: { type: 'string', default: 'create,get,list,list-after' },
     'cpu-prof': { type: 'boolean', default: false },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -103,6 +103,12 @@ const SCENARIOS: Scenario[] = [
   { name: 'create', label: 'POST /plants', script: 'create.lua' },
   { name: 'get', label: 'GET /plants/{id}', script: 'get.lua' },
   { name: 'list', label: 'GET /plants?limit=100', script: 'list.lua', probe: '/plants?limit=100' },
+  {
+    name: 'list-after',
+    label: 'GET /plants?limit=100&after={id}',
+    script: 'list-after.lua',
+    probe: '/plants?limit=100&after=1',
+  },
 ]
 const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
 // GET scenarios read random ids among 1..N, so at least this many plants exist when they run.

@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -106,6 +109,35 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/\| POST \/plants \| 0 \| 1 \| plantstore \|/)
     expect(stdout).toContain('× ceiling')
   }, 150_000)
+
+  it('asks list-after.lua for the page after a random stored id, a different one nearly every time', async () => {
+    const paths: string[] = []
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? '')
+      res.end('[]')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    try {
+      await run('wrk', ['-t1', '-c2', '-d1s', '-s', 'bench/list-after.lua', `http://127.0.0.1:${port}`], {
+        cwd: ROOT,
+        env: { ...process.env, BENCH_DIR: 'bench', BENCH_ROWS: '1000', BENCH_TOKEN: 't', BENCH_SEED: '7' },
+      })
+    } finally {
+      server.close()
+    }
+    expect(paths.length).toBeGreaterThan(100)
+    const after = paths.map((path) => {
+      const match = /^\/plants\?limit=100&after=([0-9]+)$/.exec(path)
+      expect(match, path).not.toBeNull()
+      return Number(match?.[1])
+    })
+    expect(Math.min(...after)).toBeGreaterThanOrEqual(1)
+    expect(Math.max(...after)).toBeLessThanOrEqual(1000)
+    // Random among 1,000 ids: hundreds of distinct pages, where list.lua asks for one.
+    expect(new Set(after).size).toBeGreaterThan(500)
+  })
 
   it('refuses zero rounds', async () => {
     const failed = await run('npx', ['tsx', 'bench/run.ts', '--rounds', '0'], { cwd: ROOT }).catch(

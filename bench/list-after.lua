@@ -1,0 +1,18 @@
+-- GET /plants?limit=100&after={id}: the page after a random id among the rows stored before the run
+-- (1..BENCH_ROWS). Nearly every request asks for another page, so each is read from the database:
+-- the listing's own cost. list.lua asks for the first page, which the service keeps between changes.
+package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
+local common = require("common")
+
+local rows = tonumber(os.getenv("BENCH_ROWS") or "1")
+
+function init(args)
+  math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
+  common.set_headers()
+end
+
+function request()
+  return wrk.format("GET", "/plants?limit=100&after=" .. math.random(1, rows))
+end
+
+done = common.done
