@@ -24,6 +24,10 @@ function alive(pid: number): boolean {
 // event-loop-delay guard would answer some requests 503.
 const UNGUARDED = ['--rate-limit', 'off', '--max-event-loop-delay', 'off']
 
+/** `serve --workers 2` on `url`, logging every request (servedBy reads which worker answered). */
+const twoWorkersLogging = (url: string) =>
+  startServer(['--database-url', url, '--workers', '2', '--log-level', 'debug', ...UNGUARDED])
+
 describe('serve --workers', () => {
   let server: RunningServer | undefined
   afterEach(async () => {
@@ -56,15 +60,7 @@ describe('serve --workers', () => {
     const file = join(tempDir(), 'p.db')
     const url = `sqlite:${file}`
     const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
-    server = await startServer([
-      '--database-url',
-      url,
-      '--workers',
-      '2',
-      '--log-level',
-      'debug',
-      ...UNGUARDED,
-    ])
+    server = await twoWorkersLogging(url)
     const base = server.url
     const pids = workerPids(server.output())
     expect(pids).toHaveLength(2)
@@ -96,15 +92,7 @@ describe('serve --workers', () => {
   it('shows a plant one worker created in the first page every worker answers, though each kept it', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
-    server = await startServer([
-      '--database-url',
-      url,
-      '--workers',
-      '2',
-      '--log-level',
-      'debug',
-      ...UNGUARDED,
-    ])
+    server = await twoWorkersLogging(url)
     const running = server
     const page = '/plants?limit=100'
     // Both workers read the empty page (and keep it) before the create.
@@ -128,15 +116,7 @@ describe('serve --workers', () => {
     const reader = await create('--name', 'reader', '--scopes', 'plants:read')
     const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
     const admin = await create('--name', 'admin', '--scopes', 'webhooks:manage')
-    server = await startServer([
-      '--database-url',
-      url,
-      '--workers',
-      '2',
-      '--log-level',
-      'debug',
-      ...UNGUARDED,
-    ])
+    server = await twoWorkersLogging(url)
     const running = server
     const pids = workerPids(running.output()).sort()
     expect(pids).toHaveLength(2)
