@@ -4,6 +4,17 @@ local M = {}
 
 M.token = os.getenv("BENCH_TOKEN") or ""
 
+-- The read scripts pick among the rows stored before the run, whose ids are 1..BENCH_ROWS.
+M.rows = tonumber(os.getenv("BENCH_ROWS") or "1")
+
+function M.seed()
+  math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
+end
+
+function M.random_row()
+  return math.random(1, M.rows)
+end
+
 -- Added to wrk.headers rather than replacing it, which would drop the Host header wrk puts there.
 function M.set_headers()
   wrk.headers["Authorization"] = "Bearer " .. M.token

@@ -4,15 +4,13 @@
 package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
 local common = require("common")
 
-local rows = tonumber(os.getenv("BENCH_ROWS") or "1")
-
 function init(args)
-  math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
+  common.seed()
   common.set_headers()
 end
 
 function request()
-  return wrk.format("GET", "/plants?limit=100&after=" .. math.random(1, rows))
+  return wrk.format("GET", "/plants?limit=100&after=" .. common.random_row())
 end
 
 done = common.done
