@@ -154,8 +154,8 @@ const CHECKPOINT_FRAMES = 5000
  * rewinds after a checkpoint that copied all of it, which under a constant load only a RESTART
  * achieves (a PASSIVE pass takes 5–15 ms and a commit always lands meanwhile). A RESTART every fourth
  * interval gave the same create p99 (16–25 ms over three 10 s rounds) with a log half as long; every
- * eighth takes the write lock half as often. The earlier measurements are in the README's
- * Performance section.
+ * eighth takes the write lock half as often. The earlier measurements are in
+ * docs/performance-history.md.
  */
 const RESTART_FRAMES = 8 * CHECKPOINT_FRAMES
 
