@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
+import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf, makeApp, postPlant, type TestApp } from './helpers/app.js'
 import { storeKinds } from './helpers/stores.js'
@@ -80,6 +81,26 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     expect(res.statusCode).toBe(401)
     expect(errorOf(res).error).toBe(errors.TOKEN_REVOKED.code)
     expect(await exists('506')).toBe(false)
+  })
+
+  it('refuses a token another process revoked, from the first request after, amid creates', async () => {
+    const doomed = await t.tokens.create('doomed-elsewhere', ['plants:write'])
+    for (const id of [510, 511, 512]) {
+      expect((await postPlant(t.app, doomed.token, `{"id": ${id}, "name": "a"}`)).statusCode).toBe(200)
+    }
+    // A second store on the same database, as `plantstore token revoke` opens.
+    const location = parseDatabaseUrl(t.url)
+    if (!location) throw new Error(`bad url ${t.url}`)
+    const cli = await openStore(location)
+    try {
+      expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe(true)
+    } finally {
+      await cli.close()
+    }
+    const res = await postPlant(t.app, doomed.token, '{"id": 513, "name": "a"}')
+    expect(res.statusCode).toBe(401)
+    expect(errorOf(res).error).toBe(errors.TOKEN_REVOKED.code)
+    expect(await exists('513')).toBe(false)
   })
 
   it('answers 403 insufficient_scope for a token without plants:write, and writes nothing', async () => {

@@ -54,6 +54,7 @@ describe('SQLite store', () => {
           return sink.write(batch, now)
         },
         checkpoint: () => sink.checkpoint(),
+        othersCommitted: () => sink.othersCommitted(),
         close: () => sink.close(),
       })
       const outcomes = await Promise.all([
@@ -106,6 +107,7 @@ describe('SQLite store', () => {
         return result
       },
       checkpoint: () => inline.checkpoint(),
+      othersCommitted: () => inline.othersCommitted(),
       close: () => inline.close(),
     })
     const answered: number[] = []
@@ -209,6 +211,60 @@ describe('SQLite store', () => {
       await sink.write([row(1n, 'a', null)], Date.now())
       expect(connectionsTo(path)).toBe(before + 1)
     })
+  })
+
+  it("moves its commit counter for every other connection's commit and never for its own creates", async () => {
+    await withFileSink({}, async (sink, path) => {
+      expect(sink.othersCommitted()).toBeUndefined()
+      await sink.write([row(1n, 'a', null)], Date.now())
+      const opened = sink.othersCommitted()
+      expect(opened).toEqual(expect.any(Number))
+      await sink.write([row(2n, 'b', 'x'), row(3n, 'c', null)], Date.now())
+      await sink.write([row(4n, 'd', null)], Date.now())
+      expect(sink.othersCommitted()).toBe(opened)
+
+      // The store's own connection, as a revocation in this process writes.
+      store.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      const afterOwn = sink.othersCommitted()
+      expect(afterOwn).not.toBe(opened)
+
+      // Another process's connection, as the CLI writes.
+      const other = new Database(path)
+      try {
+        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      } finally {
+        other.close()
+      }
+      expect(sink.othersCommitted()).not.toBe(afterOwn)
+    })
+  })
+
+  it('sees a revocation by another process after its creates, reading the epoch only when it moved', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await store.plants.create({ id: 1n, name: 'a' })
+    const epoch = store.tokens.revocationEpoch()
+    const statement = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as Database.Statement
+    const get = vi.spyOn(statement, 'get')
+    const epochReads = () =>
+      get.mock.contexts.filter((s) => (s as Database.Statement).source.includes('token_epoch'))
+    try {
+      for (let i = 2n; i < 5n; i++) await store.plants.create({ id: i, name: 'b' })
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      // The creates were committed by the batch writer's connection: nothing to read again.
+      expect(epochReads()).toHaveLength(0)
+
+      const other = new Database(path)
+      try {
+        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      } finally {
+        other.close()
+      }
+      expect(store.tokens.revocationEpoch()).toBe(epoch + 1)
+      expect(epochReads()).toHaveLength(1)
+    } finally {
+      get.mockRestore()
+    }
   })
 
   it('closes each connection it could not prepare while the database was locked, and then writes', async () => {

@@ -41,7 +41,7 @@ export class SqliteStore implements Store {
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
     this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended())
-    this.tokens = new SqliteTokenStore(db)
+    this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)

@@ -1,6 +1,6 @@
 import { closeSync, fdatasync, openSync, statSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
-import Database from 'better-sqlite3'
+import Database, { type Statement } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
@@ -19,6 +19,12 @@ export interface BatchSink {
    * have paused, it also truncates the file.
    */
   checkpoint(): Promise<void>
+  /**
+   * SQLite's `data_version` on the sink's own connection: it moves whenever any other connection
+   * (this process's main one, the CLI, another worker) commits, and never for the sink's own creates.
+   * Undefined while the sink has no connection of its own.
+   */
+  othersCommitted(): number | undefined
   close(): Promise<void>
 }
 
@@ -29,6 +35,7 @@ export function inlineSink(db: Database.Database): BatchSink {
     write: async (batch, now) => writeBatch(batch, now),
     // `:memory:` has no log file.
     checkpoint: async () => {},
+    othersCommitted: () => undefined,
     close: async () => {},
   }
 }
@@ -210,7 +217,7 @@ export function fileSink(
    * The sink's connection, opened by the first batch: a store that never takes a create (a CLI
    * command, the webhook dispatcher's thread) never opens it.
    */
-  let connection: { db: Database.Database; writeBatch: WriteBatch } | undefined
+  let connection: { db: Database.Database; writeBatch: WriteBatch; dataVersion: Statement } | undefined
   const connect = () => {
     const db = new Database(path)
     try {
@@ -220,7 +227,11 @@ export function fileSink(
       db.pragma(PAGE_CACHE_PRAGMA)
       // Checkpoints run in the checkpoint thread, never inside a commit on the event loop.
       db.pragma('wal_autocheckpoint = 0')
-      return { db, writeBatch: prepareBatchWriter(db) }
+      return {
+        db,
+        writeBatch: prepareBatchWriter(db),
+        dataVersion: db.prepare('PRAGMA data_version').pluck(),
+      }
     } catch (error) {
       // Reading the schema can meet a lock (another process in exclusive locking mode): the retry
       // opens a new connection, so this one must not stay open.
@@ -350,6 +361,9 @@ export function fileSink(
     async checkpoint() {
       if (failure) throw failure
       await checkpointer.run(Date.now() - logWrittenAt(logPath) < quietMs ? 'RESTART' : 'TRUNCATE')
+    },
+    othersCommitted() {
+      return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
     },
     async close() {
       while (queue.length > 0 || committing || syncing || awaitingSync.length > 0) {
