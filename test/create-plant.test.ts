@@ -76,6 +76,8 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['a string', '"plant"', errors.BODY_NOT_OBJECT],
     ['null', 'null', errors.BODY_NOT_OBJECT],
     ['a number', '42', errors.BODY_NOT_OBJECT],
+    ['a fraction', '1.5', errors.BODY_NOT_OBJECT],
+    ['an exponent', '1e3', errors.BODY_NOT_OBJECT],
     ['a missing id', '{"name": "a"}', errors.ID_MISSING],
     ['a missing name', '{"id": 1}', errors.NAME_INVALID],
     ['a numeric name', '{"id": 1, "name": 1}', errors.NAME_INVALID],
@@ -102,6 +104,14 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect(res.statusCode).toBe(400)
     expect(errorOf(res)).toEqual({ error: entry.code, message: expect.any(String) })
     expect((await get('1')).statusCode).toBe(404)
+  })
+
+  it.each(['42', '1.5', '-9223372036854775809'])('names a number body as a number: %s', async (body) => {
+    const res = await postPlant(t.app, token, body)
+    expect(errorOf(res)).toEqual({
+      error: errors.BODY_NOT_OBJECT.code,
+      message: 'The request body must be a JSON object, not a number.',
+    })
   })
 
   it('accepts names and tags at their bounds, counted in characters', async () => {

@@ -176,6 +176,7 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       ['{"name":"a","tag":null}', errors.TAG_INVALID],
       ['{"name":"a","id":"200"}', errors.ID_INVALID],
       ['[]', errors.BODY_NOT_OBJECT],
+      ['2.5', errors.BODY_NOT_OBJECT],
       ['', errors.BODY_MISSING],
     ])('answers 400 for %s', async (body, entry) => {
       const res = await call('PUT', '/plants/200', { body })
@@ -222,6 +223,8 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       ['{"tag":5}', errors.TAG_INVALID],
       ['{"id":301}', errors.ID_MISMATCH],
       ['"x"', errors.BODY_NOT_OBJECT],
+      ['1.5', errors.BODY_NOT_OBJECT],
+      ['-0', errors.BODY_NOT_OBJECT],
     ])('answers 400 for %s', async (body, entry) => {
       const res = await call('PATCH', '/plants/300', { body })
       expect(res.statusCode).toBe(400)

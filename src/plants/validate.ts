@@ -1,10 +1,21 @@
 import { AppError, errors } from '../errors.js'
 import { parseInt64 } from './int64.js'
-import { JSON_NULL } from './json.js'
+import { InexactNumber, JSON_NULL } from './json.js'
 import { NAME_MAX_LENGTH, type NewPlant, TAG_MAX_LENGTH } from './model.js'
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
+  // The exact parser keeps a number that is not an int64 (1.5, 1e3) as an object of its own.
+  return (
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof InexactNumber)
+  )
+}
+
+/** What a body that is not an object is, in JSON's words. */
+function jsonKind(body: unknown): string {
+  if (body === JSON_NULL) return 'null'
+  if (Array.isArray(body)) return 'an array'
+  if (typeof body === 'bigint' || body instanceof InexactNumber) return 'a number'
+  return `a ${typeof body}`
 }
 
 /**
@@ -41,8 +52,10 @@ function checkText(value: string, max: number, lengthError: typeof errors.NAME_L
 export function requireBody(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) throw new AppError(errors.BODY_MISSING)
   if (!isRecord(body)) {
-    const kind = body === JSON_NULL ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
-    throw new AppError(errors.BODY_NOT_OBJECT, `The request body must be a JSON object, not ${kind}.`)
+    throw new AppError(
+      errors.BODY_NOT_OBJECT,
+      `The request body must be a JSON object, not ${jsonKind(body)}.`,
+    )
   }
   return body
 }
