@@ -11,7 +11,7 @@ import Fastify, {
 } from 'fastify'
 import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
-import { clientErrorHandler, installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, installErrorHandling, refuseUnknownRoute } from './http/errors.js'
 import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
@@ -160,7 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.headers(security)
-    done()
+    done(refuseUnknownRoute(request))
   })
   const record = requestRecorder(metrics)
   recordRequestMetrics(app, record)

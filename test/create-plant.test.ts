@@ -204,6 +204,46 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect(errorOf(res).error).toBe(errors.METHOD_NOT_ALLOWED.code)
   })
 
+  it.each([
+    ['a malformed body', 'application/json', '{'],
+    ['an oversized body', 'application/json', `{"pad":"${'x'.repeat(70_000)}"}`],
+    ['a body of another media type', 'text/plain', 'x'],
+  ])('orders errors: 404 and 405 before the body is read, even with %s', async (_what, type, payload) => {
+    const send = (method: 'POST' | 'PUT', url: string) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, 'content-type': type },
+        payload,
+      })
+    const unknown = await send('POST', '/nowhere')
+    expect(unknown.statusCode).toBe(404)
+    expect(errorOf(unknown).error).toBe(errors.ROUTE_NOT_FOUND.code)
+    for (const [method, url, allow] of [
+      ['PUT', '/plants', 'GET, HEAD, POST'],
+      ['POST', '/plants/1', 'GET, HEAD, PUT, PATCH, DELETE'],
+    ] as const) {
+      const wrong = await send(method, url)
+      expect(wrong.statusCode).toBe(405)
+      expect(wrong.headers.allow).toBe(allow)
+      expect(errorOf(wrong).error).toBe(errors.METHOD_NOT_ALLOWED.code)
+    }
+  })
+
+  it.each([
+    ['POST', '/healthz'],
+    ['PUT', '/readyz'],
+    ['DELETE', '/metrics'],
+    ['POST', '/openapi.json'],
+    ['POST', '/docs'],
+    ['DELETE', '/docs/static/index.html'],
+  ] as const)('answers 405 with Allow for %s %s, a read-only path', async (method, url) => {
+    const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` } })
+    expect(res.statusCode).toBe(405)
+    expect(res.headers.allow).toBe('GET, HEAD')
+    expect(errorOf(res).error).toBe(errors.METHOD_NOT_ALLOWED.code)
+  })
+
   it('orders errors: 401 before 415, 413 and 400', async () => {
     const res = await t.app.inject({
       method: 'POST',

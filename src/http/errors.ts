@@ -97,9 +97,24 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log[errorLogLevel(error, failure.entry)](...errorText(error, failure))
     return sendError(reply, failure.entry, failure.message, failure.headers)
   })
-  app.setNotFoundHandler((request, reply) => {
-    sendError(reply, errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)
+  app.setNotFoundHandler((request) => {
+    // Unknown routes are answered in refuseUnknownRoute, before a body is read; this handler is only
+    // reached through reply.callNotFound().
+    throw routeNotFound(request)
   })
+}
+
+function routeNotFound(request: FastifyRequest): AppError {
+  return new AppError(errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)
+}
+
+/**
+ * An onRequest check: an unknown route is answered 404 at once. Fastify would otherwise read and
+ * parse its body first, so that a bad body or a large one answered 400 or 413 where the route does
+ * not even exist (404 comes first in the order errors win).
+ */
+export function refuseUnknownRoute(request: FastifyRequest): AppError | undefined {
+  return request.is404 ? routeNotFound(request) : undefined
 }
 
 const STATUS_TEXT: Record<number, string> = {

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
+import { methodNotAllowed } from './routes/method-not-allowed.js'
 import { errorResponses } from './schemas.js'
 
 /** The contract's own version (plant-store-spec.md), not the package's. */
@@ -100,6 +101,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     staticCSP:
       "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   })
+  for (const url of ['/openapi.json', '/docs', '/docs/*']) methodNotAllowed(app, url, ['GET', 'HEAD'])
 }
 
 /**

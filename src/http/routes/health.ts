@@ -4,6 +4,7 @@ import { errors } from '../../errors.js'
 import type { Store } from '../../store/types.js'
 import { sendError } from '../errors.js'
 import { errorResponses } from '../schemas.js'
+import { methodNotAllowed } from './method-not-allowed.js'
 
 export interface Lifecycle {
   /** Set from the moment shutdown begins, so load balancers stop sending before the port closes. */
@@ -56,4 +57,6 @@ export async function healthRoutes(
       return { status: 'ready' }
     },
   )
+  methodNotAllowed(app, '/healthz', ['GET', 'HEAD'])
+  methodNotAllowed(app, '/readyz', ['GET', 'HEAD'])
 }

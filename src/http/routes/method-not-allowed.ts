@@ -11,16 +11,18 @@ export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTT
   const others = METHODS.filter((m) => !allowed.includes(m))
   if (others.length === 0) return
   const allow = allowed.join(', ')
+  const refuse = (method: string) =>
+    new AppError(errors.METHOD_NOT_ALLOWED, `${method} is not allowed here; use ${allow}.`, { allow })
   app.route({
     method: others,
     url,
     exposeHeadRoute: false,
     schema: { hide: true } as FastifySchema,
     config: { public: true },
+    // Refused in onRequest, before a body is read: 405 wins over a bad or oversized body too.
+    onRequest: (request, _reply, done) => done(refuse(request.method)),
     handler: async (request) => {
-      throw new AppError(errors.METHOD_NOT_ALLOWED, `${request.method} is not allowed here; use ${allow}.`, {
-        allow,
-      })
+      throw refuse(request.method)
     },
   })
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Metrics } from '../../metrics/registry.js'
 import { errorResponses } from '../schemas.js'
+import { methodNotAllowed } from './method-not-allowed.js'
 
 export interface MetricsRouteOptions {
   metrics: Metrics
@@ -36,4 +37,5 @@ export async function metricsRoutes(
       return text
     },
   )
+  methodNotAllowed(app, '/metrics', ['GET', 'HEAD'])
 }
