@@ -11,7 +11,14 @@ import Fastify, {
 } from 'fastify'
 import type { RateLimit } from './config.js'
 import { requireBearer } from './http/auth.js'
-import { clientErrorHandler, installErrorHandling, refuseUnknownRoute } from './http/errors.js'
+import {
+  classify,
+  clientErrorHandler,
+  installErrorHandling,
+  refuseUnknownRoute,
+  refuseWithoutHost,
+  sendError,
+} from './http/errors.js'
 import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
@@ -115,13 +122,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const fastLane = new FastLane()
+  const security = securityHeaders()
   const app = Fastify({
     // Node's server, with the fast lane in front of Fastify's handler (see fast-lane.ts).
     serverFactory: (handler, given) => {
       // The settings Fastify would have applied to a server of its own (the options given below).
       const settings = given as unknown as ServerSettings
-      const server = createServer(settings.http ?? {}, (req, res) => {
-        if (!fastLane.take(req, res)) handler(req, res)
+      // Node's own answer to a request without Host is a bare 400; this one has the Error shape.
+      const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
+        if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+          refuseWithoutHost(res, { 'x-request-id': requestId(req), ...security })
+        } else if (!fastLane.take(req, res)) {
+          handler(req, res)
+        }
       })
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
@@ -136,6 +149,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestId,
     clientErrorHandler,
+    // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
+    // route or a hook: answered here, in the Error shape, with the headers every answer carries.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id)
+      reply.headers(security)
+      const failure = classify(error)
+      sendError(reply, failure.entry, failure.message)
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
@@ -156,7 +177,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installJsonBodyParser(app)
 
   // The request id and the security headers go on every answer; one hook, without a promise.
-  const security = securityHeaders()
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.headers(security)

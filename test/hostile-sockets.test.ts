@@ -197,6 +197,40 @@ describe('raw-socket clients against a real server', () => {
     await expectHealthy()
   })
 
+  it.each([
+    ['a percent-escape that is not UTF-8', 'GET /plants/%FF', 400, errors.BAD_REQUEST],
+    ['a percent-escape that is not hex', 'POST /plants/%ZZ', 400, errors.BAD_REQUEST],
+    ['a cut-off percent-escape', 'GET /nowhere%', 400, errors.BAD_REQUEST],
+    ["a path segment past the router's limit", `GET /plants/${'1'.repeat(101)}`, 414, errors.URI_TOO_LONG],
+    ['a docs path that climbs out of its folder', 'GET /docs/static/..', 404, errors.ROUTE_NOT_FOUND],
+    ['an escaped climb', 'GET /docs/static/%2e%2e/%2e%2e/package.json', 404, errors.ROUTE_NOT_FOUND],
+  ])('answers %s in the Error shape, with the usual headers', async (_what, line, status, entry) => {
+    const { received } = await rawExchange(server.port, [
+      request(`${line} HTTP/1.1\nHost: x\n${auth()}\nContent-Length: 0\nConnection: close`),
+    ])
+    const [response] = expectErrorsOnly(received, [status])
+    expect(JSON.parse(response?.body as string).error).toBe(entry.code)
+    expect(response?.headers['x-content-type-options']).toBe('nosniff')
+    expect(response?.headers['x-request-id']).toEqual(expect.any(String))
+    await expectHealthy()
+  })
+
+  it('answers an HTTP/1.1 request without a Host header with 400 in the Error shape, and closes', async () => {
+    const { received, closed } = await rawExchange(server.port, [
+      request(`GET /plants/5 HTTP/1.1\n${auth()}`),
+      request('GET /healthz HTTP/1.1\nHost: x'),
+    ])
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [400])
+    expect(JSON.parse(response?.body as string)).toEqual({
+      error: errors.BAD_REQUEST.code,
+      message: 'An HTTP/1.1 request needs a Host header.',
+    })
+    // HTTP/1.0 has no such rule.
+    const old = await rawExchange(server.port, [request('GET /healthz HTTP/1.0')])
+    expect(parseResponses(old.received).map((r) => r.status)).toEqual([200])
+  })
+
   it('is still healthy and answering precisely after all of that', async () => {
     await expectHealthy()
     const res = await fetch(`${server.url}/plants/5`, { headers: { authorization: `Bearer ${token}` } })

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
@@ -13,6 +14,8 @@ export function errorBody(
 // Fastify's own errors, by code, mapped onto the catalog. Anything not here that carries a 4xx status
 // still gets the catalog's generic entry for its status; anything else is a 500.
 const FASTIFY_ERRORS: Record<string, CatalogEntry> = {
+  FST_ERR_BAD_URL: { ...errors.BAD_REQUEST, message: 'The URL holds a percent-escape that does not decode.' },
+  FST_ERR_MAX_PARAM_LENGTH: { ...errors.URI_TOO_LONG, message: 'A segment of the URL path is too long.' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: errors.UNSUPPORTED_MEDIA_TYPE,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: errors.BAD_REQUEST,
   FST_ERR_CTP_BODY_TOO_LARGE: errors.BODY_TOO_LARGE,
@@ -25,6 +28,9 @@ const FASTIFY_ERRORS: Record<string, CatalogEntry> = {
 
 const BY_STATUS: Record<number, CatalogEntry> = {
   400: errors.BAD_REQUEST,
+  // The service's own 403s are AppErrors (a missing scope). The only other one is the docs' file
+  // server refusing a path that climbs out of its folder: to the client, no such file.
+  403: errors.ROUTE_NOT_FOUND,
   404: errors.ROUTE_NOT_FOUND,
   405: errors.METHOD_NOT_ALLOWED,
   408: errors.REQUEST_TIMEOUT,
@@ -115,6 +121,21 @@ function routeNotFound(request: FastifyRequest): AppError {
  */
 export function refuseUnknownRoute(request: FastifyRequest): AppError | undefined {
   return request.is404 ? routeNotFound(request) : undefined
+}
+
+/**
+ * RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without a Host header. It is answered
+ * before the router (Fastify reads Host), and the connection is closed, as Node itself would.
+ */
+export function refuseWithoutHost(response: ServerResponse, headers: Record<string, string>): void {
+  const body = JSON.stringify(errorBody(errors.BAD_REQUEST, 'An HTTP/1.1 request needs a Host header.'))
+  response.writeHead(400, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  })
+  response.end(body)
 }
 
 const STATUS_TEXT: Record<number, string> = {
