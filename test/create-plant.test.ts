@@ -244,6 +244,43 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect(errorOf(res).error).toBe(errors.METHOD_NOT_ALLOWED.code)
   })
 
+  let nextCharsetId = 700
+  it.each([
+    ['application/json; charset=iso-8859-1', {}, 415],
+    ['application/json; charset=utf-16', {}, 415],
+    ['application/json; charset="UTF-8"', {}, 200],
+    ['application/json;charset=utf8', {}, 200],
+    ['application/json', { 'content-encoding': 'gzip' }, 415],
+    ['application/json', { 'content-encoding': 'br' }, 415],
+    ['application/json', { 'content-encoding': 'identity' }, 200],
+  ])('reads a body sent as %s %j only when it is plain UTF-8', async (type, extra, status) => {
+    const id = nextCharsetId++
+    const res = await postPlant(t.app, token, `{"id": ${id}, "name": "caf\u00e9"}`, {
+      'content-type': type,
+      ...extra,
+    })
+    expect(res.statusCode).toBe(status)
+    if (status === 415) expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
+    expect((await get(String(id))).statusCode).toBe(status === 200 ? 200 : 404)
+  })
+
+  it('answers 415 for a body in another charset before its size or its JSON', async () => {
+    const res = await postPlant(t.app, token, `{"pad":"${'x'.repeat(70_000)}"`, {
+      'content-type': 'application/json; charset=latin1',
+    })
+    expect(res.statusCode).toBe(415)
+    expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
+  })
+
+  it('takes a Content-Encoding header on a request without a body', async () => {
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/plants?limit=1',
+      headers: { authorization: `Bearer ${token}`, 'content-encoding': 'gzip' },
+    })
+    expect(res.statusCode).toBe(200)
+  })
+
   it('orders errors: 401 before 415, 413 and 400', async () => {
     const res = await t.app.inject({
       method: 'POST',

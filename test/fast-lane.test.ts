@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
+import { errors } from '../src/errors.js'
 import { FastLane } from '../src/http/fast-lane.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
@@ -118,12 +119,17 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
 
   /** Sends the body both ways; returns whether the lane took the socket's copy. */
   async function both(body: string | Buffer, extra: Record<string, string> = {}): Promise<boolean> {
+    return (await bothAnswered(body, extra)).taken
+  }
+
+  /** The same, with the answer both gave. */
+  async function bothAnswered(body: string | Buffer, extra: Record<string, string> = {}) {
     take.mockClear()
     const fast = await overSocket(viaSocket.port, headersFor(viaSocket, extra, body), body)
     const taken = take.mock.results.some((r) => r.value === true)
     const framework = await injected(viaInject.app, headersFor(viaInject, extra, body), body)
     expect(fast).toEqual(framework)
-    return taken
+    return { taken, answer: fast }
   }
 
   it.each([
@@ -157,13 +163,20 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
     expect(await both(body)).toBe(true)
   })
 
-  it('bytes that are not UTF-8', async () => {
-    const body = Buffer.concat([
-      Buffer.from('{"id": 17, "name": "'),
-      Buffer.from([0xff, 0xfe]),
-      Buffer.from('"}'),
-    ])
-    expect(await both(body)).toBe(true)
+  it.each([
+    ['bytes that are not UTF-8', [0xff, 0xfe]],
+    ['a surrogate encoded in UTF-8 bytes', [0xed, 0xa0, 0x80]],
+    ['an overlong encoding', [0xc0, 0xaf]],
+    ['a sequence cut short', [0xe2, 0x82]],
+  ])('%s: 400, never a replacement character stored', async (_case, bytes) => {
+    const body = Buffer.concat([Buffer.from('{"id": 17, "name": "a'), Buffer.from(bytes), Buffer.from('b"}')])
+    const { taken, answer } = await bothAnswered(body)
+    expect(taken).toBe(true)
+    expect(answer.status).toBe(400)
+    expect(JSON.parse(answer.body)).toEqual({
+      error: errors.BODY_MALFORMED.code,
+      message: 'The request body is not valid UTF-8.',
+    })
   })
 
   it.each([
@@ -171,6 +184,12 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
     ['from a browser origin', { origin: 'https://example.test' }, '{"id": 31, "name": "cors"}'],
     ['as a merge patch', { 'content-type': 'application/merge-patch+json' }, '{"id": 32, "name": "x"}'],
     ['as text', { 'content-type': 'text/plain' }, '{"id": 33, "name": "x"}'],
+    [
+      'in another charset',
+      { 'content-type': 'application/json; charset=iso-8859-1' },
+      '{"id": 36, "name": "x"}',
+    ],
+    ['with a content coding', { 'content-encoding': 'gzip' }, '{"id": 37, "name": "x"}'],
     [
       'with a token never seen',
       { authorization: 'Bearer pst_0000000000000000_nope' },

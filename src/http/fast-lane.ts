@@ -10,7 +10,7 @@ import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
 import { bearerToken } from './auth.js'
 import { classify, errorBody, errorLogLevel, errorText } from './errors.js'
-import { parseJsonBody } from './json-body.js'
+import { parseJsonBody, utf8Text } from './json-body.js'
 import { nextPageLink } from './next-link.js'
 import type { Limiter } from './rate-limit.js'
 
@@ -104,6 +104,7 @@ export class FastLane {
       type === undefined ||
       !JSON_TYPES.has(type.toLowerCase()) ||
       headers['transfer-encoding'] !== undefined ||
+      headers['content-encoding'] !== undefined ||
       headers['idempotency-key'] !== undefined
     ) {
       return false
@@ -234,11 +235,8 @@ export class FastLane {
     request.on('end', () => {
       let plant: ReturnType<typeof validateNewPlant>
       try {
-        const text =
-          chunks.length === 1
-            ? (chunks[0] as Buffer).toString('utf8')
-            : Buffer.concat(chunks).toString('utf8')
-        plant = validateNewPlant(parseJsonBody(text))
+        const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+        plant = validateNewPlant(parseJsonBody(utf8Text(bytes)))
       } catch (error) {
         this.fail(deps, response, answer, error)
         return

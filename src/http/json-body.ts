@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import { parseJsonExact } from '../plants/json.js'
@@ -12,10 +14,10 @@ export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+js
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   for (const type of JSON_MEDIA_TYPES) {
-    app.addContentTypeParser(type, { parseAs: 'string' }, (_request, text, done) => {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, bytes, done) => {
       let body: unknown
       try {
-        body = parseJsonBody(text as string)
+        body = parseJsonBody(utf8Text(bytes as Buffer))
       } catch (error) {
         done(error as Error, undefined)
         return
@@ -23,6 +25,43 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(null, body)
     })
   }
+  // Before the body is read, so that 415 wins over 413 and 400.
+  app.addHook('preParsing', (request, _reply, payload, done) =>
+    done(unreadableBody(request.headers), payload),
+  )
+}
+
+const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
+
+/**
+ * A 415 for a body whose bytes are not plain UTF-8 JSON whatever they hold: one in another charset
+ * (its bytes would be misread), or one with a content coding (its bytes are compressed). Undefined
+ * for everything else, including a request without a body.
+ */
+export function unreadableBody(headers: IncomingHttpHeaders): AppError | undefined {
+  const length = headers['content-length']
+  if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return undefined
+  const coding = headers['content-encoding']
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return new AppError(
+      errors.UNSUPPORTED_MEDIA_TYPE,
+      `A request body is accepted without a content coding; this one has Content-Encoding: ${coding}.`,
+    )
+  }
+  const charset = CHARSET.exec(headers['content-type'] ?? '')
+  if (charset) {
+    const name = (charset[1] ?? charset[2] ?? '').toLowerCase()
+    if (name !== 'utf-8' && name !== 'utf8') {
+      return new AppError(errors.UNSUPPORTED_MEDIA_TYPE, 'A JSON request body must be UTF-8 (charset=utf-8).')
+    }
+  }
+  return undefined
+}
+
+/** The body's text; a 400 when its bytes are not UTF-8, which JSON requires (RFC 8259 §8.1). */
+export function utf8Text(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new AppError(errors.BODY_MALFORMED, 'The request body is not valid UTF-8.')
+  return bytes.toString('utf8')
 }
 
 /** A JSON request body, exact; undefined when blank. Throws the 400 AppError of malformed JSON. */
