@@ -36,9 +36,20 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     expect(await exists('500')).toBe(false)
   })
 
+  it.each(['Basic dXNlcjpwYXNz', 'Token abc', 'Bearer_x'])(
+    'answers credentials of another scheme (%s) as no bearer token: the bare challenge',
+    async (header) => {
+      const res = await postPlant(t.app, token, '{"id": 508, "name": "a"}', { authorization: header })
+      expect(res.statusCode).toBe(401)
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="plantstore"')
+      expect(errorOf(res).error).toBe(errors.TOKEN_MISSING.code)
+      expect(await exists('508')).toBe(false)
+    },
+  )
+
   it.each([
-    ['Basic dXNlcjpwYXNz', errors.TOKEN_MALFORMED],
     ['Bearer', errors.TOKEN_MALFORMED],
+    ['bearer   ', errors.TOKEN_MALFORMED],
     ['Bearer a b', errors.TOKEN_MALFORMED],
     ['Bearer not-a-plantstore-token', errors.TOKEN_MALFORMED],
     [`Bearer pst_0123456789abcdef_${'A'.repeat(43)}`, errors.TOKEN_UNKNOWN],

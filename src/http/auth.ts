@@ -18,6 +18,7 @@ declare module 'fastify' {
 
 const REALM = 'Bearer realm="plantstore"'
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
+const BEARER_SCHEME = /^Bearer(?: |$)/i
 
 /** The token of an `Authorization: Bearer …` header; undefined when absent or not of that form. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -71,7 +72,12 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
     const header = request.headers.authorization
     if (header === undefined) return refuse(challenge(errors.TOKEN_MISSING, false))
     const token = bearerToken(header)
-    if (token === undefined) return refuse(challenge(errors.TOKEN_MALFORMED, true))
+    if (token === undefined) {
+      // RFC 6750 §3.1: credentials of another scheme (Basic, …) are no bearer token at all, and get
+      // the bare challenge; a Bearer header without a usable token is a malformed one.
+      if (!BEARER_SCHEME.test(header)) return refuse(challenge(errors.TOKEN_MISSING, false))
+      return refuse(challenge(errors.TOKEN_MALFORMED, true))
+    }
     let principal: Principal | undefined
     try {
       principal = tokens.verifyCached(token)
