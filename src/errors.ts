@@ -34,7 +34,8 @@ export const errors = {
   QUERY_INVALID: entry(40012, 'A query parameter is invalid.'),
   ID_MISMATCH: entry(40013, 'The id in the body must equal the id in the path.'),
   IDEMPOTENCY_KEY_INVALID: entry(40014, 'The Idempotency-Key header must be 1 to 255 visible characters.'),
-  HEADER_INVALID: entry(40015, 'A request header is invalid.'),
+  // 40015 was listed once but no request could ever get it (every header the service reads is free
+  // text or has its own code); it stays unused.
   WEBHOOK_URL_INVALID: entry(
     40050,
     'The field url must be an absolute http or https URL without credentials.',

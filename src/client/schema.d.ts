@@ -342,7 +342,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40015 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40101 | 40102 | 40103 | 40104 | 40105 | 40301 | 40401 | 40402 | 40450 | 40451 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40101 | 40102 | 40103 | 40104 | 40105 | 40301 | 40401 | 40402 | 40450 | 40451 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -556,7 +556,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -641,7 +641,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -771,7 +771,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -869,7 +869,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -986,7 +986,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1094,7 +1094,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1331,7 +1331,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1582,7 +1582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1845,7 +1845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2014,7 +2014,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayResult"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40015, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -39,6 +39,8 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     const where = first?.instancePath
       ? first.instancePath.slice(1)
       : String(first?.params?.missingProperty ?? '')
+    // Query strings are the only part left to plain schemas that a request can fail: every header
+    // schema is an optional free-text string, and paths and bodies have domain checks.
     return {
       error: new AppError(errors.QUERY_INVALID, `Invalid ${httpPart} parameter ${where}: ${first?.message}.`),
     }
