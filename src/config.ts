@@ -371,7 +371,8 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'events-retention',
     placeholder: 'duration',
     default: '7d',
-    description: 'outbox events older than this are deleted by the retention sweep',
+    description:
+      'outbox events, and finished webhook deliveries, older than this are deleted by the retention sweep (an event a delivery still owes is kept)',
     parse: duration('events-retention', { min: 1 }),
   },
   {
