@@ -147,6 +147,9 @@ describe('abuse limits and response headers', () => {
       headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
     })
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined()
+    // Without CORS, OPTIONS is a method like any other this path does not support.
+    expect(preflight.statusCode).toBe(405)
+    expect(preflight.headers.allow).toBe('GET, HEAD, POST')
   })
 
   it('allows exactly the configured CORS origins', async () => {
@@ -163,6 +166,14 @@ describe('abuse limits and response headers', () => {
     expect(preflight.statusCode).toBe(204)
     expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com')
     expect(String(preflight.headers['access-control-allow-headers'])).toContain('Authorization')
+    for (const url of ['/plants/1', '/webhooks', '/healthz']) {
+      const other = await a.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
+      })
+      expect(other.statusCode).toBe(204)
+    }
     const other = await a.inject({ url: '/healthz', headers: { origin: 'https://evil.example.com' } })
     expect(other.headers['access-control-allow-origin']).toBeUndefined()
     const allowed = await a.inject({ url: '/plants/1', headers: { origin: 'https://app.example.com' } })

@@ -1,14 +1,18 @@
 import type { FastifyInstance, FastifySchema, HTTPMethods } from 'fastify'
 import { AppError, errors } from '../../errors.js'
 
-const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'QUERY']
 
 /**
  * Answers the methods a path does not support with 405 and an `Allow` header, instead of a 404 that
  * would suggest the path itself is wrong. Registered without authentication: 405 wins over 401.
  */
 export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTTPMethods[]): void {
-  const others = METHODS.filter((m) => !allowed.includes(m))
+  // With CORS on, its catch-all OPTIONS route answers preflights, and a route of this path would
+  // take them from it; with CORS off, OPTIONS is one more method no path here supports.
+  const corsPreflights = app.hasRoute({ method: 'OPTIONS', url: '*' })
+  const methods: HTTPMethods[] = corsPreflights ? METHODS : [...METHODS, 'OPTIONS']
+  const others = methods.filter((m) => !allowed.includes(m))
   if (others.length === 0) return
   const allow = allowed.join(', ')
   const refuse = (method: string) =>
