@@ -101,6 +101,9 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       'after=x',
       'after=1e3',
       'tag=',
+      'tag=%00',
+      'tag=a%0Ab',
+      `tag=${'t'.repeat(101)}`,
     ])('answers 400 for %s', async (query) => {
       const res = await call('GET', `/plants?${query}`)
       expect(res.statusCode).toBe(400)

@@ -38,12 +38,18 @@ function measureText(text: string): number {
   return length
 }
 
-function checkText(value: string, max: number, lengthError: typeof errors.NAME_LENGTH, field: string): void {
+function checkText(
+  value: string,
+  max: number,
+  lengthError: typeof errors.NAME_LENGTH,
+  field: string,
+  charactersError: typeof errors.TEXT_CHARACTERS = errors.TEXT_CHARACTERS,
+): void {
   const length = measureText(value)
   if (length === -1) {
     throw new AppError(
-      errors.TEXT_CHARACTERS,
-      `The field ${field} must not contain control characters or lone surrogates.`,
+      charactersError,
+      `The ${field} must not contain control characters or lone surrogates.`,
     )
   }
   if (length < 1 || length > max) throw new AppError(lengthError)
@@ -68,7 +74,7 @@ export function validateId(value: unknown): bigint {
 
 export function validateName(value: unknown): string {
   if (typeof value !== 'string') throw new AppError(errors.NAME_INVALID)
-  checkText(value, NAME_MAX_LENGTH, errors.NAME_LENGTH, 'name')
+  checkText(value, NAME_MAX_LENGTH, errors.NAME_LENGTH, 'field name')
   return value
 }
 
@@ -76,7 +82,7 @@ export function validateName(value: unknown): string {
 export function validateTag(value: unknown): string | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'string') throw new AppError(errors.TAG_INVALID)
-  checkText(value, TAG_MAX_LENGTH, errors.TAG_LENGTH, 'tag')
+  checkText(value, TAG_MAX_LENGTH, errors.TAG_LENGTH, 'field tag')
   return value
 }
 
@@ -160,7 +166,8 @@ export function validateListQuery(query: unknown): PlantListQuery {
     result.after = after
   }
   if (tag !== undefined) {
-    checkText(tag, TAG_MAX_LENGTH, errors.QUERY_INVALID, 'tag')
+    // Every error of a query parameter is 40012, as for limit and after.
+    checkText(tag, TAG_MAX_LENGTH, errors.QUERY_INVALID, 'query parameter tag', errors.QUERY_INVALID)
     result.tag = tag
   }
   return result
