@@ -16,7 +16,7 @@ export function errorTable(): string {
   const rows = Object.entries(errors).map(
     ([name, e]) => `| ${e.code} | ${e.status} | \`${name}\` | ${e.message} |`,
   )
-  return ['| error | status | name | message |', '|---|---|---|---|', ...rows].join('\n')
+  return ['| error | status | name | default message |', '|---|---|---|---|', ...rows].join('\n')
 }
 
 const TABLES: Record<string, () => string> = { 'config-table': configTable, 'error-table': errorTable }
