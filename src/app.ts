@@ -123,6 +123,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const fastLane = new FastLane()
   const security = securityHeaders()
+  /** The request id and the security headers, which go on every answer. */
+  const stamp = (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id)
+    reply.headers(security)
+  }
   const app = Fastify({
     // Node's server, with the fast lane in front of Fastify's handler (see fast-lane.ts).
     serverFactory: (handler, given) => {
@@ -152,8 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
     // route or a hook: answered here, in the Error shape, with the headers every answer carries.
     frameworkErrors: (error, request, reply) => {
-      reply.header('x-request-id', request.id)
-      reply.headers(security)
+      stamp(request, reply)
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
     },
@@ -176,10 +180,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app)
   installJsonBodyParser(app)
 
-  // The request id and the security headers go on every answer; one hook, without a promise.
+  // One hook, without a promise.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    reply.headers(security)
+    stamp(request, reply)
     done(refuseUnknownRoute(request))
   })
   const record = requestRecorder(metrics)
