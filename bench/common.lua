@@ -7,12 +7,21 @@ M.token = os.getenv("BENCH_TOKEN") or ""
 -- The read scripts pick among the rows stored before the run, whose ids are 1..BENCH_ROWS.
 M.rows = tonumber(os.getenv("BENCH_ROWS") or "1")
 
-function M.seed()
+local function seed()
   math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
 end
 
-function M.random_row()
-  return math.random(1, M.rows)
+-- Makes the calling script a read script: wrk's init, request and done (globals, which wrk looks up)
+-- GET path_of(id) for a random stored id on every request.
+function M.random_reads(path_of)
+  function init(args)
+    seed()
+    M.set_headers()
+  end
+  function request()
+    return wrk.format("GET", path_of(math.random(1, M.rows)))
+  end
+  done = M.done
 end
 
 -- Added to wrk.headers rather than replacing it, which would drop the Host header wrk puts there.

@@ -2,15 +2,4 @@
 -- (1..BENCH_ROWS). Nearly every request asks for another page, so each is read from the database:
 -- the listing's own cost. list.lua asks for the first page, which the service keeps between changes.
 package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
-local common = require("common")
-
-function init(args)
-  common.seed()
-  common.set_headers()
-end
-
-function request()
-  return wrk.format("GET", "/plants?limit=100&after=" .. common.random_row())
-end
-
-done = common.done
+require("common").random_reads(function(id) return "/plants?limit=100&after=" .. id end)

@@ -110,17 +110,22 @@ describe('npm run bench', () => {
     expect(stdout).toContain('× ceiling')
   }, 150_000)
 
-  it('asks list-after.lua for the page after a random stored id, a different one nearly every time', async () => {
+  it.each([
+    ['list-after.lua', 'the page after', /^\/plants\?limit=100&after=([0-9]+)$/],
+    ['get.lua', 'the plant of', /^\/plants\/([0-9]+)$/],
+  ])('asks %s for %s a random stored id, a different one nearly every time', async (script, _what, shape) => {
     const paths: string[] = []
+    const tokens = new Set<string | undefined>()
     const server = createServer((req, res) => {
       paths.push(req.url ?? '')
+      tokens.add(req.headers.authorization)
       res.end('[]')
     })
     server.listen(0, '127.0.0.1')
     await once(server, 'listening')
     const { port } = server.address() as AddressInfo
     try {
-      await run('wrk', ['-t1', '-c2', '-d1s', '-s', 'bench/list-after.lua', `http://127.0.0.1:${port}`], {
+      await run('wrk', ['-t1', '-c2', '-d1s', '-s', `bench/${script}`, `http://127.0.0.1:${port}`], {
         cwd: ROOT,
         env: { ...process.env, BENCH_DIR: 'bench', BENCH_ROWS: '1000', BENCH_TOKEN: 't', BENCH_SEED: '7' },
       })
@@ -128,15 +133,16 @@ describe('npm run bench', () => {
       server.close()
     }
     expect(paths.length).toBeGreaterThan(100)
-    const after = paths.map((path) => {
-      const match = /^\/plants\?limit=100&after=([0-9]+)$/.exec(path)
+    expect([...tokens]).toEqual(['Bearer t'])
+    const ids = paths.map((path) => {
+      const match = shape.exec(path)
       expect(match, path).not.toBeNull()
       return Number(match?.[1])
     })
-    expect(Math.min(...after)).toBeGreaterThanOrEqual(1)
-    expect(Math.max(...after)).toBeLessThanOrEqual(1000)
-    // Random among 1,000 ids: hundreds of distinct pages, where list.lua asks for one.
-    expect(new Set(after).size).toBeGreaterThan(500)
+    expect(Math.min(...ids)).toBeGreaterThanOrEqual(1)
+    expect(Math.max(...ids)).toBeLessThanOrEqual(1000)
+    // Random among 1,000 ids: hundreds of distinct ones, where list.lua asks for one page.
+    expect(new Set(ids).size).toBeGreaterThan(500)
   })
 
   it('refuses zero rounds', async () => {
