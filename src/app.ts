@@ -121,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetrics()
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
   const bodyLimit = options.bodyLimit ?? 64 * 1024
+  const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
   const fastLane = new FastLane()
   const security = securityHeaders()
   /** The request id and the security headers, which go on every answer. */
@@ -166,10 +167,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
     connectionTimeout: options.timeouts?.connectionTimeoutMs ?? 0,
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 100 },
+    // A path parameter is bounded only by the request line itself (maxHeaderSize): an over-long id is
+    // then the same 400 as any other id out of range, not a 414 about the URL's shape.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: maxHeaderSize },
     http: {
       headersTimeout: options.timeouts?.headersTimeoutMs ?? 60_000,
-      maxHeaderSize: options.maxHeaderSize ?? 16 * 1024,
+      maxHeaderSize,
       // Node checks the header and request timeouts on this interval (30 s by default), which would
       // let a slow client hold a connection that long past its deadline.
       connectionsCheckingInterval: 1000,

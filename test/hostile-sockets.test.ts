@@ -201,7 +201,14 @@ describe('raw-socket clients against a real server', () => {
     ['a percent-escape that is not UTF-8', 'GET /plants/%FF', 400, errors.BAD_REQUEST],
     ['a percent-escape that is not hex', 'POST /plants/%ZZ', 400, errors.BAD_REQUEST],
     ['a cut-off percent-escape', 'GET /nowhere%', 400, errors.BAD_REQUEST],
-    ["a path segment past the router's limit", `GET /plants/${'1'.repeat(101)}`, 414, errors.URI_TOO_LONG],
+    ['a 101-digit plant id', `GET /plants/${'1'.repeat(101)}`, 400, errors.PATH_ID_INVALID],
+    ['a 10,000-digit plant id', `DELETE /plants/${'9'.repeat(10_000)}`, 400, errors.PATH_ID_INVALID],
+    [
+      'a 10,000-character webhook id',
+      `GET /webhooks/wh_${'a'.repeat(10_000)}`,
+      404,
+      errors.WEBHOOK_NOT_FOUND,
+    ],
     ['a docs path that climbs out of its folder', 'GET /docs/static/..', 404, errors.ROUTE_NOT_FOUND],
     ['an escaped climb', 'GET /docs/static/%2e%2e/%2e%2e/package.json', 404, errors.ROUTE_NOT_FOUND],
   ])('answers %s in the Error shape, with the usual headers', async (_what, line, status, entry) => {
