@@ -222,6 +222,22 @@ describe('raw-socket clients against a real server', () => {
     await expectHealthy()
   })
 
+  it('skips the body of an operation that takes none and reads the next request after it', async () => {
+    const json = 'Content-Type: application/json'
+    const { received } = await rawExchange(server.port, [
+      request(
+        `POST /plants HTTP/1.1\nHost: x\n${auth()}\n${json}\nContent-Length: 21`,
+        '{"id":77,"name":"a"}\n',
+      ),
+      request(
+        `DELETE /plants/77 HTTP/1.1\nHost: x\n${auth()}\nContent-Type: text/plain\nContent-Length: 9`,
+        'GET / xyz',
+      ),
+      request(`GET /plants/77 HTTP/1.1\nHost: x\n${auth()}\nConnection: close`),
+    ])
+    expect(parseResponses(received).map((r) => r.status)).toEqual([200, 204, 404])
+  })
+
   it('answers an HTTP/1.1 request without a Host header with 400 in the Error shape, and closes', async () => {
     const { received, closed } = await rawExchange(server.port, [
       request(`GET /plants/5 HTTP/1.1\n${auth()}`),

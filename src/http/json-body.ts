@@ -25,10 +25,31 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(null, body)
     })
   }
-  // Before the body is read, so that 415 wins over 413 and 400.
-  app.addHook('preParsing', (request, _reply, payload, done) =>
-    done(unreadableBody(request.headers), payload),
-  )
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (request.routeOptions.schema?.body === undefined) {
+      ignoreBody(request.headers)
+      done(null, payload)
+      return
+    }
+    // Before the body is read, so that 415 wins over 413 and 400.
+    done(unreadableBody(request.headers), payload)
+  })
+}
+
+/**
+ * An operation that takes no body (DELETE, and the webhook actions such as rotate-secret) ignores
+ * one, as a GET does: content in such a request has no defined meaning (RFC 9110 §9.3.5), and
+ * reading it could only turn a valid request into a 400, 413 or 415 its operation does not
+ * document. Without these headers Fastify reads no body; Node discards the bytes once the answer is
+ * sent, so the connection stays usable.
+ */
+function ignoreBody(headers: IncomingHttpHeaders): void {
+  if (headers['content-type'] === undefined && headers['transfer-encoding'] === undefined) {
+    if (headers['content-length'] === undefined || headers['content-length'] === '0') return
+  }
+  delete headers['content-type']
+  delete headers['transfer-encoding']
+  delete headers['content-length']
 }
 
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
