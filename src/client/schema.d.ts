@@ -521,6 +521,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -568,6 +570,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -577,6 +581,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -586,6 +592,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -604,6 +618,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -653,6 +669,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -662,6 +680,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -707,6 +727,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -725,6 +753,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -783,6 +813,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -792,6 +824,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -810,6 +844,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -828,6 +870,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -881,6 +925,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -890,6 +936,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -935,6 +983,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -953,6 +1009,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -998,6 +1056,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1007,6 +1067,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1034,6 +1096,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1052,6 +1122,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1106,6 +1178,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1115,6 +1189,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1160,6 +1236,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1178,6 +1262,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1207,6 +1293,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1216,6 +1304,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1225,6 +1315,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1234,6 +1332,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1365,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1274,6 +1376,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1283,6 +1387,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1301,6 +1413,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1325,6 +1439,8 @@ export interface operations {
             /** @description The subscription, with its secret */
             201: {
                 headers: {
+                    /** @description The subscription: `/webhooks/{id}` */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1343,6 +1459,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1352,6 +1470,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1379,6 +1499,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1397,6 +1525,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1429,6 +1559,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1438,6 +1570,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1456,6 +1590,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1474,6 +1616,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1504,6 +1648,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1513,6 +1659,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1531,6 +1679,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1549,6 +1705,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1594,6 +1752,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1603,6 +1763,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1639,6 +1801,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1657,6 +1827,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1689,6 +1861,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1698,6 +1872,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1716,6 +1892,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1734,6 +1918,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1766,6 +1952,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1775,6 +1963,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1793,6 +1983,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1811,6 +2009,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1857,6 +2057,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1866,6 +2068,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,6 +2088,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1902,6 +2114,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1936,6 +2150,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1945,6 +2161,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1963,6 +2181,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1981,6 +2207,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2026,6 +2254,8 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2035,6 +2265,8 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2071,6 +2303,14 @@ export interface operations {
             /** @description Rate limited (error codes: 42901) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2089,6 +2329,8 @@ export interface operations {
             /** @description Temporarily unavailable (error codes: 50301) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

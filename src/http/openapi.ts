@@ -31,6 +31,14 @@ through a double (this page's try-it panel shows ids past 2^53 rounded; the raw 
 Every operation except the public documents needs a bearer token (\`Authorization: Bearer pst_…\`),
 issued by the operator with \`plantstore token create\`. Scopes: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_TEXT[s]})`).join(', ')}.
 
+Every answer carries \`X-Request-Id\` and the security headers (\`Content-Security-Policy\`,
+\`Cross-Origin-Opener-Policy\`, \`Cross-Origin-Resource-Policy\`, \`Referrer-Policy\`,
+\`Strict-Transport-Security\`, \`X-Content-Type-Options\`, \`X-Frame-Options\`); every authenticated
+answer carries \`Cache-Control: no-store\`, and while the operator sets a rate limit also
+\`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
+Before any operation is chosen, an unknown path answers 404 (40401), a wrong method 405 (40501) with
+\`Allow\`, and a request that is not readable HTTP 400, 408, 414 or 431.
+
 Every failure answers \`{"error": <code>, "message": "…"}\` with a stable code from this catalog
 (also in \`x-error-codes\`):
 

@@ -267,12 +267,32 @@ function codesOf(status: number): string {
     .join(', ')
 }
 
-/** Error responses for the given statuses, each documented with the Error shape and its codes. */
+const text = (description: string) => ({ type: 'string', description })
+const CHALLENGE = text(
+  'The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed',
+)
+const RETRY_AFTER = text('Seconds to wait before trying again')
+
+/** The headers an error answer of this status carries besides the usual ones. */
+const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { 'WWW-Authenticate': CHALLENGE },
+  403: { 'WWW-Authenticate': CHALLENGE },
+  429: {
+    'Retry-After': RETRY_AFTER,
+    'RateLimit-Limit': text('Requests allowed per window'),
+    'RateLimit-Remaining': text('Requests left in the current window'),
+    'RateLimit-Reset': text('Seconds until the window resets'),
+  },
+  503: { 'Retry-After': RETRY_AFTER },
+}
+
+/** Error responses for the given statuses, each documented with the Error shape, its codes and headers. */
 export function errorResponses(...statuses: number[]): Record<number, unknown> {
   const responses: Record<number, unknown> = {}
   for (const status of statuses) {
     const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${codesOf(status)})`
-    responses[status] = ref('Error', { description })
+    const headers = STATUS_HEADERS[status]
+    responses[status] = ref('Error', headers ? { description, headers } : { description })
   }
   return responses
 }

@@ -20,8 +20,39 @@ interface Operation {
   operationId: string
   pattern: RegExp
   method: string
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>
+  responses: Record<
+    string,
+    { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }
+  >
 }
+
+/**
+ * Headers any answer may carry, which the document describes once instead of on every response: the
+ * transport's, the request id and security headers, CORS, compression, and the rate limit's
+ * RateLimit-* fields (on every authenticated answer while a limit is set).
+ */
+const GENERAL_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'date',
+  'connection',
+  'keep-alive',
+  'vary',
+  'cache-control',
+  'x-request-id',
+  'x-content-type-options',
+  'x-frame-options',
+  'referrer-policy',
+  'content-security-policy',
+  'cross-origin-opener-policy',
+  'cross-origin-resource-policy',
+  'strict-transport-security',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+])
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, Omit<Operation, 'pattern' | 'method'>>>
@@ -56,7 +87,14 @@ export class ContractChecker {
   }
 
   /** Throws when the response is not one the document promises. */
-  check(method: string, url: string, status: number, contentType: string | undefined, text: string): void {
+  check(
+    method: string,
+    url: string,
+    status: number,
+    contentType: string | undefined,
+    text: string,
+    headerNames: string[] = [],
+  ): void {
     const path = new URL(url, 'http://x').pathname
     const wanted = method === 'HEAD' ? 'GET' : method
     const operation = this.operations.find((o) => o.method === wanted && o.pattern.test(path))
@@ -66,6 +104,17 @@ export class ContractChecker {
     if (!documented) {
       throw new Error(
         `${method} ${path} answered ${status}, which ${operation.operationId} does not document`,
+      )
+    }
+    const listed = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()))
+    const unlisted = headerNames
+      .map((name) => name.toLowerCase())
+      .filter(
+        (name) => !GENERAL_HEADERS.has(name) && !name.startsWith('access-control-') && !listed.has(name),
+      )
+    if (unlisted.length > 0) {
+      throw new Error(
+        `${operation.operationId} ${status} sent headers it does not document: ${unlisted.join(', ')}`,
       )
     }
     const media = documented.content?.['application/json']
@@ -143,6 +192,7 @@ export function watchContract(app: FastifyInstance): ContractWatch {
       response.statusCode,
       type === undefined ? undefined : String(type),
       bodyText(response),
+      Object.keys(response.headers),
     )
     return response
   }
@@ -160,6 +210,7 @@ export function watchContract(app: FastifyInstance): ContractWatch {
         response.status,
         response.headers.get('content-type') ?? undefined,
         text,
+        [...response.headers.keys()],
       )
       return response
     },

@@ -109,7 +109,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         tags,
         body: CreateBody,
         response: {
-          201: ref('WebhookWithSecret', { description: 'The subscription, with its secret' }),
+          201: ref('WebhookWithSecret', {
+            description: 'The subscription, with its secret',
+            headers: { Location: { type: 'string', description: 'The subscription: `/webhooks/{id}`' } },
+          }),
           ...errorResponses(400, 401, 403, 413, 415, 500),
         },
       },
