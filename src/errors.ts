@@ -72,7 +72,10 @@ export const errors = {
   PRECONDITION_FAILED: entry(41201, 'The plant has changed: If-Match does not match its current ETag.'),
   BODY_TOO_LARGE: entry(41301, 'The request body is too large.'),
   URI_TOO_LONG: entry(41401, 'The request URL is too long.'),
-  UNSUPPORTED_MEDIA_TYPE: entry(41501, 'The request body must be application/json.'),
+  UNSUPPORTED_MEDIA_TYPE: entry(
+    41501,
+    'The request body must be application/json in UTF-8 (a PATCH may also be application/merge-patch+json).',
+  ),
   IDEMPOTENCY_KEY_REUSED: entry(
     42201,
     'This Idempotency-Key was already used with a different request body.',

@@ -125,6 +125,29 @@ describe('the published contract', () => {
     }
   })
 
+  it('lists under each error response the codes of that operation, not every code of the status', () => {
+    const description = (path: string, method: string, status: string) =>
+      pick(doc, 'paths', path, method, 'responses', status, 'description')
+    expect(description('/plants', 'get', '400')).toBe('The request is invalid (error codes: 40012)')
+    expect(description('/plants/{id}', 'get', '404')).toBe('Not found (error codes: 40402)')
+    expect(description('/webhooks/{id}', 'get', '404')).toBe('Not found (error codes: 40450)')
+    expect(description('/plants', 'post', '409')).toBe('Conflict (error codes: 40901, 40902)')
+    expect(description('/plants', 'post', '401')).toMatch(/40101, 40102, 40103, 40104, 40105\)$/)
+    expect(String(description('/plants', 'post', '400'))).not.toContain('40050')
+  })
+
+  it('documents the headers of error answers', () => {
+    const headers = (path: string, method: string, status: string) =>
+      Object.keys(pick(doc, 'paths', path, method, 'responses', status, 'headers') as object)
+    expect(headers('/plants', 'post', '401')).toEqual(['WWW-Authenticate'])
+    expect(headers('/plants', 'post', '403')).toEqual(['WWW-Authenticate'])
+    expect(headers('/plants', 'post', '429')).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+    )
+    expect(headers('/plants', 'post', '503')).toEqual(['Retry-After'])
+    expect(headers('/webhooks', 'post', '201')).toEqual(['Location'])
+  })
+
   it('renders the error catalog', () => {
     expect(doc['x-error-codes']).toEqual(
       Object.entries(errors).map(([name, e]) => ({

@@ -309,7 +309,7 @@ export interface components {
         };
         /**
          * PlantPatch
-         * @description A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay.
+         * @description A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay. An id, when present, must equal the one in the path. Unknown fields are ignored.
          */
         PlantPatch: {
             /** @description The name of the plant */
@@ -558,7 +558,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40012) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -657,7 +657,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -801,7 +801,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40011) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -832,7 +832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40402) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -913,7 +913,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -944,7 +944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40402) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1044,7 +1044,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40011) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1075,7 +1075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40402) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1166,7 +1166,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1197,7 +1197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40402) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1447,7 +1447,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40050, 40051, 40052, 40053) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1578,7 +1578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1740,7 +1740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40054, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1771,7 +1771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1880,7 +1880,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1971,7 +1971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2045,7 +2045,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40012) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2076,7 +2076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2169,7 +2169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450, 40451) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2242,7 +2242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayResult"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012, 40013, 40014, 40050, 40051, 40052, 40053, 40054, 40055, 40056) */
+            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40055) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2273,7 +2273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (error codes: 40401, 40402, 40450, 40451) */
+            /** @description Not found (error codes: 40450) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,11 +1,11 @@
 import { Type } from 'typebox'
-import { errors } from '../errors.js'
+import { type CatalogEntry, errors } from '../errors.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
 
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
 
-const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
+export const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
 
 export const PlantId = Type.Integer({
   format: 'int64',
@@ -55,7 +55,7 @@ export const PlantPatch = Type.Object(
     $id: 'PlantPatch',
     title: 'PlantPatch',
     description:
-      'A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay.',
+      'A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay. An id, when present, must equal the one in the path. Unknown fields are ignored.',
   },
 )
 
@@ -260,13 +260,6 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   503: 'Temporarily unavailable',
 }
 
-function codesOf(status: number): string {
-  return Object.values(errors)
-    .filter((e) => e.status === status)
-    .map((e) => e.code)
-    .join(', ')
-}
-
 const text = (description: string) => ({ type: 'string', description })
 const CHALLENGE = text(
   'The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed',
@@ -286,13 +279,37 @@ const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   503: { 'Retry-After': RETRY_AFTER },
 }
 
-/** Error responses for the given statuses, each documented with the Error shape, its codes and headers. */
-export function errorResponses(...statuses: number[]): Record<number, unknown> {
+/**
+ * An operation's error responses, each documented with the Error shape, the codes it can carry and
+ * its headers. A catalog entry names one code the operation can answer with; a bare status stands
+ * for every code of that status (401: whatever is wrong with the token; 413, 415, 429, 500, 503: one
+ * code each).
+ */
+export function errorResponses(...answers: Array<number | CatalogEntry>): Record<number, unknown> {
+  const codes = new Map<number, number[]>()
+  for (const answer of answers) {
+    const status = typeof answer === 'number' ? answer : answer.status
+    const listed = codes.get(status) ?? []
+    if (typeof answer === 'number') {
+      for (const e of Object.values(errors)) if (e.status === status) listed.push(e.code)
+    } else listed.push(answer.code)
+    codes.set(status, listed)
+  }
   const responses: Record<number, unknown> = {}
-  for (const status of statuses) {
-    const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${codesOf(status)})`
+  for (const [status, listed] of codes) {
+    const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${listed.join(', ')})`
     const headers = STATUS_HEADERS[status]
     responses[status] = ref('Error', headers ? { description, headers } : { description })
   }
   return responses
 }
+
+/** What any operation that reads a JSON body can answer about the body as a whole. */
+export const BODY_ERRORS = [
+  errors.BAD_REQUEST,
+  errors.BODY_MISSING,
+  errors.BODY_MALFORMED,
+  errors.BODY_NOT_OBJECT,
+  413,
+  415,
+] as const

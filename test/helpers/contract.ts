@@ -22,7 +22,7 @@ interface Operation {
   method: string
   responses: Record<
     string,
-    { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }
+    { description?: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }
   >
 }
 
@@ -137,9 +137,17 @@ export class ContractChecker {
       validate = this.ajv.compile(media.schema as object)
       this.validators.set(media.schema, validate)
     }
-    if (!validate(JSON.parse(text))) {
+    const body = JSON.parse(text) as { error?: unknown }
+    if (!validate(body)) {
       throw new Error(
         `${operation.operationId} ${status} body does not match its schema: ${this.ajv.errorsText(validate.errors)}: ${text}`,
+      )
+    }
+    // An error response lists the codes this operation can give with that status.
+    const codes = /\(error codes: ([\d, ]+)\)/.exec(documented.description ?? '')?.[1]
+    if (status >= 400 && codes && !codes.split(', ').includes(String(body.error))) {
+      throw new Error(
+        `${operation.operationId} ${status} answered code ${body.error}, which it does not list: ${codes}`,
       )
     }
   }

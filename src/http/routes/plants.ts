@@ -4,7 +4,7 @@ import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
 import { parseInt64 } from '../../plants/int64.js'
-import type { NewPlant as NewPlantValue } from '../../plants/model.js'
+import { type NewPlant as NewPlantValue, TAG_MAX_LENGTH } from '../../plants/model.js'
 import {
   changePlant,
   createPlant,
@@ -26,7 +26,7 @@ import {
 import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
 import { nextPageLink } from '../next-link.js'
-import { errorResponses, PlantId, ref } from '../schemas.js'
+import { BODY_ERRORS, errorResponses, PlantId, ref, TEXT_PATTERN } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -55,7 +55,12 @@ const ListQuery = checkedBy(
       }),
     ),
     tag: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'Only plants with this tag' }),
+      Type.String({
+        minLength: 1,
+        maxLength: TAG_MAX_LENGTH,
+        pattern: TEXT_PATTERN,
+        description: 'Only plants with this tag',
+      }),
     ),
   }),
   validateListQuery,
@@ -132,7 +137,23 @@ export async function plantRoutes(
             description: 'Plant response: the stored plant, id included',
             headers: { ETag, 'Idempotent-Replayed': { type: 'string', description: '"true" on a replay' } },
           }),
-          ...errorResponses(400, 401, 403, 409, 413, 415, 422, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.ID_MISSING,
+            errors.ID_INVALID,
+            errors.NAME_INVALID,
+            errors.NAME_LENGTH,
+            errors.TAG_INVALID,
+            errors.TAG_LENGTH,
+            errors.TEXT_CHARACTERS,
+            errors.IDEMPOTENCY_KEY_INVALID,
+            401,
+            403,
+            errors.PLANT_EXISTS,
+            errors.IDEMPOTENCY_IN_PROGRESS,
+            422,
+            500,
+          ),
         },
       },
     },
@@ -170,7 +191,7 @@ export async function plantRoutes(
             description: 'A page of plants',
             headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
           },
-          ...errorResponses(400, 401, 403, 500),
+          ...errorResponses(errors.QUERY_INVALID, 401, 403, 500),
         },
       },
     },
@@ -209,7 +230,7 @@ export async function plantRoutes(
             description: 'Not modified: the plant still has the ETag given',
             headers: { ETag },
           },
-          ...errorResponses(400, 401, 403, 404, 500),
+          ...errorResponses(errors.PATH_ID_INVALID, 401, 403, errors.PLANT_NOT_FOUND, 500),
         },
       },
     },
@@ -240,7 +261,22 @@ export async function plantRoutes(
         body: checkedBy(ref('Plant'), validateReplacement),
         response: {
           200: ref('StoredPlant', { description: 'The plant as replaced', headers: { ETag } }),
-          ...errorResponses(400, 401, 403, 404, 412, 413, 415, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.PATH_ID_INVALID,
+            errors.ID_INVALID,
+            errors.NAME_INVALID,
+            errors.NAME_LENGTH,
+            errors.TAG_INVALID,
+            errors.TAG_LENGTH,
+            errors.TEXT_CHARACTERS,
+            errors.ID_MISMATCH,
+            401,
+            403,
+            errors.PLANT_NOT_FOUND,
+            412,
+            500,
+          ),
         },
       },
     },
@@ -275,7 +311,22 @@ export async function plantRoutes(
         body: checkedBy(ref('PlantPatch'), validateMergePatch),
         response: {
           200: ref('StoredPlant', { description: 'The plant as changed', headers: { ETag } }),
-          ...errorResponses(400, 401, 403, 404, 412, 413, 415, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.PATH_ID_INVALID,
+            errors.ID_INVALID,
+            errors.NAME_INVALID,
+            errors.NAME_LENGTH,
+            errors.TAG_INVALID,
+            errors.TAG_LENGTH,
+            errors.TEXT_CHARACTERS,
+            errors.ID_MISMATCH,
+            401,
+            403,
+            errors.PLANT_NOT_FOUND,
+            412,
+            500,
+          ),
         },
       },
     },
@@ -303,7 +354,7 @@ export async function plantRoutes(
         headers: Type.Object(IF_MATCH),
         response: {
           204: { type: 'null', description: 'Deleted' },
-          ...errorResponses(400, 401, 403, 404, 412, 500),
+          ...errorResponses(errors.PATH_ID_INVALID, 401, 403, errors.PLANT_NOT_FOUND, 412, 500),
         },
       },
     },

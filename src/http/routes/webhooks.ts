@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { errors } from '../../errors.js'
 import type { DeliveryRecord, DeliveryStatus, Store, WebhookRecord } from '../../store/types.js'
 import {
   createWebhook,
@@ -20,7 +21,7 @@ import {
   validateWebhookUpdate,
   type WebhookUpdateInput,
 } from '../../webhooks/validate.js'
-import { DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
+import { BODY_ERRORS, DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -113,7 +114,16 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
             description: 'The subscription, with its secret',
             headers: { Location: { type: 'string', description: 'The subscription: `/webhooks/{id}`' } },
           }),
-          ...errorResponses(400, 401, 403, 413, 415, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.WEBHOOK_URL_INVALID,
+            errors.WEBHOOK_URL_FORBIDDEN,
+            errors.WEBHOOK_EVENTS_INVALID,
+            errors.WEBHOOK_DESCRIPTION_INVALID,
+            401,
+            403,
+            500,
+          ),
         },
       },
     },
@@ -152,7 +162,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: Params,
         response: {
           200: ref('Webhook', { description: 'The subscription' }),
-          ...errorResponses(401, 403, 404, 500),
+          ...errorResponses(401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
     },
@@ -170,7 +180,19 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         body: UpdateBody,
         response: {
           200: ref('Webhook', { description: 'The subscription as changed' }),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.WEBHOOK_URL_INVALID,
+            errors.WEBHOOK_URL_FORBIDDEN,
+            errors.WEBHOOK_EVENTS_INVALID,
+            errors.WEBHOOK_DESCRIPTION_INVALID,
+            errors.WEBHOOK_DISABLED_INVALID,
+            errors.WEBHOOK_UPDATE_EMPTY,
+            401,
+            403,
+            errors.WEBHOOK_NOT_FOUND,
+            500,
+          ),
         },
       },
     },
@@ -188,7 +210,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Deletes a subscription and its deliveries',
         tags,
         params: Params,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 500) },
+        response: {
+          204: Type.Null({ description: 'Deleted' }),
+          ...errorResponses(401, 403, errors.WEBHOOK_NOT_FOUND, 500),
+        },
       },
     },
     async (request, reply) => {
@@ -209,7 +234,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: Params,
         response: {
           200: ref('WebhookWithSecret', { description: 'The subscription, with its new secret' }),
-          ...errorResponses(401, 403, 404, 500),
+          ...errorResponses(401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
     },
@@ -231,7 +256,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: Params,
         response: {
           202: ref('Delivery', { description: 'The queued delivery' }),
-          ...errorResponses(401, 403, 404, 500),
+          ...errorResponses(401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
     },
@@ -254,7 +279,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         querystring: DeliveriesQuery,
         response: {
           200: listOf('Delivery', 'Deliveries, newest first'),
-          ...errorResponses(400, 401, 403, 404, 500),
+          ...errorResponses(errors.QUERY_INVALID, 401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
     },
@@ -277,7 +302,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: DeliveryParams,
         response: {
           202: ref('Delivery', { description: 'The queued delivery' }),
-          ...errorResponses(401, 403, 404, 500),
+          ...errorResponses(401, 403, errors.WEBHOOK_NOT_FOUND, errors.DELIVERY_NOT_FOUND, 500),
         },
       },
     },
@@ -301,7 +326,14 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         body: ReplayBody,
         response: {
           202: ref('ReplayResult', { description: 'How many deliveries were queued' }),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 500),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.REPLAY_SINCE_INVALID,
+            401,
+            403,
+            errors.WEBHOOK_NOT_FOUND,
+            500,
+          ),
         },
       },
     },
