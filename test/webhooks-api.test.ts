@@ -89,6 +89,20 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       { url: 'https://r.example/', description: 'a\nb' },
       errors.WEBHOOK_DESCRIPTION_INVALID,
     ],
+    [
+      'a lone surrogate in description',
+      { url: 'https://r.example/', description: 'a\ud800b' },
+      errors.WEBHOOK_DESCRIPTION_INVALID,
+    ],
+    [
+      'a lone low surrogate in description',
+      { url: 'https://r.example/', description: '\udc00' },
+      errors.WEBHOOK_DESCRIPTION_INVALID,
+    ],
+    // The URL parser would store U+FFFD (percent-encoded) for a lone surrogate and silently drop a
+    // newline: a URL that is not the one sent.
+    ['a lone surrogate in the url', { url: 'https://r.example/a\ud800b' }, errors.WEBHOOK_URL_INVALID],
+    ['a control character in the url', { url: 'https://r.example/a\nb' }, errors.WEBHOOK_URL_INVALID],
     ['an array body', [], errors.BODY_NOT_OBJECT],
   ])('refuses %s with 400', async (_name, body, entry) => {
     const res = await call('POST', '/webhooks', body)
@@ -166,6 +180,8 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       [{}, errors.WEBHOOK_UPDATE_EMPTY],
       [{ disabled: 'yes' }, errors.WEBHOOK_DISABLED_INVALID],
       [{ url: 'http://10.1.1.1/' }, errors.WEBHOOK_URL_FORBIDDEN],
+      [{ description: 'a\ud800b' }, errors.WEBHOOK_DESCRIPTION_INVALID],
+      [{ url: 'https://other.example/\udfff' }, errors.WEBHOOK_URL_INVALID],
     ] as const) {
       const bad = await call('PATCH', `/webhooks/${id}`, body)
       expect(bad.statusCode).toBe(400)

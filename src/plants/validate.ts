@@ -21,9 +21,10 @@ function jsonKind(body: unknown): string {
 /**
  * Length in code points (so an emoji counts once), or -1 when the text holds a C0 control character
  * or a lone surrogate. PostgreSQL cannot store U+0000 and a lone surrogate has no UTF-8 encoding, so
- * both stores refuse the same inputs; no name is meant to hold a control character anyway.
+ * both stores refuse the same inputs; no name is meant to hold a control character anyway. Every
+ * stored text field (webhook descriptions and URLs too) is measured here.
  */
-function measureText(text: string): number {
+export function measureText(text: string): number {
   let length = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)

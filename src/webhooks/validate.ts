@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { AppError, errors } from '../errors.js'
-import { requireBody } from '../plants/validate.js'
+import { measureText, requireBody } from '../plants/validate.js'
 import {
   DELIVERY_ID_PATTERN,
   DESCRIPTION_MAX_LENGTH,
@@ -33,6 +33,14 @@ export interface WebhookUpdateInput {
 export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): string {
   if (typeof value !== 'string' || value.length > URL_MAX_LENGTH)
     throw new AppError(errors.WEBHOOK_URL_INVALID)
+  // The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
+  // other than the one sent: such a URL is refused instead.
+  if (measureText(value) === -1) {
+    throw new AppError(
+      errors.WEBHOOK_URL_INVALID,
+      'The field url must not contain control characters or lone surrogates.',
+    )
+  }
   let url: URL
   try {
     url = new URL(value)
@@ -71,13 +79,16 @@ function validateEvents(value: unknown): WebhookEventType[] {
 
 function validateDescription(value: unknown): string | null {
   if (value === null) return null
-  if (
-    typeof value !== 'string' ||
-    [...value].length > DESCRIPTION_MAX_LENGTH ||
-    [...value].some((c) => c < ' ')
-  ) {
-    throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
+  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
+  const length = measureText(value)
+  if (length === -1) {
+    // A lone surrogate has no UTF-8 encoding: stored, it would come back as U+FFFD.
+    throw new AppError(
+      errors.WEBHOOK_DESCRIPTION_INVALID,
+      'The field description must not contain control characters or lone surrogates.',
+    )
   }
+  if (length > DESCRIPTION_MAX_LENGTH) throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
   return value
 }
 
