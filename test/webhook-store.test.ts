@@ -202,6 +202,27 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     ).toBeUndefined()
   })
 
+  it('requeues a delivery in flight without freeing it: it is claimable again once the attempt ends', async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    const [inFlight] = await claim(store, 'x')
+    const requeued = await store.webhooks.requeueDelivery(hook.id, inFlight?.id as string, new Date())
+    expect(requeued).toMatchObject({ status: 'pending', attempts: 0 })
+    expect(await store.webhooks.replay(hook.id, new Date(0), new Date())).toBe(1)
+    expect(await claim(store, 'y')).toHaveLength(0)
+    expect(await claim(store, 'x')).toHaveLength(0)
+    // The attempt in flight succeeds: it is recorded, and the delivery is due again at once.
+    await store.webhooks.complete([result(inFlight as never, 'x', {})])
+    const [row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+    expect(row).toMatchObject({ status: 'pending', attempts: 0, lastStatusCode: 200 })
+    const [again] = await claim(store, 'y')
+    expect(again).toMatchObject({ id: inFlight?.id, attempt: 1 })
+    // A lease that ran out (its owner presumed dead) is due at once after a requeue.
+    await store.webhooks.requeueDelivery(hook.id, again?.id as string, new Date())
+    expect(await claim(store, 'z', new Date(Date.now() + 61_000))).toHaveLength(1)
+  })
+
   it('queues a test message for one subscription only', async () => {
     const hook = await subscribe()
     const bystander = await subscribe()

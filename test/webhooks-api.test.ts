@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
+import { createLogger } from '../src/log.js'
 import { createPlant } from '../src/plants/service.js'
+import { Dispatcher } from '../src/webhooks/dispatcher.js'
+import { WebhookSender } from '../src/webhooks/sender.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
 
 describe.each(storeKinds)('webhook API on $name', (kind) => {
@@ -270,6 +274,75 @@ describe('webhook URLs with private addresses allowed', () => {
       })
       expect(res.statusCode).toBe(201)
     } finally {
+      await t.close()
+    }
+  })
+})
+
+describe.each(storeKinds)('retry and replay during an attempt on $name', (kind) => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it('never starts a second attempt beside one in flight; the delivery goes again once it ends', async () => {
+    const t = await makeApp(kind, { allowPrivateWebhookUrls: true })
+    const receiver = await startReceiver()
+    const dispatcher = new Dispatcher({
+      store: t.store.webhooks,
+      sender: new WebhookSender({ timeoutMs: 10_000, allowPrivateUrls: true }),
+      logger: createLogger('silent'),
+      retrySchedule: [10],
+      timeoutMs: 10_000,
+      disableAfterMs: 86_400_000,
+      pollIntervalMs: 10,
+    })
+    try {
+      const token = await t.token(['webhooks:manage'])
+      const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+        t.app.inject({
+          method,
+          url,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          payload: body === undefined ? undefined : JSON.stringify(body),
+        })
+      const created = await call('POST', '/webhooks', { url: receiver.url, events: ['plant.created'] })
+      const { id } = JSON.parse(created.body) as { id: string }
+      const since = new Date(Date.now() - 1000).toISOString()
+      receiver.respondWith('hang')
+      await createPlant(t.store.plants, { id: 1n, name: 'in flight' })
+      dispatcher.start()
+      await receiver.waitFor(1)
+      const delivery = () => call('GET', `/webhooks/${id}/deliveries`).then((r) => JSON.parse(r.body).data[0])
+      const deliveryId = (await delivery()).id as string
+
+      // Each way of asking for the delivery again, while an attempt of it still waits for an answer
+      // (the receiver keeps every request waiting until released).
+      const asks = [
+        () => call('POST', `/webhooks/${id}/deliveries/${deliveryId}/retry`),
+        () => call('POST', `/webhooks/${id}/replay`, { since }),
+      ]
+      for (const ask of asks) {
+        const sent = receiver.received.length
+        expect((await ask()).statusCode).toBe(202)
+        expect(await delivery()).toMatchObject({ status: 'pending', attempts: 0 })
+        await sleep(300)
+        expect(receiver.received).toHaveLength(sent)
+        // The attempt in flight ends, and the one asked for follows it, with the same webhook-id.
+        receiver.release(200)
+        const [first, next] = (await receiver.waitFor(sent + 1)).slice(sent - 1)
+        expect(next?.headers['webhook-id']).toBe(first?.headers['webhook-id'])
+        await sleep(300)
+        expect(receiver.received).toHaveLength(sent + 1)
+      }
+      receiver.respondWith(200)
+      receiver.release(200)
+      for (let i = 0; i < 100 && (await delivery()).status !== 'succeeded'; i++) await sleep(20)
+      expect(await delivery()).toMatchObject({ status: 'succeeded', attempts: 1, lastStatusCode: 200 })
+    } finally {
+      await dispatcher.stop(0)
+      receiver.release(200)
+      await receiver.close()
       await t.close()
     }
   })

@@ -191,7 +191,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sends a delivery again now, with a fresh retry schedule */
+        /** Sends a delivery again now, or once an attempt in flight ends, with a fresh retry schedule */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;

@@ -297,7 +297,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       config,
       schema: {
         operationId: 'retryWebhookDelivery',
-        summary: 'Sends a delivery again now, with a fresh retry schedule',
+        summary: 'Sends a delivery again now, or once an attempt in flight ends, with a fresh retry schedule',
         tags,
         params: DeliveryParams,
         response: {

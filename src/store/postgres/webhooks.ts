@@ -97,6 +97,16 @@ const HAS_WORK =
 
 // 24 lowercase hex digits, from the built-in random UUID (no extension needed).
 const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24)"
+/**
+ * Queues a delivery again (retry, replay) with a fresh schedule, `at` being the parameter of the
+ * time. One with an attempt in flight keeps that attempt's lease, so no second attempt starts beside
+ * it: its next attempt stays at the lease's end, and its attempts count drops to 0 (none since the
+ * requeue), which tells the attempt's completion to leave it pending and due at once. A lease that
+ * ran out is due already.
+ */
+const requeue = (at: string) => `status = 'pending', attempts = 0, next_attempt_at = CASE
+  WHEN webhook_deliveries.lease_owner IS NULL THEN ${at}::timestamptz ELSE webhook_deliveries.lease_until END`
+
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
 
@@ -235,12 +245,11 @@ export class PostgresWebhookStore implements WebhookStore {
     at: Date,
   ): Promise<DeliveryRecord | undefined> {
     const result = await guarded(() =>
-      this.pool.query(
-        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1,
-           lease_owner = NULL, lease_until = NULL
-         WHERE id = $2 AND webhook_id = $3`,
-        [at, deliveryId, webhookId],
-      ),
+      this.pool.query(`UPDATE webhook_deliveries SET ${requeue('$1')} WHERE id = $2 AND webhook_id = $3`, [
+        at,
+        deliveryId,
+        webhookId,
+      ]),
     )
     return result.rowCount === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
   }
@@ -252,8 +261,7 @@ export class PostgresWebhookStore implements WebhookStore {
          SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $3, $3
          FROM webhooks w JOIN events e ON e.type = ANY (w.events)
          WHERE w.id = $1 AND e.created_at >= $2
-         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET status = 'pending', attempts = 0,
-           next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, lease_until = NULL`,
+         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${requeue('$3')}`,
         [webhookId, since, at],
       ),
     )
@@ -376,10 +384,13 @@ export class PostgresWebhookStore implements WebhookStore {
       const disabled: string[] = []
       for (const r of results) {
         const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
+        // No attempts counted while one was in flight means it was requeued meanwhile (see requeue):
+        // the attempt is recorded, and the delivery stays pending, due at once, whatever its outcome.
         const applied = await client.query(
-          `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, lease_owner = NULL,
-             lease_until = NULL, last_attempt_at = $5, last_status_code = $6, last_error = $7,
-             last_duration_ms = $8
+          `UPDATE webhook_deliveries SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE $3 END,
+             next_attempt_at = CASE WHEN attempts = 0 THEN $5::timestamptz ELSE $4::timestamptz END,
+             lease_owner = NULL, lease_until = NULL, last_attempt_at = $5, last_status_code = $6,
+             last_error = $7, last_duration_ms = $8
            WHERE id = $1 AND lease_owner = $2`,
           [
             r.deliveryId,

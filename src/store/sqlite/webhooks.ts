@@ -96,6 +96,15 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
 /** How long a queue transaction keeps retrying a locked database before it fails. */
 const BUSY_RETRY_MS = 5000
 
+/**
+ * Queues a delivery again (retry, replay) with a fresh schedule. One with an attempt in flight keeps
+ * that attempt's lease, so no second attempt starts beside it: its next attempt stays at the lease's
+ * end, and its attempts count drops to 0 (none since the requeue), which tells the attempt's
+ * completion to leave it pending and due at once. A lease that ran out is due already.
+ */
+const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = CASE
+  WHEN webhook_deliveries.lease_owner IS NULL THEN @at ELSE webhook_deliveries.lease_until END`
+
 // Both probes stop at the first row: the primary key, and the partial index of unfanned events.
 const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL)'
@@ -188,8 +197,11 @@ export class SqliteWebhookStore implements WebhookStore {
          attempts = attempts + 1
        WHERE id = @id`,
     )
+    // No attempts counted while one was in flight means it was requeued meanwhile (see REQUEUE): the
+    // attempt is recorded, and the delivery stays pending, due at once, whatever its outcome.
     this.finish = db.prepare(
-      `UPDATE webhook_deliveries SET status = @status, next_attempt_at = @next, lease_owner = NULL,
+      `UPDATE webhook_deliveries SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE @status END,
+         next_attempt_at = CASE WHEN attempts = 0 THEN @at ELSE @next END, lease_owner = NULL,
          lease_until = NULL, last_attempt_at = @at, last_status_code = @statusCode, last_error = @error,
          last_duration_ms = @durationMs
        WHERE id = @id AND lease_owner = @owner`,
@@ -338,12 +350,8 @@ export class SqliteWebhookStore implements WebhookStore {
     at: Date,
   ): Promise<DeliveryRecord | undefined> {
     const changed = this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-           lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND webhook_id = ?`,
-      )
-      .run(at.getTime(), deliveryId, webhookId).changes
+      .prepare(`UPDATE webhook_deliveries SET ${REQUEUE} WHERE id = @deliveryId AND webhook_id = @webhookId`)
+      .run({ at: at.getTime(), deliveryId, webhookId }).changes
     return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
   }
 
@@ -354,8 +362,7 @@ export class SqliteWebhookStore implements WebhookStore {
          SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
          FROM webhooks w JOIN events e ON ${TYPE_MATCHES}
          WHERE w.id = @webhookId AND e.created_at >= @since
-         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET status = 'pending', attempts = 0,
-           next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, lease_until = NULL`,
+         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${REQUEUE}`,
       )
       .run({ webhookId, since: since.getTime(), at: at.getTime() }).changes
   }
