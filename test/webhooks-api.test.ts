@@ -136,6 +136,26 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(errorOf(res).error).toBe(errors.WEBHOOK_URL_FORBIDDEN.code)
   })
 
+  it('takes application/merge-patch+json only for PATCH: a create or a replay is 415', async () => {
+    const { id } = await subscribe()
+    const send = (method: 'POST' | 'PATCH', url: string, body: unknown) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' },
+        payload: JSON.stringify(body),
+      })
+    for (const [url, body] of [
+      ['/webhooks', { url: 'https://receiver.example/hook' }],
+      [`/webhooks/${id}/replay`, { since: new Date(Date.now() - 1000).toISOString() }],
+    ] as const) {
+      const res = await send('POST', url, body)
+      expect(res.statusCode).toBe(415)
+      expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
+    }
+    expect((await send('PATCH', `/webhooks/${id}`, { description: 'merged' })).statusCode).toBe(200)
+  })
+
   it('needs the webhooks:manage scope', async () => {
     const plantsOnly = await t.token(['plants:read', 'plants:write'])
     const res = await t.app.inject({

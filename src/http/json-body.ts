@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import { parseJsonExact } from '../plants/json.js'
 
@@ -50,6 +50,24 @@ function ignoreBody(headers: IncomingHttpHeaders): void {
   delete headers['content-type']
   delete headers['transfer-encoding']
   delete headers['content-length']
+}
+
+/**
+ * A merge patch describes a change, so only PATCH takes application/merge-patch+json; a create, a
+ * replacement or any other POST body is a whole document in application/json. A `preParsing` hook:
+ * it runs before the body is read, so 415 wins over 413.
+ */
+export function plainJsonOnly(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: Error | null, payload?: RequestPayload) => void,
+): void {
+  if (/^\s*application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
+    done(new AppError(errors.UNSUPPORTED_MEDIA_TYPE))
+    return
+  }
+  done(null, payload)
 }
 
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i

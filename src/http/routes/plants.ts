@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesWeak, parseEntityTags } from '../../plants/etag.js'
@@ -25,6 +25,7 @@ import {
 } from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
+import { plainJsonOnly } from '../json-body.js'
 import { nextPageLink } from '../next-link.js'
 import { BODY_ERRORS, errorResponses, PlantId, ref, TEXT_PATTERN } from '../schemas.js'
 import { checkedBy } from '../validation.js'
@@ -82,23 +83,6 @@ const CreateHeaders = Type.Object({
     }),
   ),
 })
-
-/**
- * A merge patch describes a change, so only PATCH takes application/merge-patch+json; a create or a
- * replacement is a whole plant in application/json. Runs before the body is read, so 415 wins over 413.
- */
-function plainJsonOnly(
-  request: FastifyRequest,
-  _reply: FastifyReply,
-  payload: RequestPayload,
-  done: (error: Error | null, payload?: RequestPayload) => void,
-): void {
-  if (/^\s*application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
-    done(new AppError(errors.UNSUPPORTED_MEDIA_TYPE))
-    return
-  }
-  done(null, payload)
-}
 
 /** The JSON body as sent the first time, or as replayed. */
 function sendRecorded(reply: FastifyReply, answer: { status: number; body: string; replayed: boolean }) {

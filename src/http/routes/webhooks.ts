@@ -21,6 +21,7 @@ import {
   validateWebhookUpdate,
   type WebhookUpdateInput,
 } from '../../webhooks/validate.js'
+import { plainJsonOnly } from '../json-body.js'
 import { BODY_ERRORS, DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
@@ -104,6 +105,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     '/webhooks',
     {
       config,
+      preParsing: plainJsonOnly,
       schema: {
         operationId: 'createWebhook',
         summary: 'Subscribes a URL to events; the answer carries the signing secret, shown only here',
@@ -318,6 +320,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     '/webhooks/:id/replay',
     {
       config,
+      preParsing: plainJsonOnly,
       schema: {
         operationId: 'replayWebhook',
         summary: 'Sends again every event of the subscribed types since a time (same webhook-id)',
