@@ -4,6 +4,7 @@ import { createLogger } from '../src/log.js'
 import { createPlant } from '../src/plants/service.js'
 import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
+import { validateReplay } from '../src/webhooks/validate.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
 import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
@@ -273,11 +274,43 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     const replay = await call('POST', `/webhooks/${id}/replay`, { since })
     expect(replay.statusCode).toBe(202)
     expect(JSON.parse(replay.body)).toEqual({ queued: 1 })
-    for (const since of ['yesterday', '2999-01-01T00:00:00Z', 5]) {
+    for (const since of [
+      'yesterday',
+      '2999-01-01T00:00:00Z',
+      5,
+      // Times that do not exist, which a date parser would roll over into the next day or month.
+      '2026-02-30T00:00:00Z',
+      '2025-02-29T00:00:00Z',
+      '2025-04-31T00:00:00Z',
+      '2025-13-01T00:00:00Z',
+      '2025-00-10T00:00:00Z',
+      '2025-11-20T24:00:00Z',
+      '2025-11-20T00:60:00Z',
+      '2025-11-20T00:00:61Z',
+      '2025-11-20T00:00:00+24:00',
+      '2025-11-20T00:00:00+01:60',
+    ]) {
       const bad = await call('POST', `/webhooks/${id}/replay`, { since })
       expect(bad.statusCode).toBe(400)
       expect(errorOf(bad).error).toBe(errors.REPLAY_SINCE_INVALID.code)
     }
+    // A leap second is valid RFC 3339 (at any minute, as its grammar has it), and so is February 29
+    // of a leap year.
+    for (const since of ['2016-12-31T23:59:60Z', '2025-11-20T00:00:60.5+01:00', '2024-02-29T00:00:00z']) {
+      expect((await call('POST', `/webhooks/${id}/replay`, { since })).statusCode).toBe(202)
+    }
+  })
+
+  it('takes a leap second in since as the end of its minute', () => {
+    expect(validateReplay({ since: '2016-12-31T23:59:60Z' }).since.toISOString()).toBe(
+      '2017-01-01T00:00:00.000Z',
+    )
+    expect(validateReplay({ since: '2025-06-30T23:59:60.999-02:30' }).since.toISOString()).toBe(
+      '2025-07-01T02:30:00.000Z',
+    )
+    expect(validateReplay({ since: '0001-01-01T00:00:00.1234Z' }).since.toISOString()).toBe(
+      '0001-01-01T00:00:00.123Z',
+    )
   })
 })
 

@@ -449,7 +449,7 @@ export interface components {
         ReplayRequest: {
             /**
              * Format: date-time
-             * @description Resend every event from this time on
+             * @description Resend every event from this time on (RFC 3339, not in the future; a leap second :60 means the end of its minute)
              */
             since: string;
         };

@@ -181,7 +181,13 @@ export const Delivery = Type.Object(
 )
 
 export const ReplayRequest = Type.Object(
-  { since: Type.String({ format: 'date-time', description: 'Resend every event from this time on' }) },
+  {
+    since: Type.String({
+      format: 'date-time',
+      description:
+        'Resend every event from this time on (RFC 3339, not in the future; a leap second :60 means the end of its minute)',
+    }),
+  },
   { $id: 'ReplayRequest', title: 'ReplayRequest' },
 )
 
