@@ -240,6 +240,22 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(stored?.previousSecret).toBe(secret)
   })
 
+  it('keeps one previous secret: a second rotation within the day replaces the first one', async () => {
+    const { id, secret } = await subscribe()
+    const first = JSON.parse((await call('POST', `/webhooks/${id}/rotate-secret`)).body)
+    const second = JSON.parse((await call('POST', `/webhooks/${id}/rotate-secret`)).body)
+    const stored = await t.store.webhooks.find(id)
+    expect(stored?.secret).toBe(second.secret)
+    expect(stored?.previousSecret).toBe(first.secret)
+    expect([stored?.secret, stored?.previousSecret]).not.toContain(secret)
+    // The document says so, rather than promising the replaced secret its 24 hours.
+    const document = JSON.parse((await t.app.inject({ method: 'GET', url: '/openapi.json' })).body)
+    const operation = document.paths['/webhooks/{id}/rotate-secret'].post
+    expect(`${operation.summary} ${operation.description ?? ''}`).toMatch(
+      /a later rotation replaces it|replaced by a later rotation/i,
+    )
+  })
+
   it('queues a test message, lists deliveries, retries one and replays since a time', async () => {
     const { id } = await subscribe()
     const test = await call('POST', `/webhooks/${id}/test`)

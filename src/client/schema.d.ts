@@ -140,7 +140,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replaces the signing secret; the old one keeps signing too for 24 hours */
+        /** Replaces the signing secret; the replaced one keeps signing too for 24 hours, until a later rotation replaces it */
         post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;

@@ -11,7 +11,7 @@ export const TEST_EVENT_TYPE = 'webhook.test'
 export const DESCRIPTION_MAX_LENGTH = 500
 export const URL_MAX_LENGTH = 2000
 export const SECRET_PREFIX = 'whsec_'
-/** How long a rotated-out secret keeps signing beside the new one. */
+/** How long a rotated-out secret keeps signing beside the new one, unless a later rotation replaces it. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
 
 export const WEBHOOK_ID_PATTERN = /^wh_[A-Za-z0-9_-]{22}$/

@@ -60,7 +60,10 @@ export async function deleteWebhook(store: WebhookStore, id: string): Promise<vo
   if (!(await store.delete(id))) throw new AppError(errors.WEBHOOK_NOT_FOUND)
 }
 
-/** A new secret signs from now on; the old one keeps signing too for 24 hours, then stops. */
+/**
+ * A new secret signs from now on; the one it replaces keeps signing too for 24 hours, then stops.
+ * There is one previous secret: a rotation within those 24 hours drops the one before at once.
+ */
 export async function rotateSecret(
   store: WebhookStore,
   id: string,

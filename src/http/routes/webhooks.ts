@@ -231,7 +231,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       config,
       schema: {
         operationId: 'rotateWebhookSecret',
-        summary: 'Replaces the signing secret; the old one keeps signing too for 24 hours',
+        summary:
+          'Replaces the signing secret; the replaced one keeps signing too for 24 hours, until a later rotation replaces it',
         tags,
         params: Params,
         response: {
