@@ -66,6 +66,16 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(JSON.stringify(list)).not.toContain(created.secret)
   })
 
+  it('takes description null on creation as no description, as PATCH does, and says so', async () => {
+    const created = await subscribe({ url: 'https://receiver.example/hook', description: null })
+    expect(created.description).toBeNull()
+    const document = JSON.parse((await t.app.inject({ method: 'GET', url: '/openapi.json' })).body)
+    for (const shape of ['NewWebhook', 'WebhookUpdate']) {
+      const accepted = document.components.schemas[shape].properties.description.anyOf ?? []
+      expect(accepted).toContainEqual({ type: 'null' })
+    }
+  })
+
   it('subscribes to every event type when events is omitted', async () => {
     const created = await subscribe()
     expect(created.events).toEqual(['plant.created', 'plant.updated', 'plant.deleted'])

@@ -358,7 +358,8 @@ export interface components {
             url: string;
             /** @description Event types to receive; all of them when omitted on creation */
             events?: ("plant.created" | "plant.updated" | "plant.deleted")[];
-            description?: string;
+            /** @description For people: at most 500 characters, without control characters or lone surrogates; null for none */
+            description?: string | null;
         };
         /**
          * WebhookUpdate
@@ -372,6 +373,7 @@ export interface components {
             url?: string;
             /** @description Event types to receive; all of them when omitted on creation */
             events?: ("plant.created" | "plant.updated" | "plant.deleted")[];
+            /** @description For people: at most 500 characters, without control characters or lone surrogates; null for none */
             description?: string | null;
             /** @description false re-enables a disabled subscription */
             disabled?: boolean;
@@ -385,6 +387,7 @@ export interface components {
             id: string;
             url: string;
             events: string[];
+            /** @description For people: at most 500 characters, without control characters or lone surrogates; null for none */
             description: string | null;
             disabled: boolean;
             /** @description `failing`: disabled automatically after failing for the configured time */
@@ -408,6 +411,7 @@ export interface components {
             id: string;
             url: string;
             events: string[];
+            /** @description For people: at most 500 characters, without control characters or lone surrogates; null for none */
             description: string | null;
             disabled: boolean;
             /** @description `failing`: disabled automatically after failing for the configured time */

@@ -95,7 +95,11 @@ const WebhookUrl = Type.String({
   maxLength: 2000,
   description: 'http or https; by default not a loopback, private, link-local or metadata address',
 })
-const Description = Type.String({ maxLength: 500 })
+// null, as absent on creation, is no description; in an update it removes the current one.
+const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
+  description:
+    'For people: at most 500 characters, without control characters or lone surrogates; null for none',
+})
 
 export const WebhookId = Type.String({ pattern: '^wh_[A-Za-z0-9_-]{22}$', description: 'Subscription id' })
 export const DeliveryId = Type.String({ pattern: '^dlv_[0-9a-f]{24}$', description: 'Delivery id' })
@@ -113,7 +117,7 @@ export const WebhookUpdate = Type.Object(
   {
     url: Type.Optional(WebhookUrl),
     events: Type.Optional(WebhookEvents),
-    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    description: Type.Optional(Description),
     disabled: Type.Optional(Type.Boolean({ description: 'false re-enables a disabled subscription' })),
   },
   { $id: 'WebhookUpdate', title: 'WebhookUpdate', description: 'Fields to change; at least one.' },
@@ -123,7 +127,7 @@ const webhookFields = {
   id: WebhookId,
   url: Type.String(),
   events: Type.Array(Type.String()),
-  description: Type.Union([Description, Type.Null()]),
+  description: Description,
   disabled: Type.Boolean(),
   disabledReason: Type.Union([Type.Literal('manual'), Type.Literal('failing'), Type.Null()], {
     description: '`failing`: disabled automatically after failing for the configured time',

@@ -92,7 +92,10 @@ function validateDescription(value: unknown): string | null {
   return value
 }
 
-/** `{url, events?, description?}`; events default to every type. Unknown fields are ignored. */
+/**
+ * `{url, events?, description?}`; events default to every type, and a description null or absent is
+ * none (PATCH takes null the same way, as removing it). Unknown fields are ignored.
+ */
 export function validateNewWebhook(body: unknown, allowPrivateUrls: boolean): NewWebhookInput {
   const record = requireBody(body)
   return {
