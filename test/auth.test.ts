@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
+import type { TokenRecord, TokenStore } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf, makeApp, postPlant, type TestApp } from './helpers/app.js'
 import { storeKinds } from './helpers/stores.js'
@@ -177,5 +178,121 @@ describe.each(storeKinds)('token verification cost on $name', (kind) => {
     await new Promise((r) => setImmediate(r))
     expect(touch).toHaveBeenCalledTimes(2)
     await t.close()
+  })
+})
+
+/** A token store in memory whose reads can be held, to place a revocation exactly inside one. */
+class HeldTokenStore implements TokenStore {
+  readonly rows = new Map<string, TokenRecord>()
+  epoch = 0
+  /** While set, find reads the row at once but answers only when this resolves. */
+  hold: Promise<void> | undefined
+  readonly reading: Array<() => void> = []
+
+  async insert(token: TokenRecord) {
+    this.rows.set(token.id, { ...token })
+  }
+  async find(id: string) {
+    const row = this.rows.get(id)
+    const read = row && { ...row }
+    for (const tell of this.reading.splice(0)) tell()
+    if (this.hold) await this.hold
+    return read
+  }
+  async list() {
+    return [...this.rows.values()]
+  }
+  /** As another process revokes: the row and the epoch change, this process's service is not told. */
+  async revoke(id: string, at: Date) {
+    const row = this.rows.get(id)
+    if (!row) return false
+    row.revokedAt = at
+    this.epoch++
+    return true
+  }
+  async count() {
+    return this.rows.size
+  }
+  async touchLastUsed() {}
+  revocationEpoch() {
+    return this.epoch
+  }
+}
+
+describe('a token row read before a revocation', () => {
+  it('is never cached after another request saw the revocation', async () => {
+    const store = new HeldTokenStore()
+    const tokens = new TokenService(store)
+    const doomed = await tokens.create('doomed', ['plants:read'])
+    const other = await tokens.create('other', ['plants:read'])
+    await tokens.verify(other.token)
+
+    // The doomed token's row is read while it is still active, and the answer is held back.
+    let release = () => {}
+    store.hold = new Promise<void>((r) => {
+      release = r
+    })
+    const read = new Promise<void>((r) => store.reading.push(r))
+    const first = tokens.verify(doomed.token)
+    await read
+    // The revocation commits after that read, and another request sees the epoch move first.
+    await store.revoke(doomed.record.id, new Date())
+    await new Promise((r) => setImmediate(r))
+    // That request finds the cache emptied: the other token has to be read again too.
+    expect(tokens.verifyCached(other.token)).toBeUndefined()
+    store.hold = undefined
+    release()
+
+    await expect(first).rejects.toMatchObject({ entry: errors.TOKEN_REVOKED })
+    await expect(tokens.verify(doomed.token)).rejects.toMatchObject({ entry: errors.TOKEN_REVOKED })
+    expect(tokens.remembers(doomed.token)).toBe(false)
+  })
+})
+
+describe.each(storeKinds)('a token row read before another process revokes it, on $name', (kind) => {
+  it('is refused from the first request after the revocation is seen', async () => {
+    const t = await makeApp(kind)
+    const location = parseDatabaseUrl(t.url)
+    if (!location) throw new Error(`bad url ${t.url}`)
+    const cli = await openStore(location)
+    try {
+      const doomed = await t.tokens.create('doomed', ['plants:read'])
+      const other = await t.tokens.create('other', ['plants:read'])
+      await t.tokens.verify(other.token)
+      const find = t.store.tokens.find.bind(t.store.tokens)
+      let revoked = false
+      let cacheEmptied = false
+      vi.spyOn(t.store.tokens, 'find').mockImplementation(async (id) => {
+        const row = await find(id)
+        if (id !== doomed.record.id || revoked) return row
+        revoked = true
+        // `plantstore token revoke` commits after this read; this process sees the epoch move (on
+        // PostgreSQL by its notification) and a request checks it before the read is answered.
+        const before = t.store.tokens.revocationEpoch()
+        expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe(true)
+        const deadline = Date.now() + 10_000
+        while (t.store.tokens.revocationEpoch() === before && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 10))
+        }
+        await new Promise((r) => setImmediate(r))
+        cacheEmptied = t.tokens.verifyCached(other.token) === undefined
+        return row
+      })
+      // This request was read before the revocation, so it may be answered either way; what matters
+      // is what it leaves behind.
+      await t.tokens.verify(doomed.token).catch(() => {})
+      expect(revoked).toBe(true)
+      expect(cacheEmptied).toBe(true)
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/plants/1',
+        headers: { authorization: `Bearer ${doomed.token}` },
+      })
+      expect(res.statusCode).toBe(401)
+      expect(errorOf(res).error).toBe(errors.TOKEN_REVOKED.code)
+    } finally {
+      await cli.close()
+      await t.close()
+    }
   })
 })

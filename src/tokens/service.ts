@@ -139,7 +139,15 @@ export class TokenService {
   private async load(token: string, now: number): Promise<Principal> {
     const parsed = parseToken(token)
     if (!parsed) throw new AppError(errors.TOKEN_MALFORMED)
-    const record = await this.store.find(parsed.publicId)
+    // A revocation seen while the row was being read may have been committed after the read: the
+    // request that saw it has already emptied the cache, so caching this row now would keep the
+    // revoked token accepted until the next revocation. Read again until no revocation came between.
+    let epoch: number
+    let record: TokenRecord | undefined
+    do {
+      epoch = this.store.revocationEpoch()
+      record = await this.store.find(parsed.publicId)
+    } while (epoch !== this.store.revocationEpoch())
     if (!record || !secretMatches(parsed.secret, record.secretHash)) throw new AppError(errors.TOKEN_UNKNOWN)
     if (record.revokedAt) throw new AppError(errors.TOKEN_REVOKED)
     const expiresAt = record.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
