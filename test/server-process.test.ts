@@ -218,3 +218,19 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     expect(server.output()).not.toContain(token.slice(21))
   })
 })
+
+describe('serve --bootstrap-token-file', () => {
+  it('leaves the file mode 0600 even when it already existed with a wider mode', async () => {
+    const { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } = await import('node:fs')
+    const dir = tempDir()
+    const file = join(dir, 'token')
+    writeFileSync(file, 'left from an earlier start\n')
+    chmodSync(file, 0o644)
+    const server = await start(['--database-url', 'sqlite::memory:', '--bootstrap-token-file', file])
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const token = readFileSync(file, 'utf8').trim()
+    expect(token).toMatch(/^pst_/)
+    expect((await create(server, token, '{"id": 1, "name": "boot"}')).status).toBe(200)
+    expect(readdirSync(dir)).toEqual(['token'])
+  })
+})

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster'
-import { writeFileSync } from 'node:fs'
+import { closeSync, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
@@ -142,6 +142,30 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
   if (!config.bootstrapTokenFile || (await store.tokens.count()) > 0) return
   const tokens = new TokenService(store.tokens)
   const { token, record } = await tokens.create('bootstrap', SCOPES)
-  writeFileSync(config.bootstrapTokenFile, `${token}\n`, { mode: 0o600 })
+  writePrivateFile(config.bootstrapTokenFile, `${token}\n`)
   logger.info({ tokenId: record.id, file: config.bootstrapTokenFile }, 'bootstrap token created')
+}
+
+/**
+ * Writes a secret that only this user may read, whatever was at `path` before: a mode given when
+ * opening applies only to a file the open creates, so an existing 0644 file would have kept its mode.
+ * The secret goes into a new file beside it, made 0600 before anything is written (the umask could
+ * only have narrowed it further), which then replaces `path` in one step.
+ */
+function writePrivateFile(path: string, text: string): void {
+  const partial = `${path}.partial`
+  rmSync(partial, { force: true })
+  try {
+    const fd = openSync(partial, 'wx', 0o600)
+    try {
+      fchmodSync(fd, 0o600)
+      writeSync(fd, text)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(partial, path)
+  } catch (error) {
+    rmSync(partial, { force: true })
+    throw error
+  }
 }
