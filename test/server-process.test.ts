@@ -217,6 +217,30 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     expect(res.status).toBe(200)
     expect(server.output()).not.toContain(token.slice(21))
   })
+
+  it('--bootstrap-token-file that cannot be written leaves no token, so a later start bootstraps', async () => {
+    const url = await kind.freshUrl()
+    const dir = tempDir()
+    const failed = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      url,
+      '--bootstrap-token-file',
+      join(dir, 'missing', 'token'),
+    ])
+    expect(failed.code).toBe(1)
+    expect(failed.stdout + failed.stderr).toContain('ENOENT')
+    const listed = await runCli(['token', 'list', '--json', '--database-url', url])
+    expect(JSON.parse(listed.stdout)).toEqual([])
+
+    const file = join(dir, 'token')
+    const server = await start(['--database-url', url, '--bootstrap-token-file', file])
+    const { readFileSync } = await import('node:fs')
+    const token = readFileSync(file, 'utf8').trim()
+    expect((await create(server, token, '{"id": 1, "name": "boot"}')).status).toBe(200)
+  })
 })
 
 describe('serve --bootstrap-token-file', () => {

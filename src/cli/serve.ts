@@ -60,7 +60,13 @@ export async function serve(config: ServeConfig): Promise<void> {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
     onVerify: (cache) => verified[cache].inc(),
   })
-  if (cluster.isPrimary) await bootstrapToken(config, store, logger)
+  if (cluster.isPrimary) {
+    // Open connections (PostgreSQL's pool and revocation listener) would keep a failed start running.
+    await bootstrapToken(config, store, logger).catch(async (error: unknown) => {
+      await store.close()
+      throw error
+    })
+  }
 
   const lifecycle = { draining: false }
   const app = await buildApp({
@@ -138,12 +144,30 @@ export async function serve(config: ServeConfig): Promise<void> {
   store.events.watch?.(() => started.eventsWritten())
 }
 
+/**
+ * All or nothing: a token whose file could not be written would be a full-scope secret nobody has,
+ * and would stop every later start from bootstrapping. So the file is written before the token is
+ * stored, and removed again if the store refuses the token.
+ */
 async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger): Promise<void> {
-  if (!config.bootstrapTokenFile || (await store.tokens.count()) > 0) return
-  const tokens = new TokenService(store.tokens)
-  const { token, record } = await tokens.create('bootstrap', SCOPES)
-  writePrivateFile(config.bootstrapTokenFile, `${token}\n`)
-  logger.info({ tokenId: record.id, file: config.bootstrapTokenFile }, 'bootstrap token created')
+  const file = config.bootstrapTokenFile
+  if (!file || (await store.tokens.count()) > 0) return
+  let written = false
+  try {
+    const { record } = await new TokenService(store.tokens).create(
+      'bootstrap',
+      SCOPES,
+      undefined,
+      (token) => {
+        writePrivateFile(file, `${token}\n`)
+        written = true
+      },
+    )
+    logger.info({ tokenId: record.id, file }, 'bootstrap token created')
+  } catch (error) {
+    if (written) rmSync(file, { force: true })
+    throw error
+  }
 }
 
 /**

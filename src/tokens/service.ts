@@ -59,7 +59,16 @@ export class TokenService {
     this.epoch = store.revocationEpoch()
   }
 
-  async create(name: string, scopes: readonly Scope[], expiresInMs?: number): Promise<CreatedToken> {
+  /**
+   * Issues a token. `deliver`, when given, is handed the secret before the token is stored: when it
+   * throws, nothing is stored, so no token exists whose secret nobody was given.
+   */
+  async create(
+    name: string,
+    scopes: readonly Scope[],
+    expiresInMs?: number,
+    deliver?: (token: string) => void,
+  ): Promise<CreatedToken> {
     const { token, publicId, secretHash } = generateToken()
     const createdAt = new Date(this.now())
     const record: TokenRecord = {
@@ -72,6 +81,7 @@ export class TokenService {
       lastUsedAt: null,
       revokedAt: null,
     }
+    deliver?.(token)
     await this.store.insert(record)
     return { token, record }
   }
