@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
-import { parseDuration } from './duration.js'
+import { inDays, MAX_DURATION_MS, MAX_TIMER_MS, parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open.js'
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry.js'
 
@@ -73,19 +73,25 @@ function fail(flag: string, raw: string, expected: string): never {
   throw new ConfigError(`invalid --${flag} (${envName(flag)}) ${JSON.stringify(raw)}: expected ${expected}`)
 }
 
-function duration(flag: string, { min = 0, off = false } = {}) {
-  const expected = `a duration such as 500ms, 30s, 5m${off ? ', or off' : ''}`
+/**
+ * A duration setting. Most are waited for by a timer, so they end at MAX_TIMER_MS (24d); those that
+ * only set a date back or forward (retention cutoffs, lifetimes) pass `max: MAX_DURATION_MS`.
+ */
+function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {}) {
+  const expected = `a duration such as 500ms, 30s, 5m${off ? ', or off' : ''}, at most ${inDays(max)}`
   return (raw: string): number => {
     if (off && raw === 'off') return 0
-    const ms = parseDuration(raw)
+    const ms = parseDuration(raw, max)
     return ms !== null && ms >= min ? ms : fail(flag, raw, expected)
   }
 }
 
 function positiveDuration(flag: string) {
   return (raw: string): number => {
-    const ms = parseDuration(raw)
-    return ms !== null && ms > 0 ? ms : fail(flag, raw, 'a duration above zero such as 500ms, 5s')
+    const ms = parseDuration(raw, MAX_TIMER_MS)
+    return ms !== null && ms > 0
+      ? ms
+      : fail(flag, raw, `a duration above zero such as 500ms, 5s, at most ${inDays(MAX_TIMER_MS)}`)
   }
 }
 
@@ -111,9 +117,13 @@ export function parseRateLimit(raw: string): RateLimit | null {
   if (raw === 'off') return null
   const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
   const max = match ? Number(match[1]) : 0
-  const windowMs = match ? parseDuration(match[2] as string) : null
+  const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
   if (max < 1 || windowMs === null || windowMs < 1) {
-    fail('rate-limit', raw, 'COUNT/WINDOW such as 100/1s or 6000/1m, or off')
+    fail(
+      'rate-limit',
+      raw,
+      `COUNT/WINDOW such as 100/1s or 6000/1m (a window of at most ${inDays(MAX_TIMER_MS)}), or off`,
+    )
   }
   return { max, windowMs }
 }
@@ -298,7 +308,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '24h',
     description: 'how long the first answer to a create with an Idempotency-Key is kept for replay',
-    parse: duration('idempotency-ttl'),
+    parse: duration('idempotency-ttl', { max: MAX_DURATION_MS }),
   },
   {
     key: 'bootstrapTokenFile',
@@ -373,7 +383,7 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '7d',
     description:
       'outbox events, and finished webhook deliveries, older than this are deleted by the retention sweep (an event a delivery still owes is kept)',
-    parse: duration('events-retention', { min: 1 }),
+    parse: duration('events-retention', { min: 1, max: MAX_DURATION_MS }),
   },
   {
     key: 'tokensRetentionMs',
@@ -381,7 +391,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '30d',
     description: 'tokens expired or revoked longer ago than this are deleted by the retention sweep',
-    parse: duration('tokens-retention', { min: 1 }),
+    parse: duration('tokens-retention', { min: 1, max: MAX_DURATION_MS }),
   },
   {
     key: 'retentionIntervalMs',
@@ -439,7 +449,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '5d',
     description: 'a subscription whose attempts have all failed for this long is disabled',
-    parse: duration('webhook-disable-after'),
+    parse: duration('webhook-disable-after', { max: MAX_DURATION_MS }),
   },
   {
     key: 'webhookPollIntervalMs',
@@ -449,8 +459,10 @@ export const SERVE_SETTINGS: Setting[] = [
     description:
       'how often the dispatcher looks for new events and due retries when idle (and, until one runs, whether there is work for one)',
     parse: (raw) => {
-      const ms = parseDuration(raw)
-      return ms !== null && ms >= 1 ? ms : fail('webhook-poll-interval', raw, 'a duration such as 100ms')
+      const ms = parseDuration(raw, MAX_TIMER_MS)
+      return ms !== null && ms >= 1
+        ? ms
+        : fail('webhook-poll-interval', raw, `a duration such as 100ms, at most ${inDays(MAX_TIMER_MS)}`)
     },
   },
   {

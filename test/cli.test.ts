@@ -67,6 +67,39 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     expect(unknown.stderr).toContain('no token')
   })
 
+  it('token create refuses a lifetime past 100 years with exit 2, and stores nothing', async () => {
+    const url = await kind.freshUrl()
+    for (const lifetime of ['99999999d', '36501d']) {
+      const res = await runCli([
+        'token',
+        'create',
+        '--name',
+        'x',
+        '--expires-in',
+        lifetime,
+        '--database-url',
+        url,
+      ])
+      expect(res.code).toBe(2)
+      expect(res.stdout).toBe('')
+      expect(res.stderr).toMatch(/^plantstore: invalid --expires-in .*at most 36500d/)
+    }
+    const created = await runCli([
+      'token',
+      'create',
+      '--name',
+      'x',
+      '--expires-in',
+      '36500d',
+      '--database-url',
+      url,
+    ])
+    expect(created.code).toBe(0)
+    const rows = JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout)
+    expect(rows).toHaveLength(1)
+    expect(Date.parse(rows[0].expiresAt) - Date.parse(rows[0].createdAt)).toBe(36_500 * 86_400_000)
+  })
+
   it('migrate creates the schema and exits 0', async () => {
     const url = await kind.freshUrl()
     const res = await runCli(['migrate', '--database-url', url])
@@ -83,6 +116,15 @@ describe('plantstore usage errors', () => {
     [['token', 'create'], /--name/],
     [['serve', '--port', '70000'], /--port \(PORT\)/],
     [['serve', '--body-limit', 'huge'], /--body-limit/],
+    // A timer waits at most 2^31 − 1 ms (about 24.8 days): past it, it fires at once.
+    [['serve', '--retention-interval', '25d'], /--retention-interval .*at most 24d/],
+    [['serve', '--shutdown-timeout', '999999999d'], /--shutdown-timeout .*at most 24d/],
+    [['serve', '--rate-limit', '100/25d'], /--rate-limit/],
+    [['serve', '--webhook-poll-interval', '25d'], /--webhook-poll-interval/],
+    // A cutoff or a lifetime must stay a date.
+    [['serve', '--tokens-retention', '99999999d'], /--tokens-retention .*at most 36500d/],
+    [['serve', '--idempotency-ttl', '36501d'], /--idempotency-ttl/],
+    [['serve', '--webhook-retry-schedule', '5s,99999999d'], /--webhook-retry-schedule/],
     [['serve', '--log-level', 'loud'], /--log-level/],
     [['serve', '--database-url', 'mysql://x'], /--database-url/],
     [['serve', '--no-such-flag'], /unknown option/],

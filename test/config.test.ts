@@ -8,6 +8,8 @@ describe('the idempotency-ttl setting', () => {
     expect(resolveServeConfig({ idempotencyTtl: '90m' }, {}).idempotencyTtlMs).toBe(90 * 60 * 1000)
     expect(resolveServeConfig({}, { IDEMPOTENCY_TTL: '2d' }).idempotencyTtlMs).toBe(2 * 86_400_000)
     expect(() => resolveServeConfig({ idempotencyTtl: 'forever' }, {})).toThrow(ConfigError)
+    expect(resolveServeConfig({ idempotencyTtl: '36500d' }, {}).idempotencyTtlMs).toBe(36_500 * 86_400_000)
+    expect(() => resolveServeConfig({ idempotencyTtl: '36501d' }, {})).toThrow(ConfigError)
   })
 
   it('is listed by serve --help and refused with exit code 2 when invalid', async () => {

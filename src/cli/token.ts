@@ -1,5 +1,5 @@
 import { ConfigError } from '../config.js'
-import { parseDuration } from '../duration.js'
+import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
 import type { TokenRecord } from '../store/types.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -35,7 +35,7 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
     const ms = parseDuration(options.expiresIn)
     if (ms === null || ms <= 0) {
       throw new ConfigError(
-        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d`,
+        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d, at most ${inDays(MAX_DURATION_MS)} (100 years)`,
       )
     }
     expiresInMs = ms
