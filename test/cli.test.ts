@@ -139,6 +139,27 @@ describe('plantstore usage errors', () => {
     expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/)
   })
 
+  it('token create counts --name in characters, not UTF-16 units, and refuses control characters', async () => {
+    const url = dbUrl()
+    const sprouts = '🌱'.repeat(100)
+    const created = await runCli(['token', 'create', '--name', sprouts, '--database-url', url])
+    expect(created.code).toBe(0)
+    const tooLong = await runCli(['token', 'create', '--name', `${sprouts}🌱`, '--database-url', url])
+    expect(tooLong.code).toBe(2)
+    expect(tooLong.stderr).toBe('plantstore: invalid --name: expected 1 to 100 characters\n')
+    for (const name of ['tab\there', 'two\nlines', 'bell\u0007', 'escape\u001b[2J', 'next\u0085line']) {
+      const res = await runCli(['token', 'create', '--name', name, '--database-url', url])
+      expect(res.code).toBe(2)
+      expect(res.stderr).toBe(
+        'plantstore: invalid --name: control characters such as tab or newline are not allowed\n',
+      )
+    }
+    const table = await runCli(['token', 'list', '--database-url', url])
+    const lines = table.stdout.split('\n').filter((l) => l !== '')
+    expect(lines).toHaveLength(2)
+    expect(lines[1]).toContain(sprouts)
+  })
+
   it('reads settings from the environment, and a bad env value names the variable', async () => {
     const res = await runCli(['serve'], { PORT: 'eighty', DATABASE_URL: dbUrl() })
     expect(res.code).toBe(2)

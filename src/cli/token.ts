@@ -28,7 +28,13 @@ export function parseScopes(raw: string | undefined): Scope[] {
 
 export async function tokenCreate(options: CreateOptions): Promise<void> {
   const name = options.name.trim()
-  if (name === '' || name.length > 100) throw new ConfigError('invalid --name: expected 1 to 100 characters')
+  // A tab or a newline would break the columns of `token list`, and an escape could drive the terminal.
+  if (/\p{Cc}/u.test(name)) {
+    throw new ConfigError('invalid --name: control characters such as tab or newline are not allowed')
+  }
+  // Counted in code points, as plant names are: an emoji is one character, not two UTF-16 units.
+  const length = [...name].length
+  if (length === 0 || length > 100) throw new ConfigError('invalid --name: expected 1 to 100 characters')
   const scopes = parseScopes(options.scopes)
   let expiresInMs: number | undefined
   if (options.expiresIn !== undefined) {
