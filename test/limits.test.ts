@@ -181,4 +181,47 @@ describe('abuse limits and response headers', () => {
     expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com')
     expect(String(allowed.headers['access-control-expose-headers'])).toContain('X-Request-Id')
   })
+
+  it('lets a browser on an allowed origin read every header the README documents', async () => {
+    const { app: a, token } = await app({
+      corsOrigins: ['https://app.example.com'],
+      rateLimit: { max: 100, windowMs: 60_000 },
+    })
+    const bearer = await token()
+    const origin = 'https://app.example.com'
+    const send = (
+      method: 'GET' | 'POST' | 'PUT',
+      url: string,
+      headers: Record<string, string> = {},
+      payload?: string,
+    ) =>
+      a.inject({ method, url, payload, headers: { origin, authorization: `Bearer ${bearer}`, ...headers } })
+    const create = (id: number) =>
+      send(
+        'POST',
+        '/plants',
+        { 'content-type': 'application/json', 'idempotency-key': `k${id}` },
+        `{"id": ${id}, "name": "a"}`,
+      )
+    await create(1)
+    await create(2)
+    const answers = {
+      'WWW-Authenticate': await send('GET', '/plants/1', { authorization: 'Bearer nope' }),
+      ETag: await send('GET', '/plants/1'),
+      Link: await send('GET', '/plants?limit=1'),
+      'Idempotent-Replayed': await create(1),
+      Allow: await send('PUT', '/plants'),
+      'RateLimit-Remaining': await send('GET', '/plants/2'),
+      'X-Request-Id': await send('GET', '/plants/2'),
+    }
+    for (const [header, res] of Object.entries(answers)) {
+      expect(res.headers[header.toLowerCase()], header).toBeDefined()
+      const exposed = String(res.headers['access-control-expose-headers']).split(/\s*,\s*/)
+      expect(exposed, header).toContain(header)
+    }
+    const exposed = String(answers.ETag.headers['access-control-expose-headers']).split(/\s*,\s*/)
+    for (const header of ['Location', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Reset']) {
+      expect(exposed).toContain(header)
+    }
+  })
 })

@@ -59,10 +59,19 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Match',
   'X-Request-Id',
 ]
+/**
+ * The documented response headers a browser may read on another origin (it hides all but a few
+ * safelisted ones otherwise): a client needs the challenge of a 401, the next page, and whether a
+ * create was replayed as much as the ETag.
+ */
 export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
   'ETag',
   'Location',
+  'Link',
+  'Allow',
+  'WWW-Authenticate',
+  'Idempotent-Replayed',
   'Retry-After',
   'RateLimit-Limit',
   'RateLimit-Remaining',
