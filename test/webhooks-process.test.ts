@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { leaseTakers } from './helpers/cluster.js'
+import { admin } from './helpers/postgres.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { type StoreKind, storeKinds, tempDir } from './helpers/stores.js'
@@ -280,6 +281,64 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
       ])
       expect(bad.code).toBe(2)
       expect(bad.stderr).toContain('--webhook-retry-schedule (WEBHOOK_RETRY_SCHEDULE)')
+    },
+  )
+})
+
+/** The log lines at error level or above (pino: 50 error, 60 fatal). */
+function errorLines(log: string): string[] {
+  return log.split('\n').filter((line) => /"level":(5|6)\d/.test(line))
+}
+
+describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher running', (kind) => {
+  it('stops cleanly, with nothing logged at error level', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receiver.respondWith('hang')
+    const server = await serve(s, '--webhook-timeout', '5m')
+    try {
+      const call = api(server, s)
+      await call('POST', '/webhooks', { url: receiver.url })
+      for (let i = 0; i < 3; i++)
+        expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+      await receiver.waitFor(1)
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(server.output()).toContain('"msg":"stopped"')
+      expect(errorLines(server.output())).toEqual([])
+    } finally {
+      await server.stop('SIGKILL')
+      await receiver.close()
+    }
+  })
+
+  it.skipIf(kind.name !== 'postgres')(
+    'ends a dispatcher that cannot finish in time with a warning, not an error',
+    async () => {
+      const s = await setup(kind)
+      const receiver = await startReceiver()
+      // Every query on the webhook tables waits long past the dispatcher's time to stop, not past
+      // --database-timeout: nothing fails, the stop is merely slow.
+      const server = await serve(s, '--database-timeout', '60s', '--webhook-poll-interval', '20ms')
+      try {
+        await api(server, s)('POST', '/webhooks', { url: receiver.url })
+        await until(async () => leaseTakers(server.output()).length === 1)
+        await admin(s.db, async (client) => {
+          await client.query('BEGIN')
+          await client.query('LOCK TABLE webhook_deliveries, leases IN ACCESS EXCLUSIVE MODE')
+          try {
+            // A pass is now waiting on the lock; the stop waits for it.
+            await new Promise((r) => setTimeout(r, 200))
+            expect(await server.stop('SIGTERM')).toBe(0)
+          } finally {
+            await client.query('ROLLBACK')
+          }
+        })
+        expect(server.output()).toContain('webhook dispatcher did not stop in time')
+        expect(errorLines(server.output())).toEqual([])
+      } finally {
+        await server.stop('SIGKILL')
+        await receiver.close()
+      }
     },
   )
 })

@@ -138,10 +138,17 @@ function runDispatcher(
     leaseHeld = message.leaseHeld
   })
   let exited = false
+  let ended = false
   const exit = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {
       exited = true
-      if (code !== 0) logger.error({ code }, 'webhook dispatcher stopped unexpectedly')
+      // Ending a thread that overran its time to stop is part of a normal shutdown (its attempts
+      // are sent again once their leases run out), and ending it makes its exit code 1.
+      if (ended) {
+        logger.warn(
+          'webhook dispatcher did not stop in time and was ended; its unfinished attempts are sent again once their leases run out',
+        )
+      } else if (code !== 0) logger.error({ code }, 'webhook dispatcher stopped unexpectedly')
       resolve()
     })
   })
@@ -154,7 +161,10 @@ function runDispatcher(
       if (exited) return
       worker.postMessage({ stop: graceMs })
       // A worker that does not finish in time is ended; its leases run out and others resend.
-      const deadline = setTimeout(() => void worker.terminate(), graceMs + 2000)
+      const deadline = setTimeout(() => {
+        ended = true
+        void worker.terminate()
+      }, graceMs + 2000)
       await exit
       clearTimeout(deadline)
     },
