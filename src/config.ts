@@ -78,7 +78,13 @@ function fail(flag: string, raw: string, expected: string): never {
  * only set a date back or forward (retention cutoffs, lifetimes) pass `max: MAX_DURATION_MS`.
  */
 function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {}) {
-  const expected = `a duration such as 500ms, 30s, 5m${off ? ', or off' : ''}, at most ${inDays(max)}`
+  const range =
+    min >= 1000
+      ? `from ${min / 1000}s to ${inDays(max)}`
+      : min > 0
+        ? `above zero, at most ${inDays(max)}`
+        : `at most ${inDays(max)}`
+  const expected = `a duration such as ${min >= 1000 ? '30s, 5m' : '500ms, 30s, 5m'}${off ? ', or off' : ''}, ${range}`
   return (raw: string): number => {
     if (off && raw === 'off') return 0
     const ms = parseDuration(raw, max)
@@ -256,7 +262,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '30s',
     description: 'time a client has to send a whole request',
-    parse: duration('request-timeout'),
+    parse: positiveDuration('request-timeout'),
   },
   {
     key: 'headersTimeoutMs',
@@ -264,7 +270,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '10s',
     description: 'time a client has to send the request headers',
-    parse: duration('headers-timeout'),
+    parse: positiveDuration('headers-timeout'),
   },
   {
     key: 'keepAliveTimeoutMs',
@@ -272,7 +278,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '5s',
     description: 'how long an idle keep-alive connection stays open',
-    parse: duration('keep-alive-timeout'),
+    parse: positiveDuration('keep-alive-timeout'),
   },
   {
     key: 'shutdownTimeoutMs',

@@ -56,6 +56,9 @@ describe('operational settings and usage errors', () => {
     ['--trust-proxy', '10.0.0.0/99'],
     ['--trust-proxy', 'proxy.example.com'],
     ['--events-retention', '0s'],
+    ['--request-timeout', '0s'],
+    ['--headers-timeout', '0'],
+    ['--keep-alive-timeout', '0ms'],
     ['--wal-checkpoint-interval', '10ms'],
     ['--webhook-lease-ttl', '500ms'],
     ['--webhook-lease-ttl', '2h'],
@@ -68,6 +71,17 @@ describe('operational settings and usage errors', () => {
     expect(lines[0]).toContain(flag)
     expect(lines[0]).toContain(envName(flag.slice(2)))
     expect(result.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it.each([
+    ['--retention-interval', '500ms', 'from 1s to 24d'],
+    ['--events-retention', '0s', 'above zero'],
+  ])('says what %s accepts when %s is refused', async (flag, value, range) => {
+    const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(range)
+    // 500ms is below the interval's minimum, so it is not offered as an example.
+    if (flag === '--retention-interval') expect(result.stderr).not.toContain('500ms,')
   })
 
   it('stops with exit 2 and one line for a bad value given through the environment', async () => {
