@@ -106,8 +106,15 @@ describe('abuse limits and response headers', () => {
     expect(completed).toMatchObject({ reqId: 'req-42', ip: '198.51.100.7', status: 200 })
   })
 
-  it('sheds load with 503, the Error shape and Retry-After while the event loop lags', async () => {
-    const { app: a } = await app({ maxEventLoopDelayMs: 20 })
+  it('sheds load with 503, the Error shape and Retry-After while the event loop lags, logging no error', async () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    const { app: a } = await app({ maxEventLoopDelayMs: 20, logger: createLogger('info', sink) })
     await a.ready()
     const until = Date.now() + 500
     while (Date.now() < until) {
@@ -120,6 +127,7 @@ describe('abuse limits and response headers', () => {
     expect(errorOf(res).error).toBe(errors.UNAVAILABLE.code)
     expect(res.headers['retry-after']).toBe('1')
     expect((await a.inject({ url: '/healthz' })).statusCode).toBe(200)
+    expect(lines.map((l) => JSON.parse(l).level).filter((level) => level >= 50)).toEqual([])
   })
 
   it('sends security headers fit for an API, with a CSP that allows a same-origin docs page', async () => {

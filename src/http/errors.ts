@@ -80,9 +80,14 @@ export function sendError(
   return reply.code(entry.status).type('application/json; charset=utf-8').send(errorBody(entry, message))
 }
 
-/** How loud a failed request is in the log: an outage warns, a bug errs, a client's mistake is debug. */
+/**
+ * How loud a failed request is in the log: an outage warns, a bug errs, a client's mistake is debug.
+ * A request shed for load is debug too: it is the designed answer to overload, the request metrics
+ * count it by status, and a line (with a stack) per shed request would add to the load it sheds.
+ */
 export function errorLogLevel(error: unknown, entry: CatalogEntry): 'warn' | 'error' | 'debug' {
   if (error instanceof StoreUnavailableError) return 'warn'
+  if ((error as Partial<FastifyError>).code === 'FST_UNDER_PRESSURE') return 'debug'
   return entry.status >= 500 ? 'error' : 'debug'
 }
 
