@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   callOnNewConnection as call,
   leaseTakers,
+  readyWorkers,
   servedBy,
   waitUntil,
   workerPids,
@@ -169,6 +170,23 @@ describe('serve --workers', () => {
       expect(answer.status).toBe(401)
       expect(JSON.parse(answer.body).error).toBe(40105)
     }
+  })
+
+  it('replaces a worker killed right after it listened, and keeps serving', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
+    const running = server
+    const [killed, kept] = workerPids(running.output()) as [number, number]
+    // Well within 5 s of its start: only its having listened makes it a crash, not a failed start.
+    process.kill(killed, 'SIGKILL')
+    await waitUntil(() => readyWorkers(running.output()).length === 3)
+    const replacement = readyWorkers(running.output()).find((pid) => pid !== killed && pid !== kept)
+    expect(replacement).toBeDefined()
+    expect(alive(replacement as number)).toBe(true)
+    expect((await fetch(`${running.url}/healthz`)).status).toBe(200)
+    expect(running.output()).not.toContain('failed right after starting')
+    expect(await running.stop('SIGTERM')).toBe(0)
+    server = undefined
   })
 
   it('stops every worker on SIGTERM and exits 0', async () => {

@@ -3,9 +3,6 @@ import type { Logger } from 'pino'
 import type { ServeConfig } from '../config.js'
 import { ClusterMetricsPrimary } from '../metrics/cluster.js'
 
-// A worker that dies this soon after starting is not restarted: it would only die again.
-const MIN_UPTIME_MS = 5_000
-
 export interface RunningCluster {
   /** Resolves with the address once every worker listens. */
   ready: Promise<string>
@@ -18,8 +15,9 @@ export interface RunningCluster {
 /**
  * The cluster primary of `serve --workers N`: it forks N workers that share the listening port (Node
  * hands each accepted connection to one of them in turn), announces the address once all of them
- * are ready, replaces a worker that crashes, and stops them all on request. It serves no request
- * and holds no database connection.
+ * are ready, replaces a worker that crashes after it listened (one that exits before then failed to
+ * start, and the cluster stops with code 1), and stops them all on request. It serves no request and
+ * holds no database connection.
  *
  * State that must agree across workers lives in the database, never in a worker's memory: token
  * revocation (each worker sees the store's revocation epoch move) and the webhook dispatcher lease.
@@ -34,7 +32,6 @@ export function startCluster(
   let stopping: Promise<number> | undefined
   let failed = false
   let ready = 0
-  const startedAt = new Map<Worker, number>()
   const listening = new Set<Worker>()
   const metrics = new ClusterMetricsPrimary(() => [...listening], logger, options.metricsTimeoutMs)
   let announce: (address: string) => void = () => {}
@@ -43,11 +40,7 @@ export function startCluster(
     finish = resolve
   })
 
-  const fork = (): Worker => {
-    const worker = cluster.fork()
-    startedAt.set(worker, Date.now())
-    return worker
-  }
+  const fork = (): Worker => cluster.fork()
 
   const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
     listening.add(worker)
@@ -61,12 +54,13 @@ export function startCluster(
   }
 
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
-    const lived = Date.now() - (startedAt.get(worker) ?? 0)
-    startedAt.delete(worker)
-    listening.delete(worker)
+    // Readiness, not time since fork, tells a failed start from a crash: how long a start takes
+    // depends on the database and the machine's load, and a worker that never listened would only
+    // fail the same way again, whereas one that served was healthy and is worth replacing.
+    const served = listening.delete(worker)
     if (stopping) return
     logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
-    if (lived < MIN_UPTIME_MS) {
+    if (!served) {
       logger.fatal('a worker failed right after starting; stopping')
       failed = true
       void stop('worker failure')

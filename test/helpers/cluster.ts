@@ -49,6 +49,13 @@ export function workerPids(log: string): number[] {
   return lines(log).find((l) => l.msg.startsWith('listening on'))?.workers ?? []
 }
 
+/** The pids of every worker that became ready, replacements included, in order. */
+export function readyWorkers(log: string): number[] {
+  return lines(log)
+    .filter((l) => l.msg.startsWith('worker ready on'))
+    .map((l) => l.pid)
+}
+
 /** The pids that answered requests (to `url` only, when given), from their debug request lines. */
 export function servedBy(log: string, url?: string): Set<number> {
   return new Set(
