@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   callOnNewConnection as call,
   leaseTakers,
+  readyAddresses,
   readyWorkers,
   servedBy,
   waitUntil,
@@ -185,6 +186,32 @@ describe('serve --workers', () => {
     expect(alive(replacement as number)).toBe(true)
     expect((await fetch(`${running.url}/healthz`)).status).toBe(200)
     expect(running.output()).not.toContain('failed right after starting')
+    expect(await running.stop('SIGTERM')).toBe(0)
+    server = undefined
+  })
+
+  it('serves every worker, and those that replace them, on the one port it announces for --port 0', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await twoWorkersLogging(url)
+    const running = server
+    const first = workerPids(running.output())
+    // Each worker says where it listens: all on the announced port.
+    expect(readyAddresses(running.output())).toEqual(new Set([running.url]))
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', '/healthz', '')).status).toBe(200)
+      return servedBy(running.output(), '/healthz').size === 2
+    })
+    expect([...servedBy(running.output(), '/healthz')].sort()).toEqual([...first].sort())
+
+    // With both gone at once no process holds the port: the replacements must take the same one.
+    for (const pid of first) process.kill(pid, 'SIGKILL')
+    await waitUntil(() => readyWorkers(running.output()).length === 4)
+    expect(readyAddresses(running.output())).toEqual(new Set([running.url]))
+    const since = running.output().length
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', '/healthz', '')).status).toBe(200)
+      return servedBy(running.output().slice(since), '/healthz').size === 2
+    })
     expect(await running.stop('SIGTERM')).toBe(0)
     server = undefined
   })

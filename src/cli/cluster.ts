@@ -1,4 +1,6 @@
 import cluster, { type Worker } from 'node:cluster'
+import { once } from 'node:events'
+import { type AddressInfo, createServer } from 'node:net'
 import type { Logger } from 'pino'
 import type { ServeConfig } from '../config.js'
 import { ClusterMetricsPrimary } from '../metrics/cluster.js'
@@ -10,6 +12,29 @@ export interface RunningCluster {
   stop(reason: string): Promise<number>
   /** Resolves with the exit code the primary should end with (after stop, or a failing worker). */
   done: Promise<number>
+}
+
+/** How the primary gives its workers the port to listen on. */
+const WORKER_PORT_ENV = 'PLANTSTORE_WORKER_PORT'
+
+/**
+ * The port this process listens on: a worker's is the one its primary chose. With `--port 0` Node
+ * would share one random port among the workers only while one of them holds it: workers that
+ * replace ones that all died at once would get another, unknown to clients of the announced one.
+ */
+export function listenPort(config: ServeConfig): number {
+  const chosen = cluster.isWorker ? process.env[WORKER_PORT_ENV] : undefined
+  return chosen === undefined ? config.port : Number(chosen)
+}
+
+/** A port that is free on `host` now, as the system picks one for port 0. */
+async function freePort(host: string): Promise<number> {
+  const probe = createServer().listen({ port: 0, host })
+  await once(probe, 'listening')
+  const { port } = probe.address() as AddressInfo
+  probe.close()
+  await once(probe, 'close')
+  return port
 }
 
 /**
@@ -40,7 +65,8 @@ export function startCluster(
     finish = resolve
   })
 
-  const fork = (): Worker => cluster.fork()
+  let port = config.port
+  const fork = (): Worker => cluster.fork({ [WORKER_PORT_ENV]: String(port) })
 
   const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
     listening.add(worker)
@@ -113,7 +139,18 @@ export function startCluster(
   cluster.on('listening', onListening)
   cluster.on('exit', onExit)
   metrics.attach()
-  for (let i = 0; i < config.workers; i++) fork()
+  const start = async () => {
+    // Should another process take the port before the first worker listens, that worker fails to
+    // start and the cluster stops: never workers serving a port other than the one announced.
+    if (port === 0) port = await freePort(config.host)
+    if (stopping) return
+    for (let i = 0; i < config.workers; i++) fork()
+  }
+  start().catch((err: unknown) => {
+    logger.fatal({ err }, 'cannot find a free port; stopping')
+    failed = true
+    void stop('no free port')
+  })
   return { ready: readyPromise, stop, done }
 }
 

@@ -16,7 +16,7 @@ import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 import { startDispatcher } from '../webhooks/runner.js'
-import { runPrimary } from './cluster.js'
+import { listenPort, runPrimary } from './cluster.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
@@ -132,7 +132,7 @@ export async function serve(config: ServeConfig): Promise<void> {
 
   await app.listen({
     host: config.host,
-    port: config.port,
+    port: listenPort(config),
     // In a cluster the primary announces the address once every worker is ready.
     listenTextResolver: (address) =>
       cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,

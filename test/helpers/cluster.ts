@@ -56,6 +56,15 @@ export function readyWorkers(log: string): number[] {
     .map((l) => l.pid)
 }
 
+/** The addresses the workers said they listen on (`worker ready on URL`). */
+export function readyAddresses(log: string): Set<string> {
+  return new Set(
+    lines(log)
+      .filter((l) => l.msg.startsWith('worker ready on '))
+      .map((l) => l.msg.slice('worker ready on '.length)),
+  )
+}
+
 /** The pids that answered requests (to `url` only, when given), from their debug request lines. */
 export function servedBy(log: string, url?: string): Set<number> {
   return new Set(
