@@ -81,16 +81,31 @@ export class SqliteStore implements Store {
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   const db = new Database(options.path)
-  // Opening and migrating always wait for another process's lock; the option applies afterwards.
-  db.pragma('busy_timeout = 5000')
-  // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
-  // create survives power loss, not just a process crash.
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.pragma('foreign_keys = ON')
-  db.pragma(PAGE_CACHE_PRAGMA)
-  migrate(db)
+  try {
+    // Opening and migrating always wait for another process's lock; the option applies afterwards.
+    db.pragma('busy_timeout = 5000')
+    // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
+    // create survives power loss, not just a process crash.
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+    db.pragma('foreign_keys = ON')
+    db.pragma(PAGE_CACHE_PRAGMA)
+    migrate(db)
+  } catch (error) {
+    db.close()
+    throw readOnlyExplained(error, options.path)
+  }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   return new SqliteStore(db, { path: options.path, busyTimeoutMs })
+}
+
+/** SQLite's read-only errors do not say which file, nor that the folder matters too (WAL files). */
+function readOnlyExplained(error: unknown, path: string): unknown {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_READONLY')) return error
+  return new Error(
+    `cannot write to ${path} (${(error as Error).message}): this user needs write access to the file and its folder`,
+    { cause: error },
+  )
 }

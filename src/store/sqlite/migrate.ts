@@ -12,7 +12,8 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 
 /**
  * Applies the migrations the database lacks, all in one IMMEDIATE transaction: a second process
- * starting at the same moment waits on the write lock, then finds nothing left to do.
+ * starting at the same moment waits on the write lock, then finds nothing left to do. Throws
+ * SQLITE_READONLY… when the database cannot be written, even with nothing to apply.
  */
 export function migrate(db: Database, migrations: Migration[] = loadMigrations()): Migration[] {
   const apply = db.transaction(() => {
@@ -34,6 +35,12 @@ export function migrate(db: Database, migrations: Migration[] = loadMigrations()
       db.exec(m.sql)
       record.run(m.version, m.name, Date.now())
     }
+    // SQLite opens a file this user may only read without a word, and with nothing to apply nothing
+    // above wrote: try a write, undone at once, so that such a file fails here rather than on every
+    // request.
+    db.exec(
+      'SAVEPOINT write_check; CREATE TABLE write_check (x); ROLLBACK TO write_check; RELEASE write_check',
+    )
     return pending
   })
   return apply.immediate()

@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { BIN, type CliResult, ROOT, runCli } from './helpers/process.js'
+import { tempDir } from './helpers/stores.js'
+
+// A file another user owns stands for one this process may only read: as root every file is
+// writable, so the command runs as nobody (chattr +i is not reliable in containers).
+const SETPRIV = ['--reuid=nobody', '--regid=nogroup', '--clear-groups']
+const canDropPrivileges = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv')
+
+/** Runs the CLI as nobody; a server that does start is stopped after 10 s. */
+function runAsNobody(args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      'setpriv',
+      [...SETPRIV, BIN, ...args],
+      { cwd: ROOT, timeout: 10_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+      },
+    )
+  })
+}
+
+/** A migrated database file owned by root (0644) in a folder anyone may write, as in /tmp. */
+async function readOnlyDatabase(): Promise<string> {
+  const dir = join(tempDir(), 'shared')
+  mkdirSync(dir)
+  chmodSync(join(dir, '..'), 0o755)
+  chmodSync(dir, 0o1777)
+  const url = `sqlite:${join(dir, 'ro.db')}`
+  expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+  return url
+}
+
+describe.skipIf(!canDropPrivileges)('a SQLite database this user cannot write', () => {
+  it('is refused by migrate: exit 1 and one line, never "schema is up to date"', async () => {
+    const url = await readOnlyDatabase()
+    const result = await runAsNobody(['migrate', '--database-url', url])
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
+    ])
+  })
+
+  it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {
+    const url = await readOnlyDatabase()
+    const result = await runAsNobody(['serve', '--port', '0', '--database-url', url])
+    expect(result.code).toBe(1)
+    expect(result.stdout).not.toContain('listening on')
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
+    ])
+  })
+
+  it('is refused by serve --workers 2 before any worker starts', async () => {
+    const url = await readOnlyDatabase()
+    const result = await runAsNobody(['serve', '--port', '0', '--workers', '2', '--database-url', url])
+    expect(result.code).toBe(1)
+    expect(result.stdout).not.toContain('worker ready')
+    expect(result.stderr).toMatch(/^plantstore: cannot write to .*ro\.db/)
+  })
+})
