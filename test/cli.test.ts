@@ -129,6 +129,10 @@ describe('plantstore usage errors', () => {
     [['serve', '--database-url', 'mysql://x'], /--database-url/],
     [['serve', '--no-such-flag'], /unknown option/],
     [['frobnicate'], /unknown command/],
+    [['backup', ''], /backup needs a file name/],
+    [['backup', '  '], /backup needs a file name/],
+    [['export', '--output', ''], /--output needs a file name/],
+    [['import', '', '--format', 'jsonl'], /import needs a file name/],
   ])('exits 2 with one line on stderr for %j', async (args, message) => {
     const needsDb = args[0] !== 'frobnicate' && !args.includes('--database-url')
     const res = await runCli([...args, ...(needsDb ? ['--database-url', dbUrl()] : [])])

@@ -13,6 +13,15 @@ export const EXIT_OK = 0
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2
 
+/**
+ * A file argument that names no file is a usage error: passed on, an empty name would fail later
+ * with a puzzling message (SQLite takes it for a temporary database), as an operation failure.
+ */
+function fileName(what: string, value: string): string {
+  if (value.trim() === '') throw new ConfigError(`${what} needs a file name`)
+  return value
+}
+
 const databaseOption = () =>
   new Option('--database-url <url>', 'sqlite:PATH, sqlite::memory: or postgres://… [env: DATABASE_URL]')
 
@@ -81,7 +90,7 @@ function buildProgram(): Command {
     .option('--batch-size <count>', 'plants per transaction', '2000')
     .addOption(databaseOption())
     .action(async (file: string, options: ImportOptions) => {
-      if (!(await importPlants(file, options))) process.exitCode = EXIT_FAILED
+      if (!(await importPlants(fileName('import', file), options))) process.exitCode = EXIT_FAILED
     })
 
   program
@@ -90,6 +99,7 @@ function buildProgram(): Command {
     .option('--output <file>', 'write to this file (complete or not at all) instead of stdout')
     .addOption(databaseOption())
     .action(async (options: { output?: string; databaseUrl?: string }) => {
+      if (options.output !== undefined) fileName('--output', options.output)
       await exportPlants(options)
     })
 
@@ -99,7 +109,7 @@ function buildProgram(): Command {
     .argument('<file>', 'where to write the copy; must not exist')
     .addOption(databaseOption())
     .action(async (file: string, options: { databaseUrl?: string }) => {
-      await backupDatabase(file, options)
+      await backupDatabase(fileName('backup', file), options)
     })
   return program
 }
