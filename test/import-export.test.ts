@@ -52,7 +52,7 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(result.code).toBe(1)
     expect(result.stdout.trim().split('\n')).toEqual([
       expect.stringMatching(/^line 2: 40005 /),
-      expect.stringMatching(/^line 4: not valid JSON/),
+      expect.stringMatching(/^line 4: 40002 The request body is not valid JSON: /),
       expect.stringMatching(/^line 6: 40007 /),
     ])
     expect(result.stderr).toMatch(/3 created, 0 unchanged, 3 rejected/)

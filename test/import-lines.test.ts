@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   csvColumns,
   plantFromCsvRecord,
@@ -6,6 +6,8 @@ import {
   RejectedLine,
   splitCsvRecord,
 } from '../src/plants/import-line.js'
+import { makeApp, postPlant, type TestApp } from './helpers/app.js'
+import { sqliteKind } from './helpers/stores.js'
 
 describe('import lines', () => {
   it.each([
@@ -52,6 +54,33 @@ describe('import lines', () => {
     })
     expect(() => plantFromJsonLine('{"id": 1}')).toThrow(/^40006 /)
     expect(() => plantFromJsonLine('[1]')).toThrow(/^40003 /)
-    expect(() => plantFromJsonLine('{"id": 1, "name": "a"')).toThrow(/^not valid JSON/)
+    expect(() => plantFromJsonLine('{"id": 1, "name": "a"')).toThrow(/^40002 /)
+  })
+})
+
+describe('a rejected JSON line', () => {
+  let api: TestApp
+  let token: string
+  beforeAll(async () => {
+    api = await makeApp(sqliteKind)
+    token = await api.token()
+  })
+  afterAll(() => api.close())
+
+  it.each([
+    '{"id": 1, "name": "a"',
+    'not json',
+    '{"id": 1, "name": "a", "name": "b"}',
+    '{"id": 1, "name": "a"} trailing',
+    '{"id": 1, "name": "a"}{}',
+    '[1]',
+    'null',
+    '{"id": 1}',
+    '{"id": "1", "name": "a"}',
+  ])('%s gives the code and message POST /plants answers with', async (line) => {
+    const answer = await postPlant(api.app, token, line)
+    expect(answer.statusCode).toBe(400)
+    const { error, message } = answer.json() as { error: number; message: string }
+    expect(() => plantFromJsonLine(line)).toThrow(new RejectedLine(`${error} ${message}`))
   })
 })

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { AppError, errors } from '../errors.js'
-import { parseJsonExact } from '../plants/json.js'
+import { parseJsonDocument } from '../plants/json.js'
 
 /** Media types whose bodies are JSON; parameters such as `charset=utf-8` are allowed. */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json']
@@ -106,10 +106,5 @@ export function utf8Text(bytes: Buffer): string {
 /** A JSON request body, exact; undefined when blank. Throws the 400 AppError of malformed JSON. */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0 || /^\s*$/.test(text)) return undefined
-  try {
-    return parseJsonExact(text)
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : ''
-    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${detail}`)
-  }
+  return parseJsonDocument(text)
 }

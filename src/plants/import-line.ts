@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js'
 import { parseInt64 } from './int64.js'
-import { parseJsonExact } from './json.js'
+import { parseJsonDocument } from './json.js'
 import type { NewPlant } from './model.js'
 import { validateNewPlant } from './validate.js'
 
@@ -13,18 +13,13 @@ export class RejectedLine extends Error {
 
 /** The same rules as POST /plants: a line is accepted exactly when the API would accept it as a body. */
 export function plantFromJsonLine(line: string): NewPlant {
-  let value: unknown
-  try {
-    value = parseJsonExact(line)
-  } catch (error) {
-    throw new RejectedLine(`not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
-  }
-  return checked(value)
+  return checked(() => validateNewPlant(parseJsonDocument(line)))
 }
 
-function checked(value: unknown): NewPlant {
+/** The plant `read` gives; a RejectedLine with the code and message POST /plants would answer. */
+function checked(read: () => NewPlant): NewPlant {
   try {
-    return validateNewPlant(value)
+    return read()
   } catch (error) {
     if (error instanceof AppError) throw new RejectedLine(`${error.entry.code} ${error.message}`)
     throw error
@@ -93,5 +88,5 @@ export function plantFromCsvRecord(line: string, columns: CsvColumns): NewPlant 
     name: fields[columns.name],
   }
   if (tag !== undefined && tag !== '') record.tag = tag
-  return checked(record)
+  return checked(() => validateNewPlant(record))
 }

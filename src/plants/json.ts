@@ -1,4 +1,5 @@
 import { parse } from 'lossless-json'
+import { AppError, errors } from '../errors.js'
 import { parseInt64 } from './int64.js'
 
 /**
@@ -23,6 +24,19 @@ function parseNumber(text: string): bigint | InexactNumber {
  */
 export function parseJsonExact(text: string): unknown {
   return parseFlatObject(text) ?? parseJsonGeneral(text)
+}
+
+/**
+ * A request body (or an import line, which must be one) parsed exactly; malformed JSON, a repeated
+ * key or text after the value is the 400 40002 that names the fault.
+ */
+export function parseJsonDocument(text: string): unknown {
+  try {
+    return parseJsonExact(text)
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : ''
+    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${detail}`)
+  }
 }
 
 /** parseJsonExact without the flat-object shortcut (its tests compare the two). */
