@@ -135,6 +135,32 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(result.stderr).toMatch(/^import done in [\d.]+s: 5,000 lines \(5,000 created/m)
   })
 
+  it('rejects a line larger than --body-limit (64kb by default) with 41301, as POST /plants would', async () => {
+    const db = await kind.freshUrl()
+    const padded = (id: number, bytes: number) => {
+      const head = `{"id": ${id}, "name": "n", "pad": "`
+      return `${head}${'x'.repeat(bytes - head.length - 2)}"}`
+    }
+    const file = write('padded.jsonl', `${padded(1, 65_536)}\n${padded(2, 65_537)}\n${padded(3, 1000)}\n`)
+    const byDefault = await runCli(['import', file, '--database-url', db])
+    expect(byDefault.code).toBe(1)
+    expect(byDefault.stdout).toBe('line 2: 41301 The request body is too large.\n')
+    expect(byDefault.stderr).toMatch(/2 created, 0 unchanged, 1 rejected/)
+
+    const smaller = await runCli(['import', file, '--body-limit', '1kb', '--database-url', db])
+    expect(smaller.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^line 1: 41301 /),
+      expect.stringMatching(/^line 2: 41301 /),
+    ])
+    expect(smaller.stderr).toMatch(/0 created, 1 unchanged, 2 rejected/)
+
+    const fromEnv = await runCli(['import', file, '--database-url', db], { BODY_LIMIT: '999' })
+    expect(fromEnv.stdout.trim().split('\n')).toHaveLength(3)
+    const invalid = await runCli(['import', file, '--body-limit', 'huge', '--database-url', db])
+    expect(invalid.code).toBe(2)
+    expect(invalid.stderr).toMatch(/invalid --body-limit \(BODY_LIMIT\)/)
+  })
+
   it('exits 1 for a file that cannot be read', async () => {
     const result = await runCli([
       'import',

@@ -84,3 +84,37 @@ describe('a rejected JSON line', () => {
     expect(() => plantFromJsonLine(line)).toThrow(new RejectedLine(`${error} ${message}`))
   })
 })
+
+describe('a JSON line larger than the body limit', () => {
+  let api: TestApp
+  let token: string
+  const limit = 100
+  beforeAll(async () => {
+    api = await makeApp(sqliteKind, { bodyLimit: limit })
+    token = await api.token()
+  })
+  afterAll(() => api.close())
+
+  // Counted in UTF-8 bytes, as a body is: "é" is two.
+  const line = (bytes: number) => {
+    const head = '{"id": 1, "name": "a", "pad": "'
+    const room = bytes - head.length - 2
+    return `${head}${'é'.repeat(Math.floor(room / 2))}${'x'.repeat(room % 2)}"}`
+  }
+
+  it('is refused with the 413 code and message POST /plants answers with', async () => {
+    const tooLarge = line(limit + 1)
+    expect(Buffer.byteLength(tooLarge)).toBe(limit + 1)
+    const answer = await postPlant(api.app, token, tooLarge)
+    expect(answer.statusCode).toBe(413)
+    const { error, message } = answer.json() as { error: number; message: string }
+    expect(() => plantFromJsonLine(tooLarge, limit)).toThrow(new RejectedLine(`${error} ${message}`))
+  })
+
+  it('is accepted up to the limit, as POST /plants accepts it', async () => {
+    const fits = line(limit)
+    expect(Buffer.byteLength(fits)).toBe(limit)
+    expect((await postPlant(api.app, token, fits)).statusCode).toBe(200)
+    expect(plantFromJsonLine(fits, limit)).toEqual({ id: 1n, name: 'a' })
+  })
+})

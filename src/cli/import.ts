@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs'
 import { extname } from 'node:path'
-import { ConfigError } from '../config.js'
+import { ConfigError, SERVE_SETTINGS } from '../config.js'
 import { plantEvent } from '../plants/events.js'
 import {
   type CsvColumns,
@@ -18,6 +18,7 @@ export interface ImportOptions extends CliDatabaseOptions {
   format?: string
   emitEvents?: boolean
   batchSize?: string
+  bodyLimit?: string
 }
 
 const FORMAT_BY_EXTENSION: Record<string, ImportFormat> = {
@@ -47,6 +48,12 @@ function batchSize(raw: string | undefined): number {
   return n
 }
 
+/** The body limit a JSON line is held to: serve's, read from the same flag, env and default. */
+function bodyLimit(raw: string | undefined): number {
+  const setting = SERVE_SETTINGS.find((s) => s.key === 'bodyLimit') as (typeof SERVE_SETTINGS)[number]
+  return setting.parse(raw ?? process.env.BODY_LIMIT ?? (setting.default as string)) as number
+}
+
 /** Lines of a file, read as a stream: memory stays bounded whatever the file's size. */
 async function* linesOf(file: string, onBytes: (bytes: number) => void): AsyncGenerator<string> {
   const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })
@@ -70,6 +77,7 @@ async function* linesOf(file: string, onBytes: (bytes: number) => void): AsyncGe
 export async function importPlants(file: string, options: ImportOptions): Promise<boolean> {
   const format = importFormat(file, options.format)
   const size = batchSize(options.batchSize)
+  const limit = bodyLimit(options.bodyLimit)
   let totalBytes: number
   try {
     totalBytes = statSync(file).size
@@ -129,7 +137,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       progress.lines++
       try {
         const plant =
-          format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
+          format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line, limit)
         batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
         batchLines.push(lineNumber)
       } catch (error) {

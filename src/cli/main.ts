@@ -88,6 +88,10 @@ function buildProgram(): Command {
     .option('--format <format>', 'jsonl or csv (default: from the file extension)')
     .option('--emit-events', 'write a plant.created event (webhook) for each plant created')
     .option('--batch-size <count>', 'plants per transaction', '2000')
+    .option(
+      '--body-limit <size>',
+      "largest JSON line accepted, as serve's: a larger one is rejected as POST /plants rejects it [env: BODY_LIMIT, default: 64kb]",
+    )
     .addOption(databaseOption())
     .action(async (file: string, options: ImportOptions) => {
       if (!(await importPlants(fileName('import', file), options))) process.exitCode = EXIT_FAILED

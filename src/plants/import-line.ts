@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError, errors } from '../errors.js'
 import { parseInt64 } from './int64.js'
 import { parseJsonDocument } from './json.js'
 import type { NewPlant } from './model.js'
@@ -11,9 +11,16 @@ export class RejectedLine extends Error {
   override name = 'RejectedLine'
 }
 
-/** The same rules as POST /plants: a line is accepted exactly when the API would accept it as a body. */
-export function plantFromJsonLine(line: string): NewPlant {
-  return checked(() => validateNewPlant(parseJsonDocument(line)))
+/**
+ * The same rules as POST /plants: a line is accepted exactly when the API, with this body limit in
+ * bytes, would accept it as a body.
+ */
+export function plantFromJsonLine(line: string, bodyLimit = Number.POSITIVE_INFINITY): NewPlant {
+  return checked(() => {
+    // The API reads no body past its limit, so its 413 comes before anything the JSON could be.
+    if (Buffer.byteLength(line) > bodyLimit) throw new AppError(errors.BODY_TOO_LARGE)
+    return validateNewPlant(parseJsonDocument(line))
+  })
 }
 
 /** The plant `read` gives; a RejectedLine with the code and message POST /plants would answer. */
