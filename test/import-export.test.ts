@@ -161,6 +161,17 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(invalid.stderr).toMatch(/invalid --body-limit \(BODY_LIMIT\)/)
   })
 
+  it.each([
+    ['plants.jsonl', '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n'],
+    ['plants.csv', 'id,name\n1,a\n2,b\n'],
+  ])('reads %s that starts with a UTF-8 byte order mark', async (name, text) => {
+    const db = await kind.freshUrl()
+    const result = await runCli(['import', write(name, `\uFEFF${text}`), '--database-url', db])
+    expect(result.stdout).toBe('')
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/2 created, 0 unchanged, 0 rejected/)
+  })
+
   it('exits 1 for a file that cannot be read', async () => {
     const result = await runCli([
       'import',

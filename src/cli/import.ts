@@ -58,9 +58,13 @@ function bodyLimit(raw: string | undefined): number {
 async function* linesOf(file: string, onBytes: (bytes: number) => void): AsyncGenerator<string> {
   const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })
   let rest = ''
+  let first = true
   for await (const chunk of stream as AsyncIterable<string>) {
     onBytes(stream.bytesRead)
-    const text = rest + chunk
+    // A byte order mark marks the file's encoding (editors on Windows write one); it belongs to no
+    // line, so the first is read as the text after it, in JSON Lines as in CSV.
+    const text = rest + (first && chunk.startsWith('\uFEFF') ? chunk.slice(1) : chunk)
+    first = false
     const lines = text.split('\n')
     rest = lines.pop() as string
     for (const line of lines) yield line.endsWith('\r') ? line.slice(0, -1) : line
