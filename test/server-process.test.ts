@@ -218,6 +218,31 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     expect(server.output()).not.toContain(token.slice(21))
   })
 
+  it('exits 1 by itself when its port is taken', async () => {
+    const { createServer } = await import('node:net')
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const port = String((taken.address() as { port: number }).port)
+    try {
+      const started = Date.now()
+      const failed = await runCli([
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        port,
+        '--database-url',
+        await kind.freshUrl(),
+      ])
+      // Kept alive by what it opened for serving, it would run until runCli's own timeout kills it.
+      expect(Date.now() - started).toBeLessThan(20_000)
+      expect(failed.code).toBe(1)
+      expect(failed.stdout + failed.stderr).toContain('EADDRINUSE')
+    } finally {
+      taken.close()
+    }
+  })
+
   it('--bootstrap-token-file that cannot be written leaves no token, so a later start bootstraps', async () => {
     const url = await kind.freshUrl()
     const dir = tempDir()

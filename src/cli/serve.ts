@@ -130,13 +130,22 @@ export async function serve(config: ServeConfig): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
 
-  await app.listen({
-    host: config.host,
-    port: listenPort(config),
-    // In a cluster the primary announces the address once every worker is ready.
-    listenTextResolver: (address) =>
-      cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
-  })
+  try {
+    await app.listen({
+      host: config.host,
+      port: listenPort(config),
+      // In a cluster the primary announces the address once every worker is ready.
+      listenTextResolver: (address) =>
+        cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
+    })
+  } catch (error) {
+    // A port in use or a forbidden address: what was opened for serving (the retention timer,
+    // PostgreSQL's pool and revocation listener) would keep the failed start running.
+    stopRetention()
+    await app.close()
+    await store.close()
+    throw error
+  }
 
   // Webhook delivery runs beside requests, never in their path: see startDispatcher.
   dispatcher = startDispatcher(store, config, logger)
