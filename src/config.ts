@@ -80,7 +80,7 @@ function fail(flag: string, raw: string, expected: string): never {
 function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {}) {
   const range =
     min >= 1000
-      ? `from ${min / 1000}s to ${inDays(max)}`
+      ? `at least ${min / 1000}s and at most ${inDays(max)}`
       : min > 0
         ? `above zero, at most ${inDays(max)}`
         : `at most ${inDays(max)}`

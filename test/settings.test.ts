@@ -74,7 +74,7 @@ describe('operational settings and usage errors', () => {
   })
 
   it.each([
-    ['--retention-interval', '500ms', 'from 1s to 24d'],
+    ['--retention-interval', '500ms', 'at least 1s and at most 24d'],
     ['--events-retention', '0s', 'above zero'],
   ])('says what %s accepts when %s is refused', async (flag, value, range) => {
     const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
