@@ -2,6 +2,7 @@ import { statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
+import { createMetrics } from '../src/metrics/registry.js'
 import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
@@ -55,6 +56,39 @@ describe.each(storeKinds)('retention sweep on $name', (kind) => {
       // Plants are never swept.
       expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'old' })
     } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('the scheduled retention sweep', () => {
+  it('sweeps soon after start and then every interval, counting what it deleted, and logs a failed run', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout', 'clearInterval', 'clearTimeout'] })
+    const store = openSqlite({ path: ':memory:' })
+    const lines: Array<{ level: number; msg: string }> = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    const metrics = createMetrics()
+    try {
+      const tokens = new TokenService(store.tokens, { now: () => Date.now() - 40 * DAY })
+      const { record } = await tokens.create('old', ['plants:read'], DAY)
+      const stop = scheduleRetention(store, { ...settings, retentionIntervalMs: 60_000 }, logger, metrics)
+      // The first run comes a second after start, before the first interval.
+      await vi.advanceTimersByTimeAsync(1000)
+      expect(await store.tokens.find(record.id)).toBeUndefined()
+      expect((await metrics.retentionDeleted.get()).values).toContainEqual(
+        expect.objectContaining({ labels: { kind: 'tokens' }, value: 1 }),
+      )
+      expect(lines.filter((l) => l.msg === 'retention sweep done')).toHaveLength(1)
+
+      const sweep = vi.spyOn(store.maintenance, 'sweep').mockRejectedValue(new Error('disk gone'))
+      await vi.advanceTimersByTimeAsync(60_000)
+      expect(sweep).toHaveBeenCalledTimes(1)
+      expect(lines.find((l) => l.msg === 'retention sweep failed')?.level).toBe(40)
+      stop()
+      await vi.advanceTimersByTimeAsync(120_000)
+      expect(sweep).toHaveBeenCalledTimes(1)
+    } finally {
+      vi.useRealTimers()
       await store.close()
     }
   })

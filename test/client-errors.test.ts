@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { parseResponses, rawExchange } from './helpers/raw-http.js'
+import { sqliteKind } from './helpers/stores.js'
+
+// What Node's HTTP parser refuses before any route (test/hostile-sockets.test.ts sends the same to the
+// real process): the app listening in this process, so that the handlers' own lines are measured too.
+describe('requests refused before routing, in process', () => {
+  let t: TestApp
+  let port: number
+  beforeAll(async () => {
+    t = await makeApp(sqliteKind)
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    port = (t.app.server.address() as { port: number }).port
+  })
+  afterAll(() => t.close())
+
+  it.each([
+    ['an HTTP/1.1 request without Host', 'GET /healthz HTTP/1.1\r\n\r\n', 400, errors.BAD_REQUEST],
+    ['a request line it cannot parse', 'GET\r\n\r\n', 400, errors.BAD_REQUEST],
+    [
+      'a URL past the header limit',
+      `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      414,
+      errors.URI_TOO_LONG,
+    ],
+    [
+      'headers past the limit',
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`,
+      431,
+      errors.HEADERS_TOO_LARGE,
+    ],
+  ])('answers %s in the Error shape and closes', async (_what, bytes, status, entry) => {
+    const { received, closed } = await rawExchange(port, [bytes])
+    expect(closed).toBe(true)
+    const [response] = parseResponses(received)
+    expect(response?.status).toBe(status)
+    expect(errorOf({ body: response?.body ?? '', headers: response?.headers ?? {} }).error).toBe(entry.code)
+  })
+
+  it('keeps serving after them', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`)
+    expect(res.status).toBe(200)
+  })
+})
