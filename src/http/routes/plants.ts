@@ -67,6 +67,29 @@ const ListQuery = checkedBy(
   validateListQuery,
 )
 
+/** What a plant's fields can be refused with, in a create, a replacement or a merge patch. */
+const PLANT_FIELD_ERRORS = [
+  errors.ID_INVALID,
+  errors.NAME_INVALID,
+  errors.NAME_LENGTH,
+  errors.TAG_INVALID,
+  errors.TAG_LENGTH,
+  errors.TEXT_CHARACTERS,
+]
+
+/** The errors of PUT and PATCH, which differ only in how the body is read. */
+const CHANGE_ERRORS = [
+  ...BODY_ERRORS,
+  errors.PATH_ID_INVALID,
+  ...PLANT_FIELD_ERRORS,
+  errors.ID_MISMATCH,
+  401,
+  403,
+  errors.PLANT_NOT_FOUND,
+  412,
+  500,
+]
+
 const ETag = { type: 'string', description: 'The version of the plant, for If-Match and If-None-Match' }
 
 const IF_MATCH = {
@@ -124,12 +147,7 @@ export async function plantRoutes(
           ...errorResponses(
             ...BODY_ERRORS,
             errors.ID_MISSING,
-            errors.ID_INVALID,
-            errors.NAME_INVALID,
-            errors.NAME_LENGTH,
-            errors.TAG_INVALID,
-            errors.TAG_LENGTH,
-            errors.TEXT_CHARACTERS,
+            ...PLANT_FIELD_ERRORS,
             errors.IDEMPOTENCY_KEY_INVALID,
             401,
             403,
@@ -245,22 +263,7 @@ export async function plantRoutes(
         body: checkedBy(ref('Plant'), validateReplacement),
         response: {
           200: ref('StoredPlant', { description: 'The plant as replaced', headers: { ETag } }),
-          ...errorResponses(
-            ...BODY_ERRORS,
-            errors.PATH_ID_INVALID,
-            errors.ID_INVALID,
-            errors.NAME_INVALID,
-            errors.NAME_LENGTH,
-            errors.TAG_INVALID,
-            errors.TAG_LENGTH,
-            errors.TEXT_CHARACTERS,
-            errors.ID_MISMATCH,
-            401,
-            403,
-            errors.PLANT_NOT_FOUND,
-            412,
-            500,
-          ),
+          ...errorResponses(...CHANGE_ERRORS),
         },
       },
     },
@@ -295,22 +298,7 @@ export async function plantRoutes(
         body: checkedBy(ref('PlantPatch'), validateMergePatch),
         response: {
           200: ref('StoredPlant', { description: 'The plant as changed', headers: { ETag } }),
-          ...errorResponses(
-            ...BODY_ERRORS,
-            errors.PATH_ID_INVALID,
-            errors.ID_INVALID,
-            errors.NAME_INVALID,
-            errors.NAME_LENGTH,
-            errors.TAG_INVALID,
-            errors.TAG_LENGTH,
-            errors.TEXT_CHARACTERS,
-            errors.ID_MISMATCH,
-            401,
-            403,
-            errors.PLANT_NOT_FOUND,
-            412,
-            500,
-          ),
+          ...errorResponses(...CHANGE_ERRORS),
         },
       },
     },

@@ -88,6 +88,15 @@ const DeliveriesQuery = Type.Object({
   ),
 })
 
+/** What a subscription's body can be refused with, on creation and on change. */
+const SUBSCRIPTION_BODY_ERRORS = [
+  ...BODY_ERRORS,
+  errors.WEBHOOK_URL_INVALID,
+  errors.WEBHOOK_URL_FORBIDDEN,
+  errors.WEBHOOK_EVENTS_INVALID,
+  errors.WEBHOOK_DESCRIPTION_INVALID,
+]
+
 type IdParams = { id: string }
 
 /** Subscriptions and their deliveries; every route needs the `webhooks:manage` scope. */
@@ -116,16 +125,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
             description: 'The subscription, with its secret',
             headers: { Location: { type: 'string', description: 'The subscription: `/webhooks/{id}`' } },
           }),
-          ...errorResponses(
-            ...BODY_ERRORS,
-            errors.WEBHOOK_URL_INVALID,
-            errors.WEBHOOK_URL_FORBIDDEN,
-            errors.WEBHOOK_EVENTS_INVALID,
-            errors.WEBHOOK_DESCRIPTION_INVALID,
-            401,
-            403,
-            500,
-          ),
+          ...errorResponses(...SUBSCRIPTION_BODY_ERRORS, 401, 403, 500),
         },
       },
     },
@@ -183,11 +183,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         response: {
           200: ref('Webhook', { description: 'The subscription as changed' }),
           ...errorResponses(
-            ...BODY_ERRORS,
-            errors.WEBHOOK_URL_INVALID,
-            errors.WEBHOOK_URL_FORBIDDEN,
-            errors.WEBHOOK_EVENTS_INVALID,
-            errors.WEBHOOK_DESCRIPTION_INVALID,
+            ...SUBSCRIPTION_BODY_ERRORS,
             errors.WEBHOOK_DISABLED_INVALID,
             errors.WEBHOOK_UPDATE_EMPTY,
             401,
