@@ -1,11 +1,11 @@
 import cluster from 'node:cluster'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { startCluster } from '../src/cli/cluster.js'
 import { resolveServeConfig } from '../src/config.js'
 import { createLogger } from '../src/log.js'
 import { callOnNewConnection, workerPids } from './helpers/cluster.js'
+import { captureLines } from './helpers/log.js'
 import { BIN, runCli } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
@@ -26,15 +26,9 @@ function primary(databaseUrl: string, options: { metricsTimeoutMs?: number } = {
     'off',
   ]
   cluster.setupPrimary({ exec: BIN, args, execArgv: [], silent: true })
-  let log = ''
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      log += String(chunk)
-      done()
-    },
-  })
+  const { lines, stream: sink } = captureLines()
   const config = resolveServeConfig({ port: '0', databaseUrl, workers: '2' }, {})
-  return { running: startCluster(config, createLogger('info', sink), options), log: () => log }
+  return { running: startCluster(config, createLogger('info', sink), options), log: () => lines.join('') }
 }
 
 describe('the cluster primary', () => {

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AppOptions, buildApp } from '../src/app.js'
 import { errors } from '../src/errors.js'
@@ -6,6 +5,7 @@ import { createLogger } from '../src/log.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf } from './helpers/app.js'
 import { watchContract } from './helpers/contract.js'
+import { captureLines } from './helpers/log.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 const kind = storeKinds[0] as (typeof storeKinds)[0]
@@ -90,13 +90,7 @@ describe('abuse limits and response headers', () => {
   })
 
   it('logs the forwarded client address and the request id behind a trusted proxy', async () => {
-    const lines: string[] = []
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
+    const { lines, stream: sink } = captureLines()
     const { app: a } = await app({ trustProxy: ['127.0.0.1'], logger: createLogger('debug', sink) })
     await a.inject({
       url: '/healthz',
@@ -107,13 +101,7 @@ describe('abuse limits and response headers', () => {
   })
 
   it('sheds load with 503, the Error shape and Retry-After while the event loop lags, logging no error', async () => {
-    const lines: string[] = []
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
+    const { lines, stream: sink } = captureLines()
     const { app: a } = await app({ maxEventLoopDelayMs: 20, logger: createLogger('info', sink) })
     await a.ready()
     const until = Date.now() + 500

@@ -1,21 +1,10 @@
-import { Writable } from 'node:stream'
 import { describe, expect, it, vi } from 'vitest'
 import { createLogger, lazyChildLogger } from '../src/log.js'
-
-function capture() {
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
-  return { lines, stream }
-}
+import { captureLines } from './helpers/log.js'
 
 describe('request loggers', () => {
   it('make no pino child for a request that logs nothing at an enabled level', () => {
-    const { lines, stream } = capture()
+    const { lines, stream } = captureLines()
     const parent = createLogger('info', stream)
     const child = vi.spyOn(parent, 'child')
     const log = lazyChildLogger(parent, { reqId: 'r-1' }, {})
@@ -26,7 +15,7 @@ describe('request loggers', () => {
   })
 
   it('bind the request id once a line is written, and redact credentials', () => {
-    const { lines, stream } = capture()
+    const { lines, stream } = captureLines()
     const parent = createLogger('info', stream)
     const log = lazyChildLogger(parent, { reqId: 'r-2' }, {})
     log.info({ token: 'pst_secret' }, 'hello')

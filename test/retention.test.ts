@@ -7,6 +7,7 @@ import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
 import { TokenService } from '../src/tokens/service.js'
+import { captureLines } from './helpers/log.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
 
@@ -65,8 +66,9 @@ describe('the scheduled retention sweep', () => {
   it('sweeps soon after start and then every interval, counting what it deleted, and logs a failed run', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'setTimeout', 'clearInterval', 'clearTimeout'] })
     const store = openSqlite({ path: ':memory:' })
-    const lines: Array<{ level: number; msg: string }> = []
-    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    const { lines: written, stream } = captureLines()
+    const logger = pino({ level: 'info' }, stream)
+    const lines = () => written.map((line) => JSON.parse(line) as { level: number; msg: string })
     const metrics = createMetrics()
     try {
       const tokens = new TokenService(store.tokens, { now: () => Date.now() - 40 * DAY })
@@ -78,12 +80,12 @@ describe('the scheduled retention sweep', () => {
       expect((await metrics.retentionDeleted.get()).values).toContainEqual(
         expect.objectContaining({ labels: { kind: 'tokens' }, value: 1 }),
       )
-      expect(lines.filter((l) => l.msg === 'retention sweep done')).toHaveLength(1)
+      expect(lines().filter((l) => l.msg === 'retention sweep done')).toHaveLength(1)
 
       const sweep = vi.spyOn(store.maintenance, 'sweep').mockRejectedValue(new Error('disk gone'))
       await vi.advanceTimersByTimeAsync(60_000)
       expect(sweep).toHaveBeenCalledTimes(1)
-      expect(lines.find((l) => l.msg === 'retention sweep failed')?.level).toBe(40)
+      expect(lines().find((l) => l.msg === 'retention sweep failed')?.level).toBe(40)
       stop()
       await vi.advanceTimersByTimeAsync(120_000)
       expect(sweep).toHaveBeenCalledTimes(1)
