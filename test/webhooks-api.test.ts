@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
@@ -9,6 +10,22 @@ import { errorOf, makeApp, type TestApp } from './helpers/app.js'
 import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
 
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT'
+
+/** Requests with a bearer token; a body given as a string is sent as it is, anything else as JSON. */
+function callAs(app: FastifyInstance, token: string) {
+  return (method: Method, url: string, body?: unknown) =>
+    app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    })
+}
+
 describe.each(storeKinds)('webhook API on $name', (kind) => {
   let t: TestApp
   let token: string
@@ -18,16 +35,7 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
   })
   afterAll(() => t.close())
 
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, body?: unknown) =>
-    t.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    })
+  const call = (method: Method, url: string, body?: unknown) => callAs(t.app, token)(method, url, body)
   const subscribe = async (body: unknown = { url: 'https://receiver.example/hook' }) => {
     const res = await call('POST', '/webhooks', body)
     expect(res.statusCode).toBe(201)
@@ -375,16 +383,7 @@ describe.each(storeKinds)('retry and replay during an attempt on $name', (kind) 
     })
     try {
       const token = await t.token(['webhooks:manage'])
-      const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
-        t.app.inject({
-          method,
-          url,
-          headers: {
-            authorization: `Bearer ${token}`,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          payload: body === undefined ? undefined : JSON.stringify(body),
-        })
+      const call = callAs(t.app, token)
       const created = await call('POST', '/webhooks', { url: receiver.url, events: ['plant.created'] })
       const { id } = JSON.parse(created.body) as { id: string }
       const since = new Date(Date.now() - 1000).toISOString()
