@@ -223,7 +223,7 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     expect(JSON.parse(receiver.received[0]?.body ?? '{}').data.id).toBe(100)
   })
 
-  it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight', async () => {
+  it('keeps answering creates while a receiver hangs, and stops cleanly with attempts in flight, logging no error', async () => {
     const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
@@ -237,6 +237,7 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await receiver.waitFor(1)
     expect(await first.stop('SIGTERM')).toBe(0)
     expect(first.output()).toContain('"msg":"stopped"')
+    expect(errorLines(first.output())).toEqual([])
 
     // The attempts cut short were handed back: the next process sends every event.
     receiver.respondWith(200)
@@ -290,27 +291,7 @@ function errorLines(log: string): string[] {
   return log.split('\n').filter((line) => /"level":(5|6)\d/.test(line))
 }
 
-describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher running', (kind) => {
-  it('stops cleanly, with nothing logged at error level', async () => {
-    const s = await setup(kind)
-    const receiver = await startReceiver()
-    receiver.respondWith('hang')
-    const server = await serve(s, '--webhook-timeout', '5m')
-    try {
-      const call = api(server, s)
-      await call('POST', '/webhooks', { url: receiver.url })
-      for (let i = 0; i < 3; i++)
-        expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
-      await receiver.waitFor(1)
-      expect(await server.stop('SIGTERM')).toBe(0)
-      expect(server.output()).toContain('"msg":"stopped"')
-      expect(errorLines(server.output())).toEqual([])
-    } finally {
-      await server.stop('SIGKILL')
-      await receiver.close()
-    }
-  })
-
+describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher stuck on the database', (kind) => {
   it.skipIf(kind.name !== 'postgres')(
     'ends a dispatcher that cannot finish in time with a warning, not an error',
     async () => {
