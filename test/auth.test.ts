@@ -210,8 +210,11 @@ class HeldTokenStore implements TokenStore {
     this.epoch++
     return true
   }
-  async count() {
-    return this.rows.size
+  async insertFirst(token: TokenRecord, deliver: () => void) {
+    if (this.rows.size > 0) return false
+    deliver()
+    await this.insert(token)
+    return true
   }
   async touchLastUsed() {}
   revocationEpoch() {

@@ -150,7 +150,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       StoreUnavailableError,
     )
     await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(store.tokens.count()).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(store.tokens.list()).rejects.toBeInstanceOf(StoreUnavailableError)
     await proxy.up()
     await vi.waitFor(() => store.ping(), { timeout: 5000 })
     expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'before' })

@@ -155,24 +155,21 @@ export async function serve(config: ServeConfig): Promise<void> {
 
 /**
  * All or nothing: a token whose file could not be written would be a full-scope secret nobody has,
- * and would stop every later start from bootstrapping. So the file is written before the token is
- * stored, and removed again if the store refuses the token.
+ * and would stop every later start from bootstrapping. So the file is written inside the transaction
+ * that stores the token, which a failed write undoes, and removed again if the commit fails. The
+ * store holds other instances' bootstraps off meanwhile, so instances started at once on an empty
+ * store make one token, not one each.
  */
 async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger): Promise<void> {
   const file = config.bootstrapTokenFile
-  if (!file || (await store.tokens.count()) > 0) return
+  if (!file) return
   let written = false
   try {
-    const { record } = await new TokenService(store.tokens).create(
-      'bootstrap',
-      SCOPES,
-      undefined,
-      (token) => {
-        writePrivateFile(file, `${token}\n`)
-        written = true
-      },
-    )
-    logger.info({ tokenId: record.id, file }, 'bootstrap token created')
+    const created = await new TokenService(store.tokens).createFirst('bootstrap', SCOPES, (token) => {
+      writePrivateFile(file, `${token}\n`)
+      written = true
+    })
+    if (created) logger.info({ tokenId: created.record.id, file }, 'bootstrap token created')
   } catch (error) {
     if (written) rmSync(file, { force: true })
     throw error

@@ -159,7 +159,13 @@ export interface TokenStore {
   list(): Promise<TokenRecord[]>
   /** Marks the token revoked and bumps the revocation epoch; false when no such token. */
   revoke(id: string, at: Date): Promise<boolean>
-  count(): Promise<number>
+  /**
+   * Stores `token` only when the store holds no token at all, exclusively of every other such call:
+   * instances starting at once on an empty store bootstrap one token between them, not one each.
+   * `deliver` runs before the commit, and when it throws nothing is stored. False, without calling
+   * `deliver`, when a token already exists.
+   */
+  insertFirst(token: TokenRecord, deliver: () => void): Promise<boolean>
   touchLastUsed(id: string, at: Date): Promise<void>
   /**
    * A number that changes whenever any process revokes a token. Called on every authenticated

@@ -59,16 +59,28 @@ export class TokenService {
     this.epoch = store.revocationEpoch()
   }
 
+  async create(name: string, scopes: readonly Scope[], expiresInMs?: number): Promise<CreatedToken> {
+    const created = this.issue(name, scopes, expiresInMs)
+    await this.store.insert(created.record)
+    return created
+  }
+
   /**
-   * Issues a token. `deliver`, when given, is handed the secret before the token is stored: when it
-   * throws, nothing is stored, so no token exists whose secret nobody was given.
+   * Issues the store's first token, or nothing (undefined) when it already holds one. `deliver` is
+   * handed the secret before the token is stored: when it throws, nothing is stored, so no token
+   * exists whose secret nobody was given.
    */
-  async create(
+  async createFirst(
     name: string,
     scopes: readonly Scope[],
-    expiresInMs?: number,
-    deliver?: (token: string) => void,
-  ): Promise<CreatedToken> {
+    deliver: (token: string) => void,
+  ): Promise<CreatedToken | undefined> {
+    const created = this.issue(name, scopes)
+    const stored = await this.store.insertFirst(created.record, () => deliver(created.token))
+    return stored ? created : undefined
+  }
+
+  private issue(name: string, scopes: readonly Scope[], expiresInMs?: number): CreatedToken {
     const { token, publicId, secretHash } = generateToken()
     const createdAt = new Date(this.now())
     const record: TokenRecord = {
@@ -81,8 +93,6 @@ export class TokenService {
       lastUsedAt: null,
       revokedAt: null,
     }
-    deliver?.(token)
-    await this.store.insert(record)
     return { token, record }
   }
 

@@ -28,6 +28,13 @@ function toRecord(row: TokenRow): TokenRecord {
   }
 }
 
+const INSERT = `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
+  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`
+
+function insertValues(token: TokenRecord): unknown[] {
+  return [token.id, token.name, token.secretHash, token.scopes, token.createdAt, token.expiresAt]
+}
+
 export class PostgresTokenStore implements TokenStore {
   constructor(
     private readonly pool: Pool,
@@ -36,12 +43,7 @@ export class PostgresTokenStore implements TokenStore {
 
   async insert(token: TokenRecord): Promise<void> {
     await guarded(() =>
-      this.pool.query(
-        `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
-        [token.id, token.name, token.secretHash, token.scopes, token.createdAt, token.expiresAt],
-      ),
-    )
+this.pool.query(INSERT, insertValues(token)))
   }
 
   async find(id: string): Promise<TokenRecord | undefined> {
@@ -77,11 +79,17 @@ export class PostgresTokenStore implements TokenStore {
     return true
   }
 
-  async count(): Promise<number> {
-    const result = await guarded(() =>
-      this.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM tokens'),
-    )
-    return result.rows[0]?.n ?? 0
+  async insertFirst(token: TokenRecord, deliver: () => void): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      // Under READ COMMITTED two transactions would both see an empty table; this lock mode conflicts
+      // with itself and with other writes to tokens, so the second waits and then sees the first's row.
+      await client.query('LOCK TABLE tokens IN SHARE ROW EXCLUSIVE MODE')
+      const existing = await client.query('SELECT 1 FROM tokens LIMIT 1')
+      if (existing.rowCount !== 0) return false
+      await client.query(INSERT, insertValues(token))
+      deliver()
+      return true
+    })
   }
 
   async touchLastUsed(id: string, at: Date): Promise<void> {

@@ -53,6 +53,21 @@ export class SqliteTokenStore implements TokenStore {
   }
 
   async insert(token: TokenRecord): Promise<void> {
+    this.insertRow(token)
+  }
+
+  async insertFirst(token: TokenRecord, deliver: () => void): Promise<boolean> {
+    // IMMEDIATE takes the write lock before the check, so another process's check waits for this one.
+    const run = this.db.transaction(() => {
+      if (this.db.prepare('SELECT 1 FROM tokens LIMIT 1').get() !== undefined) return false
+      this.insertRow(token)
+      deliver()
+      return true
+    })
+    return run.immediate()
+  }
+
+  private insertRow(token: TokenRecord): void {
     this.db
       .prepare(
         `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
@@ -90,10 +105,6 @@ export class SqliteTokenStore implements TokenStore {
     // data_version does not move for this connection's own commits: force a fresh read of the epoch.
     this.lastDataVersion = ''
     return revoked
-  }
-
-  async count(): Promise<number> {
-    return this.db.prepare('SELECT count(*) FROM tokens').pluck().get() as number
   }
 
   async touchLastUsed(id: string, at: Date): Promise<void> {
