@@ -190,6 +190,27 @@ describe('serve --workers', () => {
     server = undefined
   })
 
+  it('waits longer before each replacement while the replacements keep crashing right after they listen', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
+    const running = server
+    const replaceDelays = () =>
+      running
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"worker exited"'))
+        .map((line) => (JSON.parse(line) as { replaceInMs: number }).replaceInMs)
+    for (let crash = 1; crash <= 4; crash++) {
+      const newest = readyWorkers(running.output()).at(-1) as number
+      process.kill(newest, 'SIGKILL')
+      await waitUntil(() => readyWorkers(running.output()).length === crash + 2)
+    }
+    expect(replaceDelays()).toEqual([100, 200, 400, 800])
+    expect((await fetch(`${running.url}/healthz`)).status).toBe(200)
+    expect(await running.stop('SIGTERM')).toBe(0)
+    server = undefined
+  })
+
   it('serves every worker, and those that replace them, on the one port it announces for --port 0', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await twoWorkersLogging(url)

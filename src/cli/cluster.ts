@@ -27,6 +27,17 @@ export function listenPort(config: ServeConfig): number {
   return chosen === undefined ? config.port : Number(chosen)
 }
 
+/**
+ * A worker that crashes within STABLE_MS of listening is replaced after a delay that doubles with
+ * each such crash in a row, from FIRST_DELAY_MS up to MAX_DELAY_MS; one that served longer is
+ * replaced at once. A worker that dies on every start (a request it cannot survive, a database that
+ * fails it) would otherwise be forked again and again as fast as it can die, each start costing a
+ * core for a second or so.
+ */
+const STABLE_MS = 30_000
+const FIRST_DELAY_MS = 100
+const MAX_DELAY_MS = 10_000
+
 /** A port that is free on `host` now, as the system picks one for port 0. */
 async function freePort(host: string): Promise<number> {
   const probe = createServer().listen({ port: 0, host })
@@ -40,8 +51,9 @@ async function freePort(host: string): Promise<number> {
 /**
  * The cluster primary of `serve --workers N`: it forks N workers that share the listening port (Node
  * hands each accepted connection to one of them in turn), announces the address once all of them
- * are ready, replaces a worker that crashes after it listened (one that exits before then failed to
- * start, and the cluster stops with code 1), and stops them all on request. It serves no request and
+ * are ready, replaces a worker that crashes after it listened, backing off while replacements keep
+ * crashing (one that exits before it listened failed to start, and the cluster stops with code 1),
+ * and stops them all on request. It serves no request and
  * holds no database connection.
  *
  * State that must agree across workers lives in the database, never in a worker's memory: token
@@ -58,6 +70,10 @@ export function startCluster(
   let failed = false
   let ready = 0
   const listening = new Set<Worker>()
+  /** When each listening worker started to listen. */
+  const listenedAt = new Map<Worker, number>()
+  let replaceDelay = 0
+  const replacing = new Set<NodeJS.Timeout>()
   const metrics = new ClusterMetricsPrimary(() => [...listening], logger, options.metricsTimeoutMs)
   let announce: (address: string) => void = () => {}
   let finish: (code: number) => void = () => {}
@@ -70,6 +86,7 @@ export function startCluster(
 
   const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
     listening.add(worker)
+    listenedAt.set(worker, Date.now())
     ready += 1
     if (ready !== config.workers) return
     const host = address.address ?? config.host
@@ -84,15 +101,24 @@ export function startCluster(
     // depends on the database and the machine's load, and a worker that never listened would only
     // fail the same way again, whereas one that served was healthy and is worth replacing.
     const served = listening.delete(worker)
+    const uptime = Date.now() - (listenedAt.get(worker) ?? 0)
+    listenedAt.delete(worker)
     if (stopping) return
-    logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
     if (!served) {
+      logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
       logger.fatal('a worker failed right after starting; stopping')
       failed = true
       void stop('worker failure')
       return
     }
-    fork()
+    replaceDelay =
+      uptime >= STABLE_MS ? 0 : Math.min(Math.max(replaceDelay * 2, FIRST_DELAY_MS), MAX_DELAY_MS)
+    logger.error({ pid: worker.process.pid, code, signal, replaceInMs: replaceDelay }, 'worker exited')
+    const timer = setTimeout(() => {
+      replacing.delete(timer)
+      if (!stopping) fork()
+    }, replaceDelay)
+    replacing.add(timer)
   }
 
   const stop = (reason: string): Promise<number> => {
@@ -102,6 +128,8 @@ export function startCluster(
 
   const stopAll = async (reason: string): Promise<number> => {
     logger.info({ signal: reason }, 'shutting down workers')
+    for (const timer of replacing) clearTimeout(timer)
+    replacing.clear()
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
     // A worker still starting has no handler yet and dies of the signal itself: it had served
     // nothing, so that is a clean stop too.
