@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { admin } from './helpers/postgres.js'
 import { BIN, type CliResult, ROOT, runCli } from './helpers/process.js'
-import { tempDir } from './helpers/stores.js'
+import { postgresKind, tempDir } from './helpers/stores.js'
 
 // A file another user owns stands for one this process may only read: as root every file is
 // writable, so the command runs as nobody (chattr +i is not reliable in containers).
@@ -61,5 +62,21 @@ describe.skipIf(!canDropPrivileges)('a SQLite database this user cannot write', 
     expect(result.code).toBe(1)
     expect(result.stdout).not.toContain('worker ready')
     expect(result.stderr).toMatch(/^plantstore: cannot write to .*ro\.db/)
+  })
+})
+
+describe.skipIf(!postgresKind)('a PostgreSQL database that takes no writes', () => {
+  it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    const database = new URL(url).pathname.slice(1)
+    // What a standby, or a role or database set read-only by its administrator, looks like to a client.
+    await admin(url, (c) => c.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`))
+    const result = await runCli(['serve', '--port', '0', '--database-url', url])
+    expect(result.code).toBe(1)
+    expect(result.stdout).not.toContain('listening on')
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^plantstore: cannot execute .* in a read-only transaction$/),
+    ])
   })
 })
