@@ -42,8 +42,7 @@ export class PostgresTokenStore implements TokenStore {
   ) {}
 
   async insert(token: TokenRecord): Promise<void> {
-    await guarded(() =>
-this.pool.query(INSERT, insertValues(token)))
+    await guarded(() => this.pool.query(INSERT, insertValues(token)))
   }
 
   async find(id: string): Promise<TokenRecord | undefined> {
