@@ -28,7 +28,7 @@ describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
 })
 
 describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
-  const write = (name: string, text: string) => {
+  const write = (name: string, text: string | Buffer) => {
     const file = join(tempDir(), name)
     writeFileSync(file, text)
     return file
@@ -170,6 +170,56 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(result.stdout).toBe('')
     expect(result.code).toBe(0)
     expect(result.stderr).toMatch(/2 created, 0 unchanged, 0 rejected/)
+  })
+
+  it.each([
+    ['plants.jsonl', (name: string) => `{"id": 1, "name": "${name}"}`, ''],
+    ['plants.csv', (name: string) => `1,${name}`, 'id,name\n'],
+  ])(
+    'rejects a line of %s whose bytes are not UTF-8 with 40002, as POST /plants would',
+    async (file, line, header) => {
+      const db = await kind.freshUrl()
+      const latin1 = Buffer.concat([
+        Buffer.from(`${header}${line('caf')}`),
+        Buffer.from([0xe9]),
+        Buffer.from('\r\n'),
+      ])
+      const valid = Buffer.from(line('café').replace('1', '2'))
+      const result = await runCli([
+        'import',
+        write(file, Buffer.concat([latin1, valid])),
+        '--database-url',
+        db,
+      ])
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe(`line ${header ? 2 : 1}: 40002 The request body is not valid UTF-8.\n`)
+      expect(result.stderr).toMatch(/1 created, 0 unchanged, 1 rejected/)
+      expect((await runCli(['export', '--database-url', db])).stdout).toBe('{"id":2,"name":"café"}\n')
+    },
+  )
+
+  it('holds a JSON line to the body limit in bytes, CRLF or not, without reading a longer one whole', async () => {
+    const db = await kind.freshUrl()
+    const padded = (id: number, bytes: number) => {
+      const head = `{"id": ${id}, "name": "n", "pad": "`
+      return `${head}${'x'.repeat(bytes - head.length - 2)}"}`
+    }
+    // The CR of a line at the limit is not the body's; a line of megabytes with no newline at all,
+    // the last in the file, is refused all the same.
+    const text = `${padded(1, 1024)}\r\n${padded(2, 1025)}\r\n${padded(3, 100)}\n${padded(4, 3_000_000)}`
+    const result = await runCli([
+      'import',
+      write('long.jsonl', text),
+      '--body-limit',
+      '1kb',
+      '--database-url',
+      db,
+    ])
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'line 2: 41301 The request body is too large.',
+      'line 4: 41301 The request body is too large.',
+    ])
+    expect(result.stderr).toMatch(/2 created, 0 unchanged, 2 rejected/)
   })
 
   it('exits 1 for a file that cannot be read', async () => {

@@ -6,6 +6,7 @@ import {
   type CsvColumns,
   csvColumns,
   type ImportFormat,
+  lineText,
   plantFromCsvRecord,
   plantFromJsonLine,
   RejectedLine,
@@ -54,22 +55,56 @@ function bodyLimit(raw: string | undefined): number {
   return setting.parse(raw ?? process.env.BODY_LIMIT ?? (setting.default as string)) as number
 }
 
-/** Lines of a file, read as a stream: memory stays bounded whatever the file's size. */
-async function* linesOf(file: string, onBytes: (bytes: number) => void): AsyncGenerator<string> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })
-  let rest = ''
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+
+/**
+ * The lines of a file as bytes, read as a stream: memory stays bounded whatever the file's size. A
+ * line is split before it is decoded, so that each is checked as UTF-8 on its own, as a body would
+ * be. Of a line longer than `maxLineBytes` only the first `maxLineBytes + 1` bytes are kept: enough
+ * to refuse it as too long without holding it whole.
+ */
+async function* linesOf(
+  file: string,
+  maxLineBytes: number,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<Buffer> {
+  const stream = createReadStream(file, { highWaterMark: 1 << 20 })
+  let pieces: Buffer[] = []
+  let kept = 0
+  /** Bytes of the line were dropped: it is longer than anything kept, a final CR or not. */
+  let cut = false
+  const take = (piece: Buffer) => {
+    const room = maxLineBytes + 1 - kept
+    if (piece.length > room) cut = true
+    if (room <= 0) return
+    const part = piece.length > room ? piece.subarray(0, room) : piece
+    pieces.push(part)
+    kept += part.length
+  }
+  const line = () => {
+    const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces)
+    const whole = !cut
+    pieces = []
+    kept = 0
+    cut = false
+    return whole && bytes.at(-1) === 0x0d ? bytes.subarray(0, -1) : bytes
+  }
   let first = true
-  for await (const chunk of stream as AsyncIterable<string>) {
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
     onBytes(stream.bytesRead)
+    let start = 0
     // A byte order mark marks the file's encoding (editors on Windows write one); it belongs to no
     // line, so the first is read as the text after it, in JSON Lines as in CSV.
-    const text = rest + (first && chunk.startsWith('\uFEFF') ? chunk.slice(1) : chunk)
+    if (first && chunk.subarray(0, 3).equals(UTF8_BOM)) start = 3
     first = false
-    const lines = text.split('\n')
-    rest = lines.pop() as string
-    for (const line of lines) yield line.endsWith('\r') ? line.slice(0, -1) : line
+    for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
+      take(chunk.subarray(start, end))
+      yield line()
+      start = end + 1
+    }
+    take(chunk.subarray(start))
   }
-  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest
+  if (kept > 0 || cut) yield line()
 }
 
 /**
@@ -125,16 +160,28 @@ export async function importPlants(file: string, options: ImportOptions): Promis
 
     let columns: CsvColumns | undefined
     let lineNumber = 0
-    for await (const line of linesOf(file, (bytes) => {
-      progress.bytes = bytes
+    // A CSV record is not a body: only its fields' own lengths bound it.
+    const maxLineBytes = format === 'jsonl' ? limit : Number.POSITIVE_INFINITY
+    for await (const bytes of linesOf(file, maxLineBytes, (read) => {
+      progress.bytes = read
     })) {
       lineNumber++
+      let line: string
+      try {
+        line = lineText(bytes, maxLineBytes)
+      } catch (error) {
+        if (!(error instanceof RejectedLine)) throw error
+        if (format === 'csv' && columns === undefined) throw new Error(`line ${lineNumber}: ${error.message}`)
+        progress.lines++
+        reject(lineNumber, error.message)
+        continue
+      }
       if (line.trim() === '') continue
       if (format === 'csv' && columns === undefined) {
         try {
           columns = csvColumns(line)
         } catch (error) {
-          throw new Error(`line 1: ${(error as Error).message}`)
+          throw new Error(`line ${lineNumber}: ${(error as Error).message}`)
         }
         continue
       }

@@ -1,8 +1,7 @@
-import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { AppError, errors } from '../errors.js'
-import { parseJsonDocument } from '../plants/json.js'
+import { parseJsonDocument, utf8Text } from '../plants/json.js'
 
 /** Media types whose bodies are JSON; parameters such as `charset=utf-8` are allowed. */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json']
@@ -95,12 +94,6 @@ export function unreadableBody(headers: IncomingHttpHeaders): AppError | undefin
     }
   }
   return undefined
-}
-
-/** The body's text; a 400 when its bytes are not UTF-8, which JSON requires (RFC 8259 §8.1). */
-export function utf8Text(bytes: Buffer): string {
-  if (!isUtf8(bytes)) throw new AppError(errors.BODY_MALFORMED, 'The request body is not valid UTF-8.')
-  return bytes.toString('utf8')
 }
 
 /** A JSON request body, exact; undefined when blank. Throws the 400 AppError of malformed JSON. */

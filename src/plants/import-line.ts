@@ -1,6 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import { parseInt64 } from './int64.js'
-import { parseJsonDocument } from './json.js'
+import { parseJsonDocument, utf8Text } from './json.js'
 import type { NewPlant } from './model.js'
 import { validateNewPlant } from './validate.js'
 
@@ -23,8 +23,20 @@ export function plantFromJsonLine(line: string, bodyLimit = Number.POSITIVE_INFI
   })
 }
 
-/** The plant `read` gives; a RejectedLine with the code and message POST /plants would answer. */
-function checked(read: () => NewPlant): NewPlant {
+/**
+ * A line's text, held to POST's rules for a body's bytes: more than `bodyLimit` bytes is 41301 (the
+ * API reads no body past its limit), bytes that are not UTF-8 are 40002 (rather than text with
+ * U+FFFD in their place, which would store what the API refuses).
+ */
+export function lineText(bytes: Buffer, bodyLimit = Number.POSITIVE_INFINITY): string {
+  return checked(() => {
+    if (bytes.length > bodyLimit) throw new AppError(errors.BODY_TOO_LARGE)
+    return utf8Text(bytes)
+  })
+}
+
+/** What `read` gives; a RejectedLine with the code and message POST /plants would answer. */
+function checked<T>(read: () => T): T {
   try {
     return read()
   } catch (error) {

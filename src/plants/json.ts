@@ -1,6 +1,13 @@
+import { isUtf8 } from 'node:buffer'
 import { parse } from 'lossless-json'
 import { AppError, errors } from '../errors.js'
 import { parseInt64 } from './int64.js'
+
+/** A body's text; a 400 when its bytes are not UTF-8, which JSON requires (RFC 8259 §8.1). */
+export function utf8Text(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new AppError(errors.BODY_MALFORMED, 'The request body is not valid UTF-8.')
+  return bytes.toString('utf8')
+}
 
 /**
  * A JSON number literal that is not an exact int64 (1.5, 1e3, 1.0, -0, out of range). It is kept as
