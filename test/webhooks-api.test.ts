@@ -335,6 +335,40 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     }
   })
 
+  it('lists deliveries a page at a time, each page linking to the next until the last', async () => {
+    const { id } = await subscribe()
+    // Plants created in one go share their time: the pages must still split between them exactly.
+    for (let i = 1; i <= 7; i++) await createPlant(t.store.plants, { id: BigInt(9100 + i), name: `p${i}` })
+    await t.store.webhooks.fanOut(100, new Date())
+    const all = JSON.parse((await call('GET', `/webhooks/${id}/deliveries`)).body).data as Array<{
+      id: string
+    }>
+    expect(all).toHaveLength(7)
+
+    const walked: string[] = []
+    const links: string[] = []
+    let next: string | undefined = `/webhooks/${id}/deliveries?limit=3&status=pending`
+    while (next !== undefined) {
+      const page = await call('GET', next)
+      expect(page.statusCode).toBe(200)
+      walked.push(...JSON.parse(page.body).data.map((d: { id: string }) => d.id))
+      const link = page.headers.link as string | undefined
+      if (link !== undefined) links.push(link)
+      next = link?.match(/^<([^>]+)>; rel="next"$/)?.[1]
+    }
+    expect(walked).toEqual(all.map((d) => d.id))
+    expect(links).toHaveLength(2)
+    for (const link of links) expect(link).toContain('limit=3&status=pending&after=')
+    // A full last page has no link either: nothing follows it.
+    expect((await call('GET', `/webhooks/${id}/deliveries?limit=7`)).headers.link).toBeUndefined()
+
+    for (const after of ['abc', '1.', '.1', '01.1', '1.2.3', '1.99999999999999999']) {
+      const res = await call('GET', `/webhooks/${id}/deliveries?after=${after}`)
+      expect(res.statusCode, after).toBe(400)
+      expect(errorOf(res).error).toBe(errors.QUERY_INVALID.code)
+    }
+  })
+
   it('takes a leap second in since as the end of its minute', () => {
     expect(validateReplay({ since: '2016-12-31T23:59:60Z' }).since.toISOString()).toBe(
       '2017-01-01T00:00:00.000Z',

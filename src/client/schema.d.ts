@@ -172,7 +172,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Lists deliveries, newest first, with their latest attempt and next attempt */
+        /**
+         * Lists deliveries, newest first, with their latest attempt and next attempt, one page at a time
+         * @description When another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -2027,6 +2030,8 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                /** @description Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page. */
+                after?: string;
                 status?: "pending" | "succeeded" | "failed";
             };
             header?: never;
@@ -2038,9 +2043,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deliveries, newest first */
+            /** @description A page of deliveries, newest first */
             200: {
                 headers: {
+                    /** @description The next page, as `<url>; rel="next"` */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -242,6 +242,14 @@ export interface DeliveryRecord {
   lastError: string | null
   lastDurationMs: number | null
   createdAt: Date
+  /** The event's place in the outbox; with createdAt, where the delivery sits in its listing. */
+  eventSeq: number
+}
+
+/** A place in a subscription's deliveries, newest first: a page after it starts with older ones. */
+export interface DeliveryCursor {
+  createdAt: Date
+  eventSeq: number
 }
 
 /** A delivery leased to one dispatcher, with everything needed to send it. */
@@ -297,10 +305,10 @@ export interface WebhookStore {
   /** Deletes the subscription and its deliveries; false when there is none. */
   delete(id: string): Promise<boolean>
 
-  /** The subscription's deliveries, newest first. */
+  /** The subscription's deliveries, newest first (after `after`, when given). */
   listDeliveries(
     webhookId: string,
-    options: { limit: number; status?: DeliveryStatus },
+    options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]>
   /** Puts a delivery back in the queue, due at `at`, with a fresh retry schedule. */
   requeueDelivery(webhookId: string, deliveryId: string, at: Date): Promise<DeliveryRecord | undefined>

@@ -4,6 +4,7 @@ import { errors } from '../../errors.js'
 import type { DeliveryRecord, DeliveryStatus, Store, WebhookRecord } from '../../store/types.js'
 import {
   createWebhook,
+  DELIVERY_CURSOR_PATTERN,
   deleteWebhook,
   getWebhook,
   listDeliveries,
@@ -22,6 +23,7 @@ import {
   type WebhookUpdateInput,
 } from '../../webhooks/validate.js'
 import { plainJsonOnly } from '../json-body.js'
+import { nextLink } from '../next-link.js'
 import { BODY_ERRORS, DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
@@ -83,6 +85,13 @@ const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
 })
 const DeliveriesQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  after: Type.Optional(
+    Type.String({
+      pattern: DELIVERY_CURSOR_PATTERN,
+      description:
+        'Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page.',
+    }),
+  ),
   status: Type.Optional(
     Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
   ),
@@ -272,20 +281,31 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       config,
       schema: {
         operationId: 'listWebhookDeliveries',
-        summary: 'Lists deliveries, newest first, with their latest attempt and next attempt',
+        summary:
+          'Lists deliveries, newest first, with their latest attempt and next attempt, one page at a time',
+        description:
+          'When another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.',
         tags,
         params: Params,
         querystring: DeliveriesQuery,
         response: {
-          200: listOf('Delivery', 'Deliveries, newest first'),
+          200: {
+            ...listOf('Delivery', 'A page of deliveries, newest first'),
+            headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
+          },
           ...errorResponses(errors.QUERY_INVALID, 401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
     },
-    async (request) => {
-      const query = request.query as { limit: number; status?: DeliveryStatus }
-      const rows = await listDeliveries(store, (request.params as IdParams).id, query)
-      return { data: rows.map(deliveryView) }
+    async (request, reply) => {
+      const query = request.query as { limit: number; status?: DeliveryStatus; after?: string }
+      const { id } = request.params as IdParams
+      const page = await listDeliveries(store, id, query)
+      if (page.next !== undefined) {
+        const params = { limit: String(query.limit), status: query.status, after: page.next }
+        reply.header('link', nextLink(`/webhooks/${id}/deliveries`, params))
+      }
+      return { data: page.deliveries.map(deliveryView) }
     },
   )
   methodNotAllowed(app, '/webhooks/:id/deliveries', ['GET', 'HEAD'])

@@ -2,6 +2,7 @@ import type { Pool } from 'pg'
 import type {
   AttemptResult,
   ClaimedDelivery,
+  DeliveryCursor,
   DeliveryRecord,
   DeliveryStatus,
   OutboxEvent,
@@ -42,6 +43,7 @@ interface DeliveryRow {
   last_error: string | null
   last_duration_ms: number | null
   created_at: Date
+  event_seq: string
 }
 
 interface ClaimRow {
@@ -88,6 +90,7 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
     lastError: row.last_error,
     lastDurationMs: row.last_duration_ms,
     createdAt: row.created_at,
+    eventSeq: Number(row.event_seq),
   }
 }
 
@@ -108,7 +111,8 @@ const requeue = (at: string) => `status = 'pending', attempts = 0, next_attempt_
   WHEN webhook_deliveries.lease_owner IS NULL THEN ${at}::timestamptz ELSE webhook_deliveries.lease_until END`
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
-  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
+  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
+  d.event_seq::text AS event_seq`
 
 const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
   url: 'url',
@@ -214,14 +218,21 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async listDeliveries(
     webhookId: string,
-    options: { limit: number; status?: DeliveryStatus },
+    options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]> {
     const result = await guarded(() =>
       this.pool.query<DeliveryRow>(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
          WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2)
+           AND ($4::timestamptz IS NULL OR (d.created_at, d.event_seq) < ($4, $5::bigint))
          ORDER BY d.created_at DESC, d.event_seq DESC LIMIT $3`,
-        [webhookId, options.status ?? null, options.limit],
+        [
+          webhookId,
+          options.status ?? null,
+          options.limit,
+          options.after?.createdAt ?? null,
+          options.after?.eventSeq ?? null,
+        ],
       ),
     )
     return result.rows.map(toDelivery)

@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3'
 import type {
   AttemptResult,
   ClaimedDelivery,
+  DeliveryCursor,
   DeliveryRecord,
   DeliveryStatus,
   OutboxEvent,
@@ -41,6 +42,7 @@ interface DeliveryRow {
   last_error: string | null
   last_duration_ms: number | null
   created_at: number
+  event_seq: number
 }
 
 interface ClaimRow {
@@ -90,6 +92,7 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
     lastError: row.last_error,
     lastDurationMs: row.last_duration_ms,
     createdAt: new Date(row.created_at),
+    eventSeq: row.event_seq,
   }
 }
 
@@ -110,7 +113,8 @@ const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL)'
 
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
-  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at`
+  d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
+  d.event_seq`
 
 const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
   url: 'url',
@@ -322,15 +326,22 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async listDeliveries(
     webhookId: string,
-    options: { limit: number; status?: DeliveryStatus },
+    options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]> {
     const rows = this.db
       .prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
          WHERE d.webhook_id = @webhookId AND (@status IS NULL OR d.status = @status)
+           AND (@createdAt IS NULL OR (d.created_at, d.event_seq) < (@createdAt, @eventSeq))
          ORDER BY d.created_at DESC, d.event_seq DESC LIMIT @limit`,
       )
-      .all({ webhookId, status: options.status ?? null, limit: options.limit }) as DeliveryRow[]
+      .all({
+        webhookId,
+        status: options.status ?? null,
+        createdAt: options.after?.createdAt.getTime() ?? null,
+        eventSeq: options.after?.eventSeq ?? null,
+        limit: options.limit,
+      }) as DeliveryRow[]
     return rows.map(toDelivery)
   }
 
