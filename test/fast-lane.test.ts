@@ -158,6 +158,7 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
     ['a lone surrogate', '{"id": 12, "name": "\\ud800"}'],
     ['a null tag', '{"id": 13, "name": "x", "tag": null}'],
     ['a repeated key', '{"id": 14, "id": 15, "name": "x"}'],
+    ['a key repeated with the same value', '{"id": 18, "name": "x", "name": "x"}'],
     ['__proto__', '{"id": 16, "name": "x", "__proto__": {"polluted": true}}'],
   ])('%s', async (_case, body) => {
     expect(await both(body)).toBe(true)

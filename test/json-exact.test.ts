@@ -73,6 +73,13 @@ describe('exact JSON parsing', () => {
 
   it('refuses a repeated key and keeps __proto__ an ordinary key, as the general parser does', () => {
     expect(() => parseJsonExact('{"id":1,"id":2}')).toThrow()
+    // Also when both values are the same: which one a reader keeps is still up to the reader.
+    expect(() => parseJsonExact('{"id":1,"id":1}')).toThrow("Duplicate key 'id' encountered at position 9")
+    expect(() => parseJsonExact('{"a":{"b":[1],"b":[1]}}')).toThrow("Duplicate key 'b'")
+    expect(() => parseJsonExact('{"a":"x","\\u0061":"x"}')).toThrow("Duplicate key 'a'")
+    // The same key in two objects, or a key's text as a value, is no repeat.
+    expect(parseJsonExact('[{"a":"a"},{"a":"a"}]')).toEqual([{ a: 'a' }, { a: 'a' }])
+    expect(parseJsonExact('{"a":"a","b":{"a":"b"}}')).toEqual({ a: 'a', b: { a: 'b' } })
     const parsed = parseJsonExact('{"__proto__":{"polluted":1},"id":1}') as Record<string, unknown>
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
     expect(Object.hasOwn(parsed, '__proto__')).toBe(true)

@@ -49,7 +49,53 @@ export function parseJsonDocument(text: string): unknown {
 /** parseJsonExact without the flat-object shortcut (its tests compare the two). */
 export function parseJsonGeneral(text: string): unknown {
   const value = parse(text, null, parseNumber)
+  refuseRepeatedKeys(text)
   return value === null ? JSON_NULL : value
+}
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COLON = 0x3a
+
+function isJsonWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+}
+
+/**
+ * lossless-json refuses a repeated key only when its two values differ, yet `{"id":1,"id":1}` is as
+ * ambiguous to every other reader of the text (a proxy, a log, a signature check) as any repeat.
+ * Runs on text the parser has accepted, so every string in it is well formed; a key is told from a
+ * value by the colon after it, and compared as decoded (`"a"` and `"\u0061"` are one key).
+ */
+function refuseRepeatedKeys(text: string): void {
+  // One entry per open object (its keys so far) or array (undefined).
+  const open: Array<Set<string> | undefined> = []
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x7b) open.push(new Set())
+    else if (c === 0x5b) open.push(undefined)
+    else if (c === 0x7d || c === 0x5d) open.pop()
+    else if (c === QUOTE) {
+      const start = i
+      let escaped = false
+      for (i++; text.charCodeAt(i) !== QUOTE; i++) {
+        if (text.charCodeAt(i) === BACKSLASH) {
+          escaped = true
+          i++
+        }
+      }
+      const keys = open[open.length - 1]
+      if (keys === undefined) continue
+      let next = i + 1
+      while (isJsonWhitespace(text.charCodeAt(next))) next++
+      if (text.charCodeAt(next) !== COLON) continue
+      const literal = text.slice(start, i + 1)
+      const key = escaped ? (JSON.parse(literal) as string) : literal.slice(1, -1)
+      // Worded and placed as the parser words a repeat whose values differ.
+      if (keys.has(key)) throw new SyntaxError(`Duplicate key '${key}' encountered at position ${start + 1}`)
+      keys.add(key)
+    }
+  }
 }
 
 // One member of a flat object: a key, then a string without escapes or control characters, a
