@@ -69,6 +69,11 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   it.each([
     ['no body at all', undefined, errors.BODY_MISSING],
     ['an empty body', '', errors.BODY_MISSING],
+    ['a body of JSON white space', ' \r\n\t ', errors.BODY_MISSING],
+    // JSON's white space is four characters; any other is text that is not JSON.
+    ['a body of a no-break space', '\u00a0', errors.BODY_MALFORMED],
+    ['a body of a line separator', '\u2028', errors.BODY_MALFORMED],
+    ['a body of a byte order mark', '\ufeff', errors.BODY_MALFORMED],
     ['malformed JSON', '{"id": 1, "name": ', errors.BODY_MALFORMED],
     ['trailing garbage', '{"id": 1, "name": "a"} x', errors.BODY_MALFORMED],
     ['duplicate keys', '{"id": 1, "id": 2, "name": "a"}', errors.BODY_MALFORMED],

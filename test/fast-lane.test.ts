@@ -146,6 +146,7 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
     ['a body that is not an object', '[1, 2]'],
     ['a JSON null body', 'null'],
     ['a blank body', '   '],
+    ['a body of a no-break space', '\u00a0'],
     ['a missing id', '{"name": "no id"}'],
     ['an id in exponent form', '{"id": 1e3, "name": "x"}'],
     ['an id as a string', '{"id": "7", "name": "x"}'],

@@ -98,6 +98,7 @@ export function unreadableBody(headers: IncomingHttpHeaders): AppError | undefin
 
 /** A JSON request body, exact; undefined when blank. Throws the 400 AppError of malformed JSON. */
 export function parseJsonBody(text: string): unknown {
-  if (text.length === 0 || /^\s*$/.test(text)) return undefined
+  // Blank in JSON's sense only: a no-break space or a byte order mark is text, and not JSON.
+  if (text.length === 0 || /^[\t\n\r ]*$/.test(text)) return undefined
   return parseJsonDocument(text)
 }
