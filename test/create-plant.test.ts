@@ -140,6 +140,30 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect((await get('13')).body).toBe('{"id":13,"name":"a"}')
   })
 
+  it('takes an ignored field nested 512 levels deep and refuses one level more, however it is nested', async () => {
+    const nested = (depth: number, open: string, close: string) => open.repeat(depth) + close.repeat(depth)
+    // The body object is the first level.
+    expect(
+      (await postPlant(t.app, token, `{"id": 1600, "name": "d", "x": ${nested(511, '[', ']')}}`)).statusCode,
+    ).toBe(200)
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{"a":', '}'],
+    ]) {
+      // Deep enough for the parser to run out of stack only sometimes, or always: the answer is the same.
+      for (const depth of [512, 5000, 20000]) {
+        const body = `{"id": 1601, "name": "d", "x": ${nested(depth, open as string, close as string)}}`
+        if (body.length > 64 * 1024) continue
+        const res = await postPlant(t.app, token, body)
+        expect(errorOf(res)).toEqual({
+          error: errors.BODY_MALFORMED.code,
+          message: expect.stringContaining('nested deeper than 512 levels'),
+        })
+      }
+    }
+    expect((await get('1601')).statusCode).toBe(404)
+  })
+
   it('cannot be polluted through __proto__ or constructor keys', async () => {
     const res = await postPlant(
       t.app,

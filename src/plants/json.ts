@@ -48,6 +48,7 @@ export function parseJsonDocument(text: string): unknown {
 
 /** parseJsonExact without the flat-object shortcut (its tests compare the two). */
 export function parseJsonGeneral(text: string): unknown {
+  refuseDeepNesting(text)
   const value = parse(text, null, parseNumber)
   refuseRepeatedKeys(text)
   return value === null ? JSON_NULL : value
@@ -56,6 +57,31 @@ export function parseJsonGeneral(text: string): unknown {
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COLON = 0x3a
+
+/** Far more than any plant or webhook body needs, and far less than the parser's stack allows. */
+export const MAX_NESTING = 512
+
+/**
+ * The parser recurses once per level, so without a bound a deep enough text runs it out of stack,
+ * and where that happens depends on the call stack it started from and on what the JIT has compiled:
+ * the same body could be accepted by one request path and refused by another, or by the same one a
+ * moment later. Counts `[` and `{` outside strings before parsing, so malformed text is safe here.
+ */
+function refuseDeepNesting(text: string): void {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
+        if (text.charCodeAt(i) === BACKSLASH) i++
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_NESTING) {
+        throw new SyntaxError(`Value nested deeper than ${MAX_NESTING} levels at position ${i}`)
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+}
 
 function isJsonWhitespace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
