@@ -104,10 +104,24 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       'tag=%00',
       'tag=a%0Ab',
       `tag=${'t'.repeat(101)}`,
+      // Percent-escapes that are not UTF-8: read as literal text they would match the tag "%FF".
+      'tag=%FF',
+      'tag=%E9t%C3%A9',
+      'tag=%',
+      'tag=%ED%A0%80',
+      'limit=1&x=%C0%80',
     ])('answers 400 for %s', async (query) => {
       const res = await call('GET', `/plants?${query}`)
       expect(res.statusCode).toBe(400)
       expect(errorOf(res).error).toBe(errors.QUERY_INVALID.code)
+    })
+
+    it('decodes the query: a tag spelled with escapes and + matches its text', async () => {
+      const res = await call('GET', '/plants?tag=%65%64g%65&limit=1')
+      expect(res.statusCode).toBe(200)
+      expect(res.body).toBe('[{"id":-9223372036854775808,"name":"smallest","tag":"edge"}]')
+      expect((await call('GET', '/plants?tag=%25FF')).body).toBe('[]')
+      expect((await call('GET', '/plants?tag=a+b')).body).toBe('[]')
     })
 
     it('accepts limit 1 and 1000', async () => {

@@ -139,6 +139,28 @@ function queryValue(query: Record<string, unknown>, name: string): string | unde
   return value
 }
 
+/**
+ * A 400 for a query string holding a percent-escape that does not decode as UTF-8 (`%FF`, `%`, an
+ * encoded surrogate). The framework's query parser keeps such a value as its raw text, so `tag=%FF`
+ * would look for the tag "%FF", which is what `tag=%25FF` asks for; a path with such an escape is
+ * already a 400.
+ */
+export function refuseUndecodableQuery(url: string): AppError | undefined {
+  const start = url.indexOf('?')
+  if (start === -1 || !url.includes('%', start)) return undefined
+  for (const pair of url.slice(start + 1).split('&')) {
+    try {
+      decodeURIComponent(pair)
+    } catch {
+      return new AppError(
+        errors.QUERY_INVALID,
+        'The query string holds a percent-escape that does not decode.',
+      )
+    }
+  }
+  return undefined
+}
+
 /** The listing's query string: limit 1–1000 (default 100), an int64 `after` cursor, a tag filter. */
 export function validateListQuery(query: unknown): PlantListQuery {
   const raw = (isRecord(query) ? query : {}) as Record<string, unknown>
