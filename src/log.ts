@@ -15,11 +15,23 @@ const REDACT = [
   'headers.authorization',
 ]
 
+/**
+ * A token's secret wherever it sits in a line that field paths cannot name: a URL that carries it in
+ * its query or path, an error message quoting a header. The public id, which `token list` shows
+ * anyway, is kept so the line still says which token it was.
+ */
+const TOKEN_IN_TEXT = /pst_([0-9a-f]{16}_)?[A-Za-z0-9_-]+/g
+
+export function redactTokens(line: string): string {
+  return line.includes('pst_') ? line.replace(TOKEN_IN_TEXT, (_, id = '') => `pst_${id}[redacted]`) : line
+}
+
 export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout) {
   return pino(
     {
       level,
       redact: { paths: REDACT, censor: '[redacted]' },
+      hooks: { streamWrite: redactTokens },
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -1,6 +1,9 @@
 import { describe, expect, it, vi } from 'vitest'
+import { buildApp } from '../src/app.js'
 import { createLogger, lazyChildLogger } from '../src/log.js'
+import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
+import { openFresh, sqliteKind } from './helpers/stores.js'
 
 describe('request loggers', () => {
   it('make no pino child for a request that logs nothing at an enabled level', () => {
@@ -25,5 +28,31 @@ describe('request loggers', () => {
     expect(first).toMatchObject({ reqId: 'r-2', msg: 'hello', token: '[redacted]' })
     expect(JSON.parse(lines[1] as string)).toMatchObject({ reqId: 'r-2', level: 40 })
     expect(log.level).toBe('info')
+  })
+})
+
+describe('a token in a request line', () => {
+  it('never reaches the log, wherever the client put it: only its public id does', async () => {
+    const { lines, stream } = captureLines()
+    const { store } = await openFresh(sqliteKind)
+    const tokens = new TokenService(store.tokens)
+    const app = await buildApp({ store, tokens, logger: createLogger('debug', stream) })
+    try {
+      const { token, record } = await tokens.create('t', ['plants:read'])
+      const secret = token.slice(`pst_${record.id}_`.length)
+      const auth = { authorization: `Bearer ${token}` }
+      expect((await app.inject({ url: `/plants?access_token=${token}`, headers: auth })).statusCode).toBe(200)
+      expect((await app.inject({ url: `/nowhere/${token}`, headers: auth })).statusCode).toBe(404)
+      expect((await app.inject({ url: `/plants?tag=${token}x`, headers: auth })).statusCode).toBe(200)
+      expect((await app.inject({ url: `/plants/${token}`, headers: auth })).statusCode).toBe(400)
+      const text = lines.join('')
+      expect(text).toContain('request completed')
+      expect(text).not.toContain(secret)
+      expect(text).not.toContain(secret.slice(0, 20))
+      expect(text).toContain(`pst_${record.id}_[redacted]`)
+    } finally {
+      await app.close()
+      await store.close()
+    }
   })
 })
