@@ -17,13 +17,13 @@ const REDACT = [
 
 /**
  * A token's secret wherever it sits in a line that field paths cannot name: a URL that carries it in
- * its query or path, an error message quoting a header. The public id, which `token list` shows
- * anyway, is kept so the line still says which token it was.
+ * its query or path (its underscores may come percent-encoded), an error message quoting a header.
+ * The public id, which `token list` shows anyway, is kept so the line still says which token it was.
  */
-const TOKEN_IN_TEXT = /pst_([0-9a-f]{16}_)?[A-Za-z0-9_-]+/g
+const TOKEN_IN_TEXT = /pst(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
 
 export function redactTokens(line: string): string {
-  return line.includes('pst_') ? line.replace(TOKEN_IN_TEXT, (_, id = '') => `pst_${id}[redacted]`) : line
+  return line.replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
 }
 
 export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout) {

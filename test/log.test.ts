@@ -45,10 +45,13 @@ describe('a token in a request line', () => {
       expect((await app.inject({ url: `/nowhere/${token}`, headers: auth })).statusCode).toBe(404)
       expect((await app.inject({ url: `/plants?tag=${token}x`, headers: auth })).statusCode).toBe(200)
       expect((await app.inject({ url: `/plants/${token}`, headers: auth })).statusCode).toBe(400)
+      const encoded = token.replaceAll('_', '%5F')
+      expect((await app.inject({ url: `/nowhere/${encoded}`, headers: auth })).statusCode).toBe(404)
       const text = lines.join('')
       expect(text).toContain('request completed')
       expect(text).not.toContain(secret)
       expect(text).not.toContain(secret.slice(0, 20))
+      expect(text).not.toContain(encoded.slice(-30))
       expect(text).toContain(`pst_${record.id}_[redacted]`)
     } finally {
       await app.close()
