@@ -12,8 +12,8 @@ afterEach(async () => {
 })
 
 /**
- * Load shedding is off unless a test sets it: on a machine busy with the rest of the suite, the lag of
- * a process's first second could shed the very request a test is about (503).
+ * Load shedding is off unless a test sets it: on a machine busy with the rest of the suite, a lag past
+ * the limit could shed the very request a test is about (503).
  */
 async function start(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
   const shedding = args.includes('--max-event-loop-delay') ? [] : ['--max-event-loop-delay', 'off']

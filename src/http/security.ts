@@ -99,11 +99,25 @@ export async function installCors(app: FastifyInstance, origins: string[] | null
  */
 export async function installLoadShedding(app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
   if (maxEventLoopDelayMs <= 0) return
+  // The lag is the mean over one sample window; a window of only a few 10 ms ticks could hold no
+  // sample at all, which the plugin reads as infinite lag.
+  const sampleInterval = Math.min(1000, Math.max(100, maxEventLoopDelayMs))
+  // The plugin measures from its registration, so its first windows hold the process's own start
+  // (schemas compiled, routes built), which on a busy machine lags past the limit: the first
+  // requests after "listening" were refused though nothing was queued. The lag in force two windows
+  // after ready was measured after it.
+  let measuredFrom = Number.POSITIVE_INFINITY
+  app.addHook('onReady', (done) => {
+    measuredFrom = performance.now() + 2 * sampleInterval
+    done()
+  })
   await app.register(underPressure, {
     maxEventLoopDelay: maxEventLoopDelayMs,
-    retryAfter: 1,
-    // The lag is the mean over one sample window; a window of only a few 10 ms ticks could hold no
-    // sample at all, which the plugin reads as infinite lag.
-    sampleInterval: Math.min(1000, Math.max(100, maxEventLoopDelayMs)),
+    sampleInterval,
+    pressureHandler: async (_request, reply) => {
+      if (performance.now() < measuredFrom) return
+      reply.header('retry-after', '1')
+      throw Object.assign(new Error('Service Unavailable'), { code: 'FST_UNDER_PRESSURE', statusCode: 503 })
+    },
   })
 }
