@@ -195,6 +195,35 @@ describe('abuse limits and response headers', () => {
     expect(String(allowed.headers['access-control-expose-headers'])).toContain('X-Request-Id')
   })
 
+  it('lets a browser on an allowed origin send every request header the document names', async () => {
+    const { app: a } = await app({ corsOrigins: ['https://app.example.com'] })
+    const document = (await a.inject({ url: '/openapi.json' })).json()
+    const named = new Set<string>(['authorization', 'content-type'])
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect)
+      else if (node && typeof node === 'object') {
+        const parameter = node as { in?: unknown; name?: unknown }
+        if (parameter.in === 'header' && typeof parameter.name === 'string') named.add(parameter.name)
+        Object.values(node).forEach(collect)
+      }
+    }
+    collect(document.paths)
+    expect(named).toContain('if-none-match')
+    const preflight = await a.inject({
+      method: 'OPTIONS',
+      url: '/plants/1',
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': [...named].join(','),
+      },
+    })
+    const allowed = String(preflight.headers['access-control-allow-headers'])
+      .toLowerCase()
+      .split(/\s*,\s*/)
+    for (const header of named) expect(allowed).toContain(header)
+  })
+
   it('lets a browser on an allowed origin read every header the README documents', async () => {
     const { app: a, token } = await app({
       corsOrigins: ['https://app.example.com'],

@@ -52,11 +52,14 @@ export function securityHeaders(): Record<string, string> {
   return headers
 }
 
+// Every request header the service reads: a script's own If-None-Match (answers carry
+// Cache-Control: no-store, so the browser's cache never sends one for it) needs a preflight like the rest.
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Idempotency-Key',
   'If-Match',
+  'If-None-Match',
   'X-Request-Id',
 ]
 /**
