@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
-import { runCli } from './helpers/process.js'
+import { BIN, ROOT, runCli } from './helpers/process.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
 const TOKEN_SHAPE = /^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/
@@ -178,6 +180,26 @@ describe('plantstore usage errors', () => {
       expect(help).toContain(`--${s.flag}`)
       expect(help).toContain(`env: ${s.flag.toUpperCase().replace(/-/g, '_')}`)
       if (s.default !== undefined) expect(help).toContain(`default: ${s.default}`)
+    }
+  })
+
+  it('exits 0 without a stack when the reader of its output stops early (token list | head -1)', async () => {
+    const url = dbUrl()
+    for (const name of ['a', 'b']) await runCli(['token', 'create', '--name', name, '--database-url', url])
+    for (const args of [['token', 'list'], ['token', 'list', '--json'], ['export']]) {
+      const child = spawn(BIN, [...args, '--database-url', url], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      // The reader is gone before the command writes its first line.
+      child.stdout.destroy()
+      let stderr = ''
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk
+      })
+      const [code] = await once(child, 'exit')
+      expect(stderr).not.toMatch(/EPIPE|\bat .+:\d+:\d+/)
+      expect(code).toBe(0)
     }
   })
 

@@ -31,6 +31,16 @@ function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError(false)
 
+  // A reader that stops early (`token list | head -1`) breaks the pipe under a write already handed to
+  // stdout: the EPIPE then arrives as an 'error' event, which unheard crashed the command with a
+  // stack. What was wanted has been read. Not for serve, whose stdout is its log.
+  program.hook('preAction', (_program, command) => {
+    if (command.name() === 'serve') return
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error
+    })
+  })
+
   const serveCommand = program.command('serve').description('run the HTTP service')
   for (const s of SERVE_SETTINGS) {
     const help = `${s.description} [env: ${envName(s.flag)}${s.default === undefined ? '' : `, default: ${s.default}`}]`
