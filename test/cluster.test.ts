@@ -53,6 +53,15 @@ describe('the cluster primary', () => {
     const { running, log } = primary(`sqlite:${tempDir()}`)
     expect(await running.done).toBe(1)
     expect(log()).toContain('a worker failed right after starting')
+    // The worker is named in a field of its own: a second "pid" would make the line's own ambiguous.
+    const exited = log()
+      .split('\n')
+      .filter((line) => line.includes('worker exited'))
+    expect(exited.length).toBeGreaterThan(0)
+    for (const line of exited) {
+      expect(line.match(/"pid":/g)).toHaveLength(1)
+      expect(JSON.parse(line)).toMatchObject({ pid: process.pid, worker: expect.any(Number) })
+    }
   })
 
   it('answers a scrape 503 while a worker does not send its metrics, and 200 once it does', async () => {

@@ -105,7 +105,7 @@ export function startCluster(
     listenedAt.delete(worker)
     if (stopping) return
     if (!served) {
-      logger.error({ pid: worker.process.pid, code, signal }, 'worker exited')
+      logger.error({ worker: worker.process.pid, code, signal }, 'worker exited')
       logger.fatal('a worker failed right after starting; stopping')
       failed = true
       void stop('worker failure')
@@ -113,7 +113,7 @@ export function startCluster(
     }
     replaceDelay =
       uptime >= STABLE_MS ? 0 : Math.min(Math.max(replaceDelay * 2, FIRST_DELAY_MS), MAX_DELAY_MS)
-    logger.error({ pid: worker.process.pid, code, signal, replaceInMs: replaceDelay }, 'worker exited')
+    logger.error({ worker: worker.process.pid, code, signal, replaceInMs: replaceDelay }, 'worker exited')
     const timer = setTimeout(() => {
       replacing.delete(timer)
       if (!stopping) fork()
