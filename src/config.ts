@@ -508,7 +508,7 @@ export function resolveServeConfig(
     // Each process would hold its own throwaway store: a plant created through one would not exist
     // for the others.
     throw new ConfigError(
-      `--workers ${resolved.workers} cannot share sqlite::memory: (each process would have its own store); use a sqlite file or postgres`,
+      `--workers (WORKERS) ${resolved.workers} cannot share --database-url (DATABASE_URL) sqlite::memory: (each process would have its own store); use a sqlite file or postgres`,
     )
   }
   return resolved

@@ -42,11 +42,11 @@ describe('plantstore serve, run in this process', () => {
     }
   }
 
-  it('refuses two workers on sqlite::memory: before opening anything, with exit code 2', async () => {
+  it('refuses two workers on sqlite::memory: before opening anything, with exit code 2, naming both settings and their env', async () => {
     const result = await run(['serve', '--database-url', 'sqlite::memory:', '--workers', '2'])
     expect(result.code).toBe(2)
     expect(result.stderr).toBe(
-      'plantstore: --workers 2 cannot share sqlite::memory: (each process would have its own store); use a sqlite file or postgres\n',
+      'plantstore: --workers (WORKERS) 2 cannot share --database-url (DATABASE_URL) sqlite::memory: (each process would have its own store); use a sqlite file or postgres\n',
     )
   })
 

@@ -49,7 +49,9 @@ describe('serve --workers', () => {
     ])
     expect(result.code).toBe(2)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
-    expect(result.stderr).toMatch(/--workers 2 cannot share sqlite::memory:/)
+    expect(result.stderr).toMatch(
+      /--workers \(WORKERS\) 2 cannot share --database-url \(DATABASE_URL\) sqlite::memory:/,
+    )
   })
 
   it.each(['0', 'two', '-1', '65'])('refuses --workers %s with exit 2', async (value) => {
