@@ -20,6 +20,28 @@ export function checkedBy<T extends object>(schema: T, check: DomainCheck): T {
 // they are coerced; bodies never reach this Ajv.
 const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false })
 
+interface PropertySchema {
+  type?: string
+  minimum?: number
+  maximum?: number
+  anyOf?: Array<{ const?: unknown }>
+  description?: string
+}
+
+/** What a query parameter must be, in words, from the schema that documents it. */
+function rule(schema: PropertySchema | undefined): string | undefined {
+  if (schema?.anyOf?.every((s) => s.const !== undefined)) {
+    return `must be one of ${schema.anyOf.map((s) => String(s.const)).join(', ')}`
+  }
+  if (schema?.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {
+    return `must be an integer from ${schema.minimum} to ${schema.maximum}`
+  }
+  if (schema?.type === 'string' && schema.description?.includes('`Link: rel="next"`')) {
+    return 'must be the cursor given in the `Link` header of the previous page'
+  }
+  return undefined
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const check = domainChecks.get(schema)
   if (check) {
@@ -41,8 +63,8 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
       : String(first?.params?.missingProperty ?? '')
     // Query strings are the only part left to plain schemas that a request can fail: every header
     // schema is an optional free-text string, and paths and bodies have domain checks.
-    return {
-      error: new AppError(errors.QUERY_INVALID, `Invalid ${httpPart} parameter ${where}: ${first?.message}.`),
-    }
+    const properties = (schema as { properties?: Record<string, PropertySchema> }).properties
+    const words = rule(properties?.[where]) ?? first?.message
+    return { error: new AppError(errors.QUERY_INVALID, `The query parameter ${where} ${words}.`) }
   }
 }
