@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
+import { openStore } from '../src/store/open.js'
+import { createWebhook } from '../src/webhooks/service.js'
 import { leaseTakers } from './helpers/cluster.js'
 import { admin } from './helpers/postgres.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
-import { type StoreKind, storeKinds, tempDir } from './helpers/stores.js'
+import { type StoreKind, sqliteKind, storeKinds, tempDir } from './helpers/stores.js'
 
 // Real processes on one database: what a crash, an outage or a second instance does to delivery.
 
@@ -322,4 +325,39 @@ describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher stuck 
       }
     },
   )
+})
+
+describe('a webhook dispatcher thread that fails to start', () => {
+  it('is started again, so that events committed afterwards are still delivered', async () => {
+    const s = await setup(sqliteKind)
+    const path = s.db.slice('sqlite:'.length)
+    const receiver = await startReceiver()
+    const server = await serve(s, '--webhook-poll-interval', '50ms')
+    try {
+      // The subscription is committed, then the write lock is taken at once and held past the 5 s a
+      // connection waits for it while opening: the dispatcher thread this subscription starts cannot
+      // open its store.
+      const store = await openStore({ kind: 'sqlite', path })
+      const locker = new Database(path)
+      try {
+        await createWebhook(store.webhooks, {
+          url: receiver.url,
+          events: ['plant.created'],
+          description: null,
+        })
+        locker.exec('BEGIN IMMEDIATE')
+        await until(async () => server.output().includes('webhook dispatcher stopped unexpectedly'), 15_000)
+      } finally {
+        if (locker.inTransaction) locker.exec('ROLLBACK')
+        locker.close()
+        await store.close()
+      }
+      expect((await api(server, s)('POST', '/plants', { id: 1, name: 'after the failure' })).status).toBe(200)
+      const [request] = await receiver.waitFor(1, 15_000)
+      expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 1 } })
+    } finally {
+      await server.stop('SIGKILL')
+      await receiver.close()
+    }
+  }, 40_000)
 })

@@ -54,11 +54,16 @@ export function createDispatcher(
   })
 }
 
+/** Bounds of the wait before a dispatcher thread that ended unexpectedly is started again. */
+const RESTART_MIN_MS = 1000
+const RESTART_MAX_MS = 60_000
+
 /**
  * Webhook delivery for a serving process, started at the first sign of work: at start or at a later
  * check (every poll interval) a subscription exists or an event awaits fan-out, or this process
  * commits events that need it. Until then the process has no dispatcher thread (about 11 MB of
- * memory, and its polling) and holds no dispatcher lease; once started it runs until stop.
+ * memory, and its polling) and holds no dispatcher lease; once started it runs until stop, its
+ * thread started again if it ends before.
  */
 export function startDispatcher(
   store: Store,
@@ -67,10 +72,29 @@ export function startDispatcher(
 ): DispatcherHandle {
   let running: DispatcherHandle | undefined
   let stopped = false
+  let restart: NodeJS.Timeout | undefined
+  let restartDelayMs = RESTART_MIN_MS
   const start = () => {
-    if (running || stopped) return
+    if (running || stopped || restart) return
     clearInterval(checks)
-    running = runDispatcher(store, settings, logger)
+    const startedAt = Date.now()
+    running = runDispatcher(store, settings, logger, () => {
+      // A thread that could not open its store (a write lock held past the busy timeout, a full disk,
+      // a database unreachable at that moment) or that crashed leaves every later event undelivered
+      // until the process restarts: it is started again, sooner after a long run than after a quick
+      // failure, so that a lasting fault costs a retry and a log line now and then, not a busy loop.
+      running = undefined
+      if (stopped) return
+      if (Date.now() - startedAt >= RESTART_MAX_MS) restartDelayMs = RESTART_MIN_MS
+      const delayMs = restartDelayMs
+      restartDelayMs = Math.min(restartDelayMs * 2, RESTART_MAX_MS)
+      logger.warn({ delayMs }, 'webhook dispatcher will be started again')
+      restart = setTimeout(() => {
+        restart = undefined
+        start()
+      }, delayMs)
+      restart.unref()
+    })
   }
   let checking = false
   let failing = false
@@ -96,12 +120,13 @@ export function startDispatcher(
   return {
     eventsWritten: () => {
       if (running) running.eventsWritten()
-      // Its first pass, at start, takes these events.
+      // Its first pass, at start (or at its restart), takes these events.
       else start()
     },
     stop: async (graceMs) => {
       stopped = true
       clearInterval(checks)
+      clearTimeout(restart)
       await running?.stop(graceMs)
     },
     dispatching: () => running?.dispatching() ?? false,
@@ -117,6 +142,7 @@ function runDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,
+  onUnexpectedExit: () => void,
 ): DispatcherHandle {
   if (settings.database.kind === 'sqlite' && settings.database.path === ':memory:') {
     const dispatcher = createDispatcher(store, settings, logger)
@@ -139,6 +165,7 @@ function runDispatcher(
   })
   let exited = false
   let ended = false
+  let stopping = false
   const exit = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {
       exited = true
@@ -148,7 +175,8 @@ function runDispatcher(
         logger.warn(
           'webhook dispatcher did not stop in time and was ended; its unfinished attempts are sent again once their leases run out',
         )
-      } else if (code !== 0) logger.error({ code }, 'webhook dispatcher stopped unexpectedly')
+      } else if (code !== 0 || !stopping) logger.error({ code }, 'webhook dispatcher stopped unexpectedly')
+      if (!stopping) onUnexpectedExit()
       resolve()
     })
   })
@@ -159,6 +187,7 @@ function runDispatcher(
     },
     stop: async (graceMs) => {
       if (exited) return
+      stopping = true
       worker.postMessage({ stop: graceMs })
       // A worker that does not finish in time is ended; its leases run out and others resend.
       const deadline = setTimeout(() => {
