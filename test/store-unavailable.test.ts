@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
 import { ConfigError, resolveServeConfig } from '../src/config.js'
 import { errors } from '../src/errors.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
-import { openStoreRetrying } from '../src/store/open.js'
+import { openStore, openStoreRetrying } from '../src/store/open.js'
+import type { SqliteStore } from '../src/store/sqlite/index.js'
+import { TokenService } from '../src/tokens/service.js'
 import { errorOf, makeApp, postPlant, type TestApp } from './helpers/app.js'
 import { storeKinds } from './helpers/stores.js'
 
@@ -41,6 +44,49 @@ describe.each(storeKinds)('an unreachable database on $name', (kind) => {
       delete (t.store as unknown as Record<string, unknown>).ping
     }
     expect((await postPlant(t.app, token, '{"id": 1, "name": "a"}')).statusCode).toBe(200)
+  })
+})
+
+describe('a SQLite database that cannot grow (a full disk)', () => {
+  it('answers 503 with the Error shape and Retry-After, keeps what it acknowledged, and recovers', async () => {
+    // `:memory:` commits creates on the connection the test can reach; max_page_count makes SQLite
+    // answer exactly as it does on a full disk (SQLITE_FULL, "database or disk is full").
+    const store = (await openStore({ kind: 'sqlite', path: ':memory:' })) as SqliteStore
+    const tokens = new TokenService(store.tokens)
+    const app = await buildApp({ store, tokens })
+    try {
+      const token = (await tokens.create('full', ['plants:read', 'plants:write'])).token
+      store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true })}`)
+      const acknowledged: number[] = []
+      let refused: Awaited<ReturnType<typeof postPlant>> | undefined
+      for (let id = 1; id <= 5000 && !refused; id++) {
+        const res = await postPlant(app, token, JSON.stringify({ id, name: 'n'.repeat(200) }))
+        if (res.statusCode === 200) acknowledged.push(id)
+        else refused = res
+      }
+      expect(refused?.statusCode).toBe(503)
+      expect(refused?.headers['retry-after']).toBe('1')
+      expect(errorOf(refused as NonNullable<typeof refused>).error).toBe(errors.UNAVAILABLE.code)
+      const auth = { authorization: `Bearer ${token}` }
+      const replaced = await app.inject({
+        method: 'PUT',
+        url: '/plants/1',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'm'.repeat(200), tag: 't'.repeat(100) }),
+      })
+      if (replaced.statusCode !== 200) {
+        expect(replaced.statusCode).toBe(503)
+        expect(errorOf(replaced).error).toBe(errors.UNAVAILABLE.code)
+      }
+      for (const id of acknowledged) {
+        expect((await app.inject({ url: `/plants/${id}`, headers: auth })).statusCode).toBe(200)
+      }
+      store.db.pragma('max_page_count = 1073741823')
+      expect((await postPlant(app, token, '{"id": 9999, "name": "room again"}')).statusCode).toBe(200)
+    } finally {
+      await app.close()
+      await store.close()
+    }
   })
 })
 

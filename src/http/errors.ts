@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
-import { StoreUnavailableError } from '../store/errors.js'
+import { isSqliteUnavailable, StoreUnavailableError } from '../store/errors.js'
 
 export function errorBody(
   entry: CatalogEntry,
@@ -60,6 +60,13 @@ export function classify(error: unknown): {
       headers: { 'retry-after': DATABASE_RETRY_AFTER },
     }
   }
+  if (isSqliteUnavailable(error)) {
+    return {
+      entry: errors.UNAVAILABLE,
+      message: 'The database is unavailable: retry after the time given.',
+      headers: { 'retry-after': DATABASE_RETRY_AFTER },
+    }
+  }
   const fastifyError = error as Partial<FastifyError>
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
   if (known) return { entry: known, message: known.message }
@@ -86,7 +93,7 @@ export function sendError(
  * count it by status, and a line (with a stack) per shed request would add to the load it sheds.
  */
 export function errorLogLevel(error: unknown, entry: CatalogEntry): 'warn' | 'error' | 'debug' {
-  if (error instanceof StoreUnavailableError) return 'warn'
+  if (error instanceof StoreUnavailableError || isSqliteUnavailable(error)) return 'warn'
   if ((error as Partial<FastifyError>).code === 'FST_UNDER_PRESSURE') return 'debug'
   return entry.status >= 500 ? 'error' : 'debug'
 }
@@ -97,6 +104,7 @@ export function errorText(
   failure: { entry: CatalogEntry; message: string },
 ): [Record<string, unknown>, string] {
   if (error instanceof StoreUnavailableError) return [{ err: error }, 'database unreachable']
+  if (isSqliteUnavailable(error)) return [{ err: error }, 'database unavailable']
   if (failure.entry.status >= 500) return [{ err: error }, 'request failed']
   return [{ code: failure.entry.code, detail: failure.message }, 'request rejected']
 }

@@ -6,3 +6,17 @@
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
 }
+
+/**
+ * SQLite's errors that say the database cannot be used at the moment rather than that the request or
+ * the code is wrong: the disk is full, another process held the write lock past the busy timeout, the
+ * file cannot be written or read (made read-only, moved, an I/O error). SQLite raises them from any
+ * statement on any connection, so they are recognised where an answer is chosen instead of being
+ * wrapped at every call; like an unreachable PostgreSQL they answer 503 with Retry-After, not 500.
+ */
+const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|IOERR|READONLY|CANTOPEN)(_|$)/
+
+export function isSqliteUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code)
+}
