@@ -15,6 +15,7 @@ import {
   classify,
   clientErrorHandler,
   installErrorHandling,
+  refuseExpectation,
   refuseUnknownRoute,
   refuseWithoutHost,
   sendError,
@@ -141,6 +142,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         } else if (!fastLane.take(req, res)) {
           handler(req, res)
         }
+      })
+      server.on('checkExpectation', (req, res) => {
+        refuseExpectation(res, { 'x-request-id': requestId(req), ...security })
       })
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout

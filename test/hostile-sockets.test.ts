@@ -258,6 +258,34 @@ describe('raw-socket clients against a real server', () => {
     expect(parseResponses(old.received).map((r) => r.status)).toEqual([200])
   })
 
+  it('answers an Expect other than 100-continue with 417 in the Error shape, and writes nothing', async () => {
+    const { received, closed } = await rawExchange(server.port, [
+      request(
+        `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nExpect: 200-ok\nContent-Length: 25`,
+        '{"id": 8, "name": "hope"}',
+      ),
+    ])
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [417])
+    expect(JSON.parse(response?.body as string).error).toBe(errors.EXPECTATION_FAILED.code)
+    expect(response?.headers['x-request-id']).toEqual(expect.any(String))
+    expect(response?.headers['x-content-type-options']).toBe('nosniff')
+    const read = await fetch(`${server.url}/plants/8`, { headers: { authorization: `Bearer ${token}` } })
+    expect(read.status).toBe(404)
+    // 100-continue is met: the server invites the body, then answers the request.
+    const invited = await rawExchange(
+      server.port,
+      [
+        request(
+          `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nExpect: 100-continue\nContent-Length: 25\nConnection: close`,
+        ),
+        '{"id": 8, "name": "sent"}',
+      ],
+      { gapMs: 200 },
+    )
+    expect(invited.received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
+  })
+
   it('is still healthy and answering precisely after all of that', async () => {
     await expectHealthy()
     const res = await fetch(`${server.url}/plants/5`, { headers: { authorization: `Bearer ${token}` } })

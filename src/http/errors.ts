@@ -141,8 +141,26 @@ export function refuseUnknownRoute(request: FastifyRequest): AppError | undefine
  * before the router (Fastify reads Host), and the connection is closed, as Node itself would.
  */
 export function refuseWithoutHost(response: ServerResponse, headers: Record<string, string>): void {
-  const body = JSON.stringify(errorBody(errors.BAD_REQUEST, 'An HTTP/1.1 request needs a Host header.'))
-  response.writeHead(400, {
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'An HTTP/1.1 request needs a Host header.')
+}
+
+/**
+ * RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node's own answer is a
+ * bare 417 that keeps the connection open, so a body the client sent anyway would be read as the
+ * next request; this one has the Error shape and closes the connection.
+ */
+export function refuseExpectation(response: ServerResponse, headers: Record<string, string>): void {
+  refuseBeforeRouting(response, headers, errors.EXPECTATION_FAILED)
+}
+
+function refuseBeforeRouting(
+  response: ServerResponse,
+  headers: Record<string, string>,
+  entry: CatalogEntry,
+  message: string = entry.message,
+): void {
+  const body = JSON.stringify(errorBody(entry, message))
+  response.writeHead(entry.status, {
     ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),

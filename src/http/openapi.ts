@@ -37,7 +37,8 @@ Every answer carries \`X-Request-Id\` and the security headers (\`Content-Securi
 answer carries \`Cache-Control: no-store\`, and while the operator sets a rate limit also
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
 Before any operation is chosen, an unknown path answers 404 (40401), a wrong method 405 (40501) with
-\`Allow\`, and a request that is not readable HTTP 400, 408, 414 or 431.
+\`Allow\`, a request that is not readable HTTP 400, 408, 414 or 431, and an \`Expect\` other than
+\`100-continue\` 417.
 
 Every failure answers \`{"error": <code>, "message": "…"}\` with a stable code from this catalog
 (also in \`x-error-codes\`):
