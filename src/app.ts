@@ -16,6 +16,7 @@ import {
   clientErrorHandler,
   installErrorHandling,
   refuseExpectation,
+  refuseTransferCoding,
   refuseUnknownRoute,
   refuseWithoutHost,
   sendError,
@@ -116,6 +117,15 @@ class QuietRequestLog extends LogController {
   }
 }
 
+/**
+ * Node undoes only `chunked` and hands the body on as it came, so a body sent with another transfer
+ * coding before it (`gzip, chunked`) would be read as if it had none.
+ */
+function appliesTransferCoding(req: IncomingMessage): boolean {
+  const coding = req.headers['transfer-encoding']
+  return coding !== undefined && coding.toLowerCase() !== 'chunked'
+}
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -139,6 +149,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
         if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
           refuseWithoutHost(res, { 'x-request-id': requestId(req), ...security })
+        } else if (appliesTransferCoding(req)) {
+          refuseTransferCoding(res, { 'x-request-id': requestId(req), ...security })
         } else if (!fastLane.take(req, res)) {
           handler(req, res)
         }

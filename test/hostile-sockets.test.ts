@@ -141,6 +141,23 @@ describe('raw-socket clients against a real server', () => {
     expectErrorsOnly(both.received, [400])
   })
 
+  it('refuses a transfer coding it does not apply, rather than reading the coded body as JSON', async () => {
+    const head = `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json`
+    for (const coding of ['gzip, chunked', 'x-custom,chunked']) {
+      const { received, closed } = await rawExchange(server.port, [
+        request(`${head}\nTransfer-Encoding: ${coding}`, '1a\r\n{"id": 9, "name": "coded"}\r\n0\r\n\r\n'),
+      ])
+      expect(closed).toBe(true)
+      const [response] = expectErrorsOnly(received, [400])
+      expect(JSON.parse(response?.body as string)).toEqual({
+        error: errors.BAD_REQUEST.code,
+        message: 'Transfer-Encoding may only be chunked.',
+      })
+    }
+    const read = await fetch(`${server.url}/plants/9`, { headers: { authorization: `Bearer ${token}` } })
+    expect(read.status).toBe(404)
+  })
+
   it('drops a slowloris client after the headers timeout, with 408, while serving others', async () => {
     const slow = rawExchange(
       server.port,

@@ -153,6 +153,14 @@ export function refuseExpectation(response: ServerResponse, headers: Record<stri
   refuseBeforeRouting(response, headers, errors.EXPECTATION_FAILED)
 }
 
+/**
+ * RFC 9112 §6.1: a transfer coding the server does not apply cannot be read. The connection is closed
+ * too: where such a body ends is not something to guess.
+ */
+export function refuseTransferCoding(response: ServerResponse, headers: Record<string, string>): void {
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Transfer-Encoding may only be chunked.')
+}
+
 function refuseBeforeRouting(
   response: ServerResponse,
   headers: Record<string, string>,
