@@ -18,6 +18,7 @@ import {
   refuseExpectation,
   refuseTransferCoding,
   refuseUnknownRoute,
+  refuseWhileClosing,
   refuseWithoutHost,
   sendError,
 } from './http/errors.js'
@@ -135,6 +136,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
   const fastLane = new FastLane()
   const security = securityHeaders()
+  /**
+   * Set once the app starts closing: the port is closed and idle connections too, but a request can
+   * still arrive on a connection that was busy (pipelined, or kept alive after its answer).
+   */
+  let closing = false
   /** The request id and the security headers, which go on every answer. */
   const stamp = (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id)
@@ -149,6 +155,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
         if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
           refuseWithoutHost(res, { 'x-request-id': requestId(req), ...security })
+        } else if (closing) {
+          refuseWhileClosing(res, { 'x-request-id': requestId(req), ...security })
         } else if (appliesTransferCoding(req)) {
           refuseTransferCoding(res, { 'x-request-id': requestId(req), ...security })
         } else if (!fastLane.take(req, res)) {
@@ -178,7 +186,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
     },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is not the Error shape; the server's handler answers instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestTimeout: options.timeouts?.requestTimeoutMs ?? 0,
     keepAliveTimeout: options.timeouts?.keepAliveTimeoutMs ?? 72_000,
@@ -245,7 +254,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     })
   })
 
-  let closing = false
   app.addHook('preClose', (done) => {
     closing = true
     done()

@@ -1,7 +1,12 @@
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
+import { errorOf } from './helpers/app.js'
 import { runCli, startServer } from './helpers/process.js'
-import { storeKinds } from './helpers/stores.js'
+import { openSocket, parseResponses, readUntilClose } from './helpers/raw-http.js'
+import { storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => {
   it('answers /readyz 503 from the moment SIGTERM arrives, serves through --drain-delay, then exits 0', async () => {
@@ -33,6 +38,41 @@ describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => 
       expect(created.status).toBe(200)
       const [code] = await once(server.process, 'exit')
       expect(code).toBe(0)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe('a request that arrives on an open connection once shutdown has begun', () => {
+  it('finishes the request in flight and answers the next with 503 in the Error shape', async () => {
+    const dir = tempDir()
+    const server = await startServer([
+      '--database-url',
+      `sqlite:${join(dir, 'p.db')}`,
+      '--bootstrap-token-file',
+      join(dir, 'token'),
+    ])
+    try {
+      const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
+      const socket = await openSocket(server.port)
+      const answers = readUntilClose(socket, 10_000)
+      // A create in flight (its body half sent) holds the connection open through the shutdown.
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
+      )
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      server.process.kill('SIGTERM')
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      socket.write(` "name": "late"}GET /plants/8 HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`)
+      const responses = parseResponses(await answers)
+      expect(responses.map((r) => r.status)).toEqual([200, 503])
+      const refused = responses[1] as (typeof responses)[number]
+      expect(errorOf(refused).error).toBe(errors.UNAVAILABLE.code)
+      expect(refused.headers['retry-after']).toBe('1')
+      expect(refused.headers.connection).toBe('close')
+      expect(refused.headers['x-request-id']).toEqual(expect.any(String))
+      expect(await server.exited).toBe(0)
     } finally {
       await server.stop()
     }

@@ -161,6 +161,16 @@ export function refuseTransferCoding(response: ServerResponse, headers: Record<s
   refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Transfer-Encoding may only be chunked.')
 }
 
+/** The app is closing: the client should send this request again, to another instance or later. */
+export function refuseWhileClosing(response: ServerResponse, headers: Record<string, string>): void {
+  refuseBeforeRouting(
+    response,
+    { ...headers, 'retry-after': '1' },
+    errors.UNAVAILABLE,
+    'The service is shutting down: retry after the time given.',
+  )
+}
+
 function refuseBeforeRouting(
   response: ServerResponse,
   headers: Record<string, string>,
