@@ -1,3 +1,4 @@
+import { renameSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -281,5 +282,42 @@ describe('serve --bootstrap-token-file', () => {
     expect(token).toMatch(/^pst_/)
     expect((await create(server, token, '{"id": 1, "name": "boot"}')).status).toBe(200)
     expect(readdirSync(dir)).toEqual(['token'])
+  })
+})
+
+describe('a SQLite database file moved away while the server has it open', () => {
+  it('refuses writes with 503 instead of acknowledging them into a file nobody will read, until it is back', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    const { url, token } = await newDatabase({ name: 'sqlite', freshUrl: async () => `sqlite:${path}` })
+    const server = await start(['--database-url', url])
+    const create = (id: number) =>
+      fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, name: `plant ${id}` }),
+      })
+    expect((await create(1)).status).toBe(200)
+    const suffixes = ['', '-wal', '-shm']
+    for (const suffix of suffixes) renameSync(`${path}${suffix}`, join(dir, `moved.db${suffix}`))
+    try {
+      const refused = await create(2)
+      expect(refused.status).toBe(503)
+      expect(refused.headers.get('retry-after')).toBe('1')
+      expect(((await refused.json()) as { error: number }).error).toBe(errors.UNAVAILABLE.code)
+      const changed = await fetch(`${server.url}/plants/1`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{"name": "renamed"}',
+      })
+      expect(changed.status).toBe(503)
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(503)
+    } finally {
+      for (const suffix of suffixes) renameSync(join(dir, `moved.db${suffix}`), `${path}${suffix}`)
+    }
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
+    expect((await create(3)).status).toBe(200)
+    expect(await server.stop()).toBe(0)
+    expect(await storedPlantIds(url)).toEqual(new Set(['1', '3']))
   })
 })

@@ -7,6 +7,7 @@ import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { migrate } from './migrate.js'
+import { OpenedFile } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
@@ -26,6 +27,8 @@ export class SqliteStore implements Store {
   readonly tokens: SqliteTokenStore
   readonly events: SqliteEventStore
   private readonly sink: BatchSink
+  /** Undefined for `:memory:`, which has no file. */
+  private readonly file: OpenedFile | undefined
   readonly maintenance: SqliteMaintenanceStore
   readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
@@ -37,10 +40,19 @@ export class SqliteStore implements Store {
   ) {
     // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
     // only on this connection, so it commits here.
-    this.sink = options.path === ':memory:' ? inlineSink(db) : fileSink(options.path, options.busyTimeoutMs)
+    const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
+    this.file = file
+    this.sink = file
+      ? fileSink(options.path, options.busyTimeoutMs, { beforeCommit: () => file.check() })
+      : inlineSink(db)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
-    this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended())
+    this.plants = new SqlitePlantStore(
+      db,
+      this.sink,
+      () => this.events.appended(),
+      () => file?.check(),
+    )
     this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
@@ -67,6 +79,7 @@ export class SqliteStore implements Store {
   }
 
   async ping(): Promise<void> {
+    this.file?.check()
     this.db.prepare('SELECT 1').get()
   }
 

@@ -79,6 +79,8 @@ export class SqlitePlantStore implements PlantStore {
     private readonly sink: BatchSink,
     /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
     private readonly onDeliveriesQueued: () => void = () => {},
+    /** Throws when the database file is no longer the one opened (see OpenedFile). */
+    private readonly checkFile: () => void = () => {},
   ) {
     this.outbox = prepareOutbox(db)
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
@@ -246,6 +248,7 @@ export class SqlitePlantStore implements PlantStore {
       if (options.event) this.writeEvent(options.event(plant), Date.now())
       return { outcome: 'done', plant, version: version + 1 }
     })
+    this.checkFile()
     this.deliveriesQueued = false
     const result = run.immediate()
     this.announceDeliveries()

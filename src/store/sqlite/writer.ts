@@ -211,6 +211,8 @@ export function fileSink(
     checkpointThread?: URL
     /** See QUIET_MS; only tests change it. */
     quietMs?: number
+    /** Runs before each transaction; what it throws fails the batches that would have joined it. */
+    beforeCommit?: () => void
   } = {},
 ): BatchSink {
   /**
@@ -275,6 +277,7 @@ export function fileSink(
         // A failed fsync refuses what waited meanwhile; a busy lock throws before anything is taken.
         written = await retryWhileBusy(() => {
           if (failure) throw failure
+          options.beforeCommit?.()
           const first = queue[0] as Queued
           connection ??= connect()
           const result = connection.writeBatch(
