@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { type AddressInfo, createServer } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../src/log.js'
@@ -220,6 +222,35 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       expect(receiver.received).toHaveLength(20)
     } finally {
       await slow.close()
+    }
+  })
+
+  it('counts an answer that switches protocols as a failed attempt instead of waiting on it forever', async () => {
+    // Node's client drops the connection of a 101 it was not expecting, without an error or an end.
+    const switching = createServer((socket) => {
+      socket.once('data', () =>
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n'),
+      )
+      socket.on('error', () => {})
+    })
+    switching.listen(0, '127.0.0.1')
+    await once(switching, 'listening')
+    try {
+      const { port } = switching.address() as AddressInfo
+      const hook = await createWebhook(store.webhooks, {
+        url: `http://127.0.0.1:${port}/hook`,
+        events: [...ALL],
+        description: null,
+      })
+      await createPlant(store.plants, { id: 9n, name: 'upgraded' })
+      dispatcher({ retrySchedule: [], timeoutMs: 500 })
+      const [delivery] = await until(async () => {
+        const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+        return rows[0]?.status === 'failed' ? rows : undefined
+      }, 5000)
+      expect(delivery).toMatchObject({ attempts: 1, lastStatusCode: 101 })
+    } finally {
+      switching.close()
     }
   })
 

@@ -89,12 +89,27 @@ export class WebhookSender {
         () => request.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`)),
         this.options.timeoutMs,
       )
+      let answered: number | undefined
       request.on('response', (response) => {
+        answered = response.statusCode
         // The body is not used; reading it to the end lets the socket be reused.
         response.resume()
         response.on('end', () => finish(response.statusCode ?? null, null))
         response.on('error', (error) => finish(response.statusCode ?? null, error.message))
       })
+      // Unasked for, a 101 makes Node drop the socket with neither an error nor an end, and the
+      // timeout's destroy() of a request already destroyed emits nothing: the attempt would never
+      // settle, and its slot among the attempts in flight would stay taken until the process stops.
+      request.on('upgrade', (response, socket) => {
+        socket.destroy()
+        finish(response.statusCode ?? null, 'answered by switching protocols')
+      })
+      request.on('close', () =>
+        finish(
+          answered ?? null,
+          answered === undefined ? 'connection closed without an answer' : 'connection closed mid-answer',
+        ),
+      )
       request.on('error', (error: Error & { code?: string }) => {
         const reason = error.name === 'ForbiddenAddressError' ? `refused: ${error.message}` : error.message
         finish(null, reason || error.code || 'connection failed')
