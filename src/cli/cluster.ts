@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from 'node:net'
 import type { Logger } from 'pino'
 import type { ServeConfig } from '../config.js'
 import { ClusterMetricsPrimary } from '../metrics/cluster.js'
+import { RestartBackoff } from '../restart-backoff.js'
 
 export interface RunningCluster {
   /** Resolves with the address once every worker listens. */
@@ -26,17 +27,6 @@ export function listenPort(config: ServeConfig): number {
   const chosen = cluster.isWorker ? process.env[WORKER_PORT_ENV] : undefined
   return chosen === undefined ? config.port : Number(chosen)
 }
-
-/**
- * A worker that crashes within STABLE_MS of listening is replaced after a delay that doubles with
- * each such crash in a row, from FIRST_DELAY_MS up to MAX_DELAY_MS; one that served longer is
- * replaced at once. A worker that dies on every start (a request it cannot survive, a database that
- * fails it) would otherwise be forked again and again as fast as it can die, each start costing a
- * core for a second or so.
- */
-const STABLE_MS = 30_000
-const FIRST_DELAY_MS = 100
-const MAX_DELAY_MS = 10_000
 
 /** A port that is free on `host` now, as the system picks one for port 0. */
 async function freePort(host: string): Promise<number> {
@@ -72,7 +62,9 @@ export function startCluster(
   const listening = new Set<Worker>()
   /** When each listening worker started to listen. */
   const listenedAt = new Map<Worker, number>()
-  let replaceDelay = 0
+  // A worker that dies on every start (a request it cannot survive, a database that fails it) costs
+  // a core for a second or so each time it is forked.
+  const backoff = new RestartBackoff(100, 10_000, 30_000)
   const replacing = new Set<NodeJS.Timeout>()
   const metrics = new ClusterMetricsPrimary(() => [...listening], logger, options.metricsTimeoutMs)
   let announce: (address: string) => void = () => {}
@@ -111,8 +103,7 @@ export function startCluster(
       void stop('worker failure')
       return
     }
-    replaceDelay =
-      uptime >= STABLE_MS ? 0 : Math.min(Math.max(replaceDelay * 2, FIRST_DELAY_MS), MAX_DELAY_MS)
+    const replaceDelay = backoff.after(uptime)
     logger.error({ worker: worker.process.pid, code, signal, replaceInMs: replaceDelay }, 'worker exited')
     const timer = setTimeout(() => {
       replacing.delete(timer)

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ServeConfig } from '../config.js'
+import { RestartBackoff } from '../restart-backoff.js'
 import type { Store } from '../store/types.js'
 import { Dispatcher } from './dispatcher.js'
 import { WebhookSender } from './sender.js'
@@ -54,10 +55,6 @@ export function createDispatcher(
   })
 }
 
-/** Bounds of the wait before a dispatcher thread that ended unexpectedly is started again. */
-const RESTART_MIN_MS = 1000
-const RESTART_MAX_MS = 60_000
-
 /**
  * Webhook delivery for a serving process, started at the first sign of work: at start or at a later
  * check (every poll interval) a subscription exists or an event awaits fan-out, or this process
@@ -73,7 +70,7 @@ export function startDispatcher(
   let running: DispatcherHandle | undefined
   let stopped = false
   let restart: NodeJS.Timeout | undefined
-  let restartDelayMs = RESTART_MIN_MS
+  const backoff = new RestartBackoff(1000, 60_000, 60_000)
   const start = () => {
     if (running || stopped || restart) return
     clearInterval(checks)
@@ -81,13 +78,10 @@ export function startDispatcher(
     running = runDispatcher(store, settings, logger, () => {
       // A thread that could not open its store (a write lock held past the busy timeout, a full disk,
       // a database unreachable at that moment) or that crashed leaves every later event undelivered
-      // until the process restarts: it is started again, sooner after a long run than after a quick
-      // failure, so that a lasting fault costs a retry and a log line now and then, not a busy loop.
+      // until the process restarts: it is started again, backing off while it keeps failing.
       running = undefined
       if (stopped) return
-      if (Date.now() - startedAt >= RESTART_MAX_MS) restartDelayMs = RESTART_MIN_MS
-      const delayMs = restartDelayMs
-      restartDelayMs = Math.min(restartDelayMs * 2, RESTART_MAX_MS)
+      const delayMs = backoff.after(Date.now() - startedAt)
       logger.warn({ delayMs }, 'webhook dispatcher will be started again')
       restart = setTimeout(() => {
         restart = undefined
