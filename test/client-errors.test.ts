@@ -31,6 +31,18 @@ describe('requests refused before routing, in process', () => {
       431,
       errors.HEADERS_TOO_LARGE,
     ],
+    [
+      'an expectation other than 100-continue',
+      'POST /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}',
+      417,
+      errors.EXPECTATION_FAILED,
+    ],
+    [
+      'a transfer coding other than chunked',
+      'POST /plants HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      400,
+      errors.BAD_REQUEST,
+    ],
   ])('answers %s in the Error shape and closes', async (_what, bytes, status, entry) => {
     const { received, closed } = await rawExchange(port, [bytes])
     expect(closed).toBe(true)

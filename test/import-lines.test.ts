@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   csvColumns,
+  lineText,
   plantFromCsvRecord,
   plantFromJsonLine,
   RejectedLine,
@@ -116,5 +117,17 @@ describe('a JSON line larger than the body limit', () => {
     expect(Buffer.byteLength(fits)).toBe(limit)
     expect((await postPlant(api.app, token, fits)).statusCode).toBe(200)
     expect(plantFromJsonLine(fits, limit)).toEqual({ id: 1n, name: 'a' })
+  })
+})
+
+describe('an import line as bytes', () => {
+  it('is its UTF-8 text, refused as POST refuses a body: too long with 41301, not UTF-8 with 40002', () => {
+    expect(lineText(Buffer.from('{"id":1}'), 8)).toBe('{"id":1}')
+    expect(() => lineText(Buffer.from('{"id":1}'), 7)).toThrow(
+      new RejectedLine('41301 The request body is too large.'),
+    )
+    expect(() => lineText(Buffer.from([0x7b, 0xff, 0x7d]))).toThrow(
+      new RejectedLine('40002 The request body is not valid UTF-8.'),
+    )
   })
 })
