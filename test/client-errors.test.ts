@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
-import { parseResponses, rawExchange } from './helpers/raw-http.js'
+import { openSocket, parseResponses, rawExchange, readUntilClose } from './helpers/raw-http.js'
 import { sqliteKind } from './helpers/stores.js'
 
 // What Node's HTTP parser refuses before any route (test/hostile-sockets.test.ts sends the same to the
@@ -54,5 +54,30 @@ describe('requests refused before routing, in process', () => {
   it('keeps serving after them', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/healthz`)
     expect(res.status).toBe(200)
+  })
+})
+
+describe('a request on an open connection once the app is closing, in process', () => {
+  it('is answered 503 in the Error shape with Retry-After, after the one in flight', async () => {
+    const t = await makeApp(sqliteKind)
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const port = (t.app.server.address() as { port: number }).port
+    const auth = `Authorization: Bearer ${await t.token()}`
+    const socket = await openSocket(port)
+    const answers = readUntilClose(socket, 10_000)
+    // A create in flight (its body half sent) holds the connection open through the close.
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const closed = t.close()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    socket.write(` "name": "late"}GET /plants/8 HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`)
+    const responses = parseResponses(await answers)
+    await closed
+    expect(responses.map((r) => r.status)).toEqual([200, 503])
+    const refused = responses[1] as (typeof responses)[number]
+    expect(errorOf(refused).error).toBe(errors.UNAVAILABLE.code)
+    expect(refused.headers['retry-after']).toBe('1')
   })
 })
