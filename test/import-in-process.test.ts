@@ -1,0 +1,57 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { importPlants } from '../src/cli/import.js'
+import { storedPlantIds, tempDir } from './helpers/stores.js'
+
+// test/import-export.test.ts runs the real CLI; this runs the same command in this process, so that
+// its reading of lines is measured too.
+describe('importPlants, in process', () => {
+  const printed: string[] = []
+  afterEach(() => {
+    vi.restoreAllMocks()
+    printed.length = 0
+  })
+  const capture = () => {
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      printed.push(String(chunk))
+      return true
+    })
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+  }
+  const file = (name: string, bytes: Buffer | string) => {
+    const path = join(tempDir(), name)
+    writeFileSync(path, bytes)
+    return path
+  }
+
+  it('stores the good lines and reports a line too long or not UTF-8 by its number', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const lines = Buffer.concat([
+      Buffer.from('\uFEFF{"id": 1, "name": "a"}\r\n'),
+      Buffer.from(`{"id": 2, "name": "${'x'.repeat(200)}", "pad": "${'y'.repeat(2000)}"}\n`),
+      Buffer.from([0x7b, 0xff, 0x7d, 0x0a]),
+      Buffer.from('\n{"id": 3, "name": "c"}'),
+    ])
+    capture()
+    expect(await importPlants(file('p.jsonl', lines), { databaseUrl, bodyLimit: '1kb' })).toBe(false)
+    expect(printed).toEqual([
+      'line 2: 41301 The request body is too large.\n',
+      'line 3: 40002 The request body is not valid UTF-8.\n',
+    ])
+    expect([...(await storedPlantIds(databaseUrl))].sort()).toEqual(['1', '3'])
+  })
+
+  it('refuses a CSV file whose header is not UTF-8, naming its line', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const csv = Buffer.concat([
+      Buffer.from('\n'),
+      Buffer.from([0x69, 0x64, 0xff]),
+      Buffer.from(',name\n1,a\n'),
+    ])
+    capture()
+    await expect(importPlants(file('p.csv', csv), { databaseUrl })).rejects.toThrow(
+      'line 2: 40002 The request body is not valid UTF-8.',
+    )
+  })
+})
