@@ -152,20 +152,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // The settings Fastify would have applied to a server of its own (the options given below).
       const settings = given as unknown as ServerSettings
       // Node's own answer to a request without Host is a bare 400; this one has the Error shape.
-      const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
+      const stamped = (req: IncomingMessage) => ({ 'x-request-id': requestId(req), ...security })
+      /** How a request that cannot go on to the fast lane or Fastify is answered; undefined when it can. */
+      const refusal = (req: IncomingMessage) => {
         if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-          refuseWithoutHost(res, { 'x-request-id': requestId(req), ...security })
-        } else if (closing) {
-          refuseWhileClosing(res, { 'x-request-id': requestId(req), ...security })
-        } else if (appliesTransferCoding(req)) {
-          refuseTransferCoding(res, { 'x-request-id': requestId(req), ...security })
-        } else if (!fastLane.take(req, res)) {
-          handler(req, res)
+          return refuseWithoutHost
         }
+        if (closing) return refuseWhileClosing
+        if (appliesTransferCoding(req)) return refuseTransferCoding
+        return undefined
+      }
+      const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
+        const refuse = refusal(req)
+        if (refuse) refuse(res, stamped(req))
+        else if (!fastLane.take(req, res)) handler(req, res)
       })
-      server.on('checkExpectation', (req, res) => {
-        refuseExpectation(res, { 'x-request-id': requestId(req), ...security })
-      })
+      server.on('checkExpectation', (req, res) => refuseExpectation(res, stamped(req)))
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
       server.setTimeout(settings.connectionTimeout)
