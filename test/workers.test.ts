@@ -6,6 +6,7 @@ import {
   leaseTakers,
   readyAddresses,
   readyWorkers,
+  replacementsListening,
   servedBy,
   waitUntil,
   workerPids,
@@ -202,11 +203,15 @@ describe('serve --workers', () => {
         .split('\n')
         .filter((line) => line.includes('"worker exited"'))
         .map((line) => (JSON.parse(line) as { replaceInMs: number }).replaceInMs)
+    // Each victim is one the primary has seen listen: a worker's own "ready" line can reach the log
+    // before the primary hears of it, and a worker killed in between is a failed start.
+    let newest = workerPids(running.output()).at(-1) as number
     for (let crash = 1; crash <= 4; crash++) {
-      const newest = readyWorkers(running.output()).at(-1) as number
       process.kill(newest, 'SIGKILL')
-      await waitUntil(() => readyWorkers(running.output()).length === crash + 2)
+      await waitUntil(() => replacementsListening(running.output()).length === crash)
+      newest = replacementsListening(running.output()).at(-1) as number
     }
+    expect(running.output()).not.toContain('failed right after starting')
     expect(replaceDelays()).toEqual([100, 200, 400, 800])
     expect((await fetch(`${running.url}/healthz`)).status).toBe(200)
     expect(await running.stop('SIGTERM')).toBe(0)

@@ -80,6 +80,9 @@ export function startCluster(
     listening.add(worker)
     listenedAt.set(worker, Date.now())
     ready += 1
+    // The primary's word, not the worker's own "ready" line, says a replacement counts as having
+    // served: whoever watches the log can tell a crash from a failed start by it.
+    if (ready > config.workers) logger.info({ worker: worker.process.pid }, 'replacement worker listening')
     if (ready !== config.workers) return
     const host = address.address ?? config.host
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`

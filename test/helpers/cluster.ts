@@ -56,6 +56,13 @@ export function readyWorkers(log: string): number[] {
     .map((l) => l.pid)
 }
 
+/** The replacement workers the primary saw listen, in order: from then on their exit is a crash. */
+export function replacementsListening(log: string): number[] {
+  return lines(log)
+    .filter((l) => l.msg === 'replacement worker listening')
+    .map((l) => (l as { worker?: number }).worker as number)
+}
+
 /** The addresses the workers said they listen on (`worker ready on URL`). */
 export function readyAddresses(log: string): Set<string> {
   return new Set(
