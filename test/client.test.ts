@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -99,6 +100,62 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     const page = await client.listPlants({ tag: 'big' })
     expect(page.plants[0]?.id).toBe(9007199254740993n)
     expect(page.plants[39]?.id).toBe(9007199254741032n)
+  })
+})
+
+describe('the typed client when no answer comes', () => {
+  /** A port nothing listens on: one the system just handed out and took back. */
+  async function closedPort(): Promise<number> {
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    await new Promise((resolve) => server.close(resolve))
+    return port
+  }
+
+  it('throws PlantStoreError with status 0 and the refusal as its cause', async () => {
+    const baseUrl = `http://127.0.0.1:${await closedPort()}`
+    const failure = await createClient({ baseUrl, token: 't' })
+      .getPlant(1n)
+      .catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(PlantStoreError)
+    expect(failure).toMatchObject({ status: 0, code: undefined })
+    expect((failure as Error).message).toBe(
+      `no answer from ${baseUrl}: connect ECONNREFUSED 127.0.0.1:${baseUrl.split(':')[2]}`,
+    )
+    expect((failure as Error).cause).toBeInstanceOf(TypeError)
+  })
+
+  it('retries a create that got no answer, then throws the same error', async () => {
+    const baseUrl = `http://127.0.0.1:${await closedPort()}`
+    let calls = 0
+    const client = createClient({
+      baseUrl,
+      token: 't',
+      retries: 2,
+      fetch: (request) => {
+        calls++
+        return fetch(request)
+      },
+    })
+    await expect(client.createPlant({ id: 1n, name: 'a' })).rejects.toMatchObject({ status: 0 })
+    expect(calls).toBe(3)
+  })
+
+  it('leaves an abort the caller asked for as it is, and does not retry it', async () => {
+    let calls = 0
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: () => {
+        calls++
+        return Promise.reject(new DOMException('stopped', 'AbortError'))
+      },
+    })
+    const failure = await client.createPlant({ id: 1n, name: 'a' }).catch((error: unknown) => error)
+    expect(failure).not.toBeInstanceOf(PlantStoreError)
+    expect((failure as Error).name).toBe('AbortError')
+    expect(calls).toBe(1)
   })
 })
 

@@ -17,17 +17,39 @@ export interface TaggedPlant {
   etag: string
 }
 
-/** A failure the service answered with its Error shape; `code` is the catalog's stable number. */
+/**
+ * A failed call. When the service answered, `status` is its HTTP status and `code` the catalog's
+ * stable number from its Error shape. When no answer came (refused, reset, a name that does not
+ * resolve), `status` is 0, `code` undefined, and `cause` is what fetch threw.
+ */
 export class PlantStoreError extends Error {
   override name = 'PlantStoreError'
   constructor(
     readonly status: number,
     readonly code: number | undefined,
     message: string,
+    options?: { cause: unknown },
   ) {
-    super(message)
+    super(message, options)
   }
 }
+
+/** The request never got an answer: wrapped so callers catch one error type for every failure. */
+function unanswered(request: Request, error: unknown): PlantStoreError {
+  const reason = (error as { cause?: { message?: unknown } }).cause?.message ?? (error as Error).message
+  return new PlantStoreError(
+    0,
+    undefined,
+    `no answer from ${new URL(request.url).origin}: ${String(reason)}`,
+    {
+      cause: error,
+    },
+  )
+}
+
+/** An abort the caller asked for is theirs to see as it is. */
+const isAbort = (error: unknown) =>
+  error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')
 
 export interface ClientOptions {
   /** Where the service runs, e.g. http://127.0.0.1:8080 */
@@ -84,7 +106,14 @@ export class PlantStoreClient {
     this.api = createFetchClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       headers: { authorization: `Bearer ${options.token}` },
-      fetch: async (request) => withExactJson(await inner(request)),
+      fetch: async (request) => {
+        // Reading the body is covered too: a connection reset half-way is no answer either.
+        try {
+          return await withExactJson(await inner(request))
+        } catch (error) {
+          throw isAbort(error) ? error : unanswered(request, error)
+        }
+      },
       bodySerializer: stringifyExactJson,
     })
     this.retries = options.retries ?? 2
@@ -103,7 +132,7 @@ export class PlantStoreClient {
       try {
         result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key } })
       } catch (error) {
-        if (attempt >= this.retries) throw error
+        if (attempt >= this.retries || !(error instanceof PlantStoreError)) throw error
         continue
       }
       const { data, error, response } = result
