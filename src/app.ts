@@ -16,6 +16,7 @@ import {
   clientErrorHandler,
   installErrorHandling,
   refuseExpectation,
+  refuseRepeatedField,
   refuseTransferCoding,
   refuseUnknownRoute,
   refuseWhileClosing,
@@ -127,6 +128,21 @@ function appliesTransferCoding(req: IncomingMessage): boolean {
   return coding !== undefined && coding.toLowerCase() !== 'chunked'
 }
 
+/** The name of a Host or Authorization field the request carries more than once, if any. */
+function repeatedSingleField(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders
+  let host = 0
+  let authorization = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    // Length first: most fields are neither, and this runs on every request.
+    if (name.length === 4 && name.toLowerCase() === 'host') host++
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++
+  }
+  if (host > 1) return 'Host'
+  return authorization > 1 ? 'Authorization' : undefined
+}
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -160,7 +176,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }
         if (closing) return refuseWhileClosing
         if (appliesTransferCoding(req)) return refuseTransferCoding
-        return undefined
+        const repeated = repeatedSingleField(req)
+        return repeated === undefined ? undefined : refuseRepeatedField(repeated)
       }
       const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
         const refuse = refusal(req)

@@ -43,6 +43,13 @@ describe('requests refused before routing, in process', () => {
       400,
       errors.BAD_REQUEST,
     ],
+    ['two Host headers', 'GET /healthz HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n', 400, errors.BAD_REQUEST],
+    [
+      'two Authorization headers',
+      'GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAUTHORIZATION: Bearer b\r\n\r\n',
+      400,
+      errors.BAD_REQUEST,
+    ],
   ])('answers %s in the Error shape and closes', async (_what, bytes, status, entry) => {
     const { received, closed } = await rawExchange(port, [bytes])
     expect(closed).toBe(true)

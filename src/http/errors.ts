@@ -145,6 +145,16 @@ export function refuseWithoutHost(response: ServerResponse, headers: Record<stri
 }
 
 /**
+ * RFC 9112 §3.2 (Host) and RFC 9110 §5.3 (fields that are not lists): a request with two of them is
+ * ambiguous. Node keeps the first of each and drops the rest silently, where a proxy in front may have
+ * acted on the last; answered 400, and the connection closed, instead of guessing which was meant.
+ */
+export function refuseRepeatedField(name: string) {
+  return (response: ServerResponse, headers: Record<string, string>): void =>
+    refuseBeforeRouting(response, headers, errors.BAD_REQUEST, `A request may carry only one ${name} header.`)
+}
+
+/**
  * RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node's own answer is a
  * bare 417 that keeps the connection open, so a body the client sent anyway would be read as the
  * next request; this one has the Error shape and closes the connection.
