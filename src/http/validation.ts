@@ -3,8 +3,8 @@ import type { FastifySchemaCompiler } from 'fastify'
 import { AppError, errors } from '../errors.js'
 
 /**
- * Request parts whose rules are the domain's (bodies and path ids, where int64 must stay exact and
- * each failure has its own catalog code) are checked by a domain function registered against the
+ * Request parts whose rules are the domain's (bodies, path ids and query strings, where int64 must
+ * stay exact and each failure has its own catalog code and words) are checked by a domain function registered against the
  * schema object that documents them. The schema stays the one published description; the function
  * is the one implementation of its rules, and returns the cleaned value the handler receives.
  */
@@ -16,31 +16,10 @@ export function checkedBy<T extends object>(schema: T, check: DomainCheck): T {
   return schema
 }
 
-// Everything else (query strings, headers) is plain JSON Schema. Query values arrive as text, so
-// they are coerced; bodies never reach this Ajv.
-const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false })
-
-interface PropertySchema {
-  type?: string
-  minimum?: number
-  maximum?: number
-  anyOf?: Array<{ const?: unknown }>
-  description?: string
-}
-
-/** What a query parameter must be, in words, from the schema that documents it. */
-function rule(schema: PropertySchema | undefined): string | undefined {
-  if (schema?.anyOf?.every((s) => s.const !== undefined)) {
-    return `must be one of ${schema.anyOf.map((s) => String(s.const)).join(', ')}`
-  }
-  if (schema?.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) {
-    return `must be an integer from ${schema.minimum} to ${schema.maximum}`
-  }
-  if (schema?.type === 'string' && schema.description?.includes('`Link: rel="next"`')) {
-    return 'must be the cursor given in the `Link` header of the previous page'
-  }
-  return undefined
-}
+// Headers are plain JSON Schema, every one an optional free-text string: documented, never refused.
+// Bodies, paths and query strings all have their domain's check, with its own catalog codes and words.
+const ajv = new Ajv({ removeAdditional: false, allErrors: false })
+const NEEDS_DOMAIN_CHECK = new Set(['body', 'params', 'querystring'])
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const check = domainChecks.get(schema)
@@ -53,18 +32,14 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
       }
     }
   }
-  if (httpPart === 'body') throw new Error('every body schema needs a domain check (checkedBy)')
+  if (httpPart !== undefined && NEEDS_DOMAIN_CHECK.has(httpPart)) {
+    throw new Error(`every ${httpPart} schema needs a domain check (checkedBy)`)
+  }
   const validate = ajv.compile(schema)
   return (value: unknown) => {
     if (validate(value)) return { value }
     const first = validate.errors?.[0]
-    const where = first?.instancePath
-      ? first.instancePath.slice(1)
-      : String(first?.params?.missingProperty ?? '')
-    // Query strings are the only part left to plain schemas that a request can fail: every header
-    // schema is an optional free-text string, and paths and bodies have domain checks.
-    const properties = (schema as { properties?: Record<string, PropertySchema> }).properties
-    const words = rule(properties?.[where]) ?? first?.message
-    return { error: new AppError(errors.QUERY_INVALID, `The query parameter ${where} ${words}.`) }
+    const where = first?.instancePath ? `${httpPart}${first.instancePath.replaceAll('/', '.')}` : httpPart
+    return { error: new AppError(errors.BAD_REQUEST, `The request's ${where} ${first?.message}.`) }
   }
 }

@@ -130,7 +130,8 @@ export interface PlantListQuery {
   tag?: string
 }
 
-function queryValue(query: Record<string, unknown>, name: string): string | undefined {
+/** One query parameter's text; given twice it is refused, not merged (`?limit=1&limit=2`). */
+export function queryValue(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name]
   if (value === undefined) return undefined
   if (typeof value !== 'string') {

@@ -1,13 +1,7 @@
 import { AppError, errors } from '../errors.js'
-import type {
-  DeliveryCursor,
-  DeliveryRecord,
-  DeliveryStatus,
-  WebhookRecord,
-  WebhookStore,
-} from '../store/types.js'
+import type { DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
 import { newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
-import type { NewWebhookInput, WebhookUpdateInput } from './validate.js'
+import type { DeliveriesQuery, NewWebhookInput, WebhookUpdateInput } from './validate.js'
 
 export async function createWebhook(
   store: WebhookStore,
@@ -96,27 +90,19 @@ export async function sendTestEvent(store: WebhookStore, id: string): Promise<De
  * and its event's seq. It names a place, not a row, so a page still follows once retention deleted
  * the delivery it was taken from.
  */
-export const DELIVERY_CURSOR_PATTERN = '^(0|[1-9][0-9]{0,14})\\.(0|[1-9][0-9]{0,14})$'
-
 function cursorOf(d: DeliveryRecord): string {
   return `${d.createdAt.getTime()}.${d.eventSeq}`
-}
-
-function parseCursor(text: string): DeliveryCursor {
-  const [ms, seq] = text.split('.')
-  return { createdAt: new Date(Number(ms)), eventSeq: Number(seq) }
 }
 
 /** A page of deliveries, newest first, and the cursor of the next page when one may follow. */
 export async function listDeliveries(
   store: WebhookStore,
   id: string,
-  options: { limit: number; status?: DeliveryStatus; after?: string },
+  options: DeliveriesQuery,
 ): Promise<{ deliveries: DeliveryRecord[]; next: string | undefined }> {
   await getWebhook(store, id)
-  const after = options.after === undefined ? undefined : parseCursor(options.after)
   // One more than asked for says whether another page follows, so the last page has no link.
-  const rows = await store.listDeliveries(id, { limit: options.limit + 1, status: options.status, after })
+  const rows = await store.listDeliveries(id, { ...options, limit: options.limit + 1 })
   const deliveries = rows.slice(0, options.limit)
   const last = deliveries.at(-1)
   return { deliveries, next: rows.length > options.limit && last ? cursorOf(last) : undefined }

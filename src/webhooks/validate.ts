@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { AppError, errors } from '../errors.js'
-import { measureText, requireBody } from '../plants/validate.js'
+import { measureText, queryValue, requireBody } from '../plants/validate.js'
+import type { DeliveryCursor, DeliveryStatus } from '../store/types.js'
 import {
   DELIVERY_ID_PATTERN,
   DESCRIPTION_MAX_LENGTH,
@@ -181,4 +182,56 @@ export function validateWebhookParams(params: unknown): { id: string; deliveryId
     throw new AppError(errors.DELIVERY_NOT_FOUND)
   }
   return { id, deliveryId }
+}
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed']
+export const DELIVERIES_LIMIT_MAX = 500
+export const DELIVERIES_LIMIT_DEFAULT = 50
+
+/** What `after` looks like: `<epoch ms>.<event seq>`, as the `Link` of the previous page gave it. */
+export const DELIVERY_CURSOR_PATTERN = '^(0|[1-9][0-9]{0,14})\\.(0|[1-9][0-9]{0,14})$'
+const DELIVERY_CURSOR = new RegExp(DELIVERY_CURSOR_PATTERN)
+
+export interface DeliveriesQuery {
+  limit: number
+  status?: DeliveryStatus
+  after?: DeliveryCursor
+}
+
+/** The deliveries listing's query, each refusal 40012 in words, as the plant listing's are. */
+export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
+  const raw = (query !== null && typeof query === 'object' ? query : {}) as Record<string, unknown>
+  const limitText = queryValue(raw, 'limit')
+  const status = queryValue(raw, 'status')
+  const afterText = queryValue(raw, 'after')
+  const result: DeliveriesQuery = { limit: DELIVERIES_LIMIT_DEFAULT }
+  if (limitText !== undefined) {
+    result.limit = /^[1-9][0-9]{0,2}$/.test(limitText) ? Number(limitText) : 0
+    if (result.limit < 1 || result.limit > DELIVERIES_LIMIT_MAX) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        `The query parameter limit must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}.`,
+      )
+    }
+  }
+  if (status !== undefined) {
+    if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        `The query parameter status must be one of ${DELIVERY_STATUSES.join(', ')}.`,
+      )
+    }
+    result.status = status as DeliveryStatus
+  }
+  if (afterText !== undefined) {
+    if (!DELIVERY_CURSOR.test(afterText)) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        'The query parameter after must be the cursor given in the `Link` header of the previous page.',
+      )
+    }
+    const [ms, seq] = afterText.split('.')
+    result.after = { createdAt: new Date(Number(ms)), eventSeq: Number(seq) }
+  }
+  return result
 }

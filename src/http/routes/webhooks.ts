@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../errors.js'
-import type { DeliveryRecord, DeliveryStatus, Store, WebhookRecord } from '../../store/types.js'
+import type { DeliveryRecord, Store, WebhookRecord } from '../../store/types.js'
 import {
   createWebhook,
-  DELIVERY_CURSOR_PATTERN,
   deleteWebhook,
   getWebhook,
   listDeliveries,
@@ -15,7 +14,13 @@ import {
   updateWebhook,
 } from '../../webhooks/service.js'
 import {
+  DELIVERIES_LIMIT_DEFAULT,
+  DELIVERIES_LIMIT_MAX,
+  DELIVERY_CURSOR_PATTERN,
+  DELIVERY_STATUSES,
+  type DeliveriesQuery as DeliveriesQueryInput,
   type NewWebhookInput,
+  validateDeliveriesQuery,
   validateNewWebhook,
   validateReplay,
   validateWebhookParams,
@@ -83,19 +88,22 @@ const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
   required: ['data'],
   properties: { data: { type: 'array', items: ref(name) } },
 })
-const DeliveriesQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-  after: Type.Optional(
-    Type.String({
-      pattern: DELIVERY_CURSOR_PATTERN,
-      description:
-        'Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page.',
-    }),
-  ),
-  status: Type.Optional(
-    Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
-  ),
-})
+const DeliveriesQuery = checkedBy(
+  Type.Object({
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: DELIVERIES_LIMIT_MAX, default: DELIVERIES_LIMIT_DEFAULT }),
+    ),
+    after: Type.Optional(
+      Type.String({
+        pattern: DELIVERY_CURSOR_PATTERN,
+        description:
+          'Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page.',
+      }),
+    ),
+    status: Type.Optional(Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status)))),
+  }),
+  validateDeliveriesQuery,
+)
 
 /** What a subscription's body can be refused with, on creation and on change. */
 const SUBSCRIPTION_BODY_ERRORS = [
@@ -298,7 +306,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       },
     },
     async (request, reply) => {
-      const query = request.query as { limit: number; status?: DeliveryStatus; after?: string }
+      const query = request.query as DeliveriesQueryInput
       const { id } = request.params as IdParams
       const page = await listDeliveries(store, id, query)
       if (page.next !== undefined) {
