@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerOptions } from 'node:http'
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
 import { constants as zlib } from 'node:zlib'
 import compress from '@fastify/compress'
 import Fastify, {
@@ -143,6 +143,23 @@ function repeatedSingleField(req: IncomingMessage): string | undefined {
   return authorization > 1 ? 'Authorization' : undefined
 }
 
+/**
+ * RFC 9110 §10.1.1: `Expect: 100-continue` asks whether the body is wanted before it is sent. Node
+ * would say yes at once; here the 100 goes out only when something starts reading the body, so a
+ * request refused first (401, 403, 404, 415) is answered without the client sending its body. Such a
+ * final answer closes the connection, since the unsent body cannot be skipped on it.
+ */
+function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
+  const keepAlive = res.shouldKeepAlive
+  res.shouldKeepAlive = false
+  req.once('resume', () => {
+    // Node also resumes the request to discard its body after an answer: no 100 then.
+    if (res.headersSent) return
+    res.writeContinue()
+    res.shouldKeepAlive = keepAlive
+  })
+}
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -179,10 +196,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         const repeated = repeatedSingleField(req)
         return repeated === undefined ? undefined : refuseRepeatedField(repeated)
       }
-      const server = createServer({ ...settings.http, requireHostHeader: false }, (req, res) => {
+      const onRequest = (req: IncomingMessage, res: ServerResponse) => {
         const refuse = refusal(req)
         if (refuse) refuse(res, stamped(req))
         else if (!fastLane.take(req, res)) handler(req, res)
+      }
+      const server = createServer({ ...settings.http, requireHostHeader: false }, onRequest)
+      server.on('checkContinue', (req, res) => {
+        awaitContinue(req, res)
+        onRequest(req, res)
       })
       server.on('checkExpectation', (req, res) => refuseExpectation(res, stamped(req)))
       server.keepAliveTimeout = settings.keepAliveTimeout

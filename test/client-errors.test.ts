@@ -58,6 +58,32 @@ describe('requests refused before routing, in process', () => {
     expect(errorOf({ body: response?.body ?? '', headers: response?.headers ?? {} }).error).toBe(entry.code)
   })
 
+  it('answers Expect: 100-continue with a refusal, not an invitation, when the token is missing', async () => {
+    const head =
+      'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 25\r\n\r\n'
+    // The body is never sent: a client waits for the 100 (or the final answer) first.
+    const { received, closed } = await rawExchange(port, [head])
+    expect(received).toMatch(/^HTTP\/1\.1 401 /)
+    expect(received).not.toContain('100 Continue')
+    // The unsent body cannot be skipped on this connection: it is closed.
+    expect(received).toMatch(/\r\nconnection: close\r\n/i)
+    expect(closed).toBe(true)
+  })
+
+  it('invites the body of an authorized Expect: 100-continue, answers it, and keeps the connection', async () => {
+    const token = await t.token()
+    const head = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 28\r\n\r\n`
+    const next = `GET /plants/9100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`
+    const { received } = await rawExchange(port, [head, '{"id": 9100, "name": "sent"}', next], {
+      gapMs: 100,
+      deadlineMs: 1500,
+    })
+    expect(received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
+    const answers = parseResponses(received.slice(received.indexOf('\r\n\r\n') + 4))
+    expect(answers.map((a) => a.status)).toEqual([200, 200])
+    expect(JSON.parse(answers[1]?.body ?? '')).toEqual({ id: 9100, name: 'sent' })
+  })
+
   it('keeps serving after them', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/healthz`)
     expect(res.status).toBe(200)

@@ -106,7 +106,9 @@ export class FastLane {
       !JSON_TYPES.has(type.toLowerCase()) ||
       headers['transfer-encoding'] !== undefined ||
       headers['content-encoding'] !== undefined ||
-      headers['idempotency-key'] !== undefined
+      headers['idempotency-key'] !== undefined ||
+      // Whether to send 100 Continue is decided where the body is read (app.ts, awaitContinue).
+      headers.expect !== undefined
     ) {
       return false
     }
