@@ -23,6 +23,7 @@ import {
   refuseWithoutHost,
   sendError,
 } from './http/errors.js'
+import { FailureLog } from './http/failure-log.js'
 import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
@@ -246,7 +247,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   app.setValidatorCompiler(validatorCompiler)
-  installErrorHandling(app)
+  const failures = new FailureLog()
+  installErrorHandling(app, failures)
   installJsonBodyParser(app)
 
   // One hook, without a promise.
@@ -312,6 +314,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       record,
       limit,
       log: app.log,
+      failures,
       open: () => !closing && !lifecycle.draining && shedding.isUnderPressure?.() !== true,
     })
   }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isSqliteUnavailable, StoreUnavailableError } from '../store/errors.js'
+import type { FailureLog } from './failure-log.js'
 
 export function errorBody(
   entry: CatalogEntry,
@@ -110,10 +111,10 @@ export function errorText(
 }
 
 /** The one error handler: every failure leaves as exactly `{error, message}`, internals only in the log. */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, failures: FailureLog): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const failure = classify(error)
-    request.log[errorLogLevel(error, failure.entry)](...errorText(error, failure))
+    failures.write(request.log, error, failure)
     return sendError(reply, failure.entry, failure.message, failure.headers)
   })
   app.setNotFoundHandler((request) => {

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
-import { logsAt } from '../log.js'
 import { parseInt64 } from '../plants/int64.js'
 import { utf8Text } from '../plants/json.js'
 import { createPlant, listPlantsJson, readPlant } from '../plants/service.js'
@@ -10,7 +9,8 @@ import type { PlantStore } from '../store/types.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
 import { bearerToken } from './auth.js'
-import { classify, errorBody, errorLogLevel, errorText } from './errors.js'
+import { classify, errorBody } from './errors.js'
+import type { FailureLog } from './failure-log.js'
 import { parseJsonBody } from './json-body.js'
 import { nextPageLink } from './next-link.js'
 import type { Limiter } from './rate-limit.js'
@@ -27,6 +27,7 @@ export interface FastLaneDeps {
   record: (method: string, route: string, status: number, seconds: number) => void
   limit?: Limiter | undefined
   log: FastifyBaseLogger
+  failures: FailureLog
   /** False while the application sheds load or closes: those answers are the framework's. */
   open: () => boolean
 }
@@ -256,10 +257,7 @@ export class FastLane {
 
   private fail(deps: FastLaneDeps, response: ServerResponse, answer: Answer, error: unknown): void {
     const failure = classify(error)
-    const level = errorLogLevel(error, failure.entry)
-    if (logsAt(deps.log, level)) {
-      deps.log.child({ reqId: answer.headers['x-request-id'] })[level](...errorText(error, failure))
-    }
+    deps.failures.write(deps.log, error, failure, { reqId: answer.headers['x-request-id'] })
     if (failure.headers) Object.assign(answer.headers, failure.headers)
     const body = JSON.stringify(errorBody(failure.entry, failure.message))
     this.send(deps, response, answer, failure.entry.status, body)
