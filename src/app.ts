@@ -15,6 +15,7 @@ import {
   classify,
   clientErrorHandler,
   installErrorHandling,
+  refuseConnect,
   refuseExpectation,
   refuseRepeatedField,
   refuseTransferCoding,
@@ -208,6 +209,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         onRequest(req, res)
       })
       server.on('checkExpectation', (req, res) => refuseExpectation(res, stamped(req)))
+      server.on('connect', (_req, socket) => refuseConnect(socket))
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
       server.setTimeout(settings.connectionTimeout)

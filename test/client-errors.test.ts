@@ -43,6 +43,12 @@ describe('requests refused before routing, in process', () => {
       400,
       errors.BAD_REQUEST,
     ],
+    [
+      'a CONNECT, which only a proxy serves',
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      400,
+      errors.BAD_REQUEST,
+    ],
     ['two Host headers', 'GET /healthz HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n', 400, errors.BAD_REQUEST],
     [
       'two Authorization headers',

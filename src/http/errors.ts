@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isSqliteUnavailable, StoreUnavailableError } from '../store/errors.js'
@@ -230,7 +231,20 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? errors.REQUEST_TIMEOUT
         : errors.BAD_REQUEST
-  const body = JSON.stringify(errorBody(entry))
+  endWithError(socket, entry)
+}
+
+/**
+ * CONNECT asks for a tunnel, which only a proxy makes; Node hands such a request to a `connect`
+ * listener or, without one, closes the connection without a word. The client is told why instead.
+ */
+export function refuseConnect(socket: Duplex): void {
+  endWithError(socket, errors.BAD_REQUEST, 'CONNECT is not served: this is not a proxy.')
+}
+
+/** An answer written straight to the socket, for requests no HTTP response object exists for. */
+function endWithError(socket: Duplex, entry: CatalogEntry, message: string = entry.message): void {
+  const body = JSON.stringify(errorBody(entry, message))
   socket.end(
     `HTTP/1.1 ${entry.status} ${STATUS_TEXT[entry.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
