@@ -6,7 +6,7 @@ import { plantEvent } from '../src/plants/events.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
-import { openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
+import { explainOpenFailure, openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
@@ -593,5 +593,26 @@ describe('SQLite store', () => {
     expect(store.db.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBeGreaterThan(0)
     const versions = store.db.prepare('SELECT version FROM schema_migrations').pluck().all()
     expect(new Set(versions).size).toBe(versions.length)
+  })
+})
+
+describe('a SQLite database that cannot be opened for writing', () => {
+  const failure = (code: string, message: string) => Object.assign(new Error(message), { code })
+
+  it('names the file and says what to do: write access when read-only, room when the disk is full', () => {
+    const readOnly = explainOpenFailure(
+      failure('SQLITE_READONLY_DIRECTORY', 'attempt to write a readonly database'),
+      '/d/p.db',
+    )
+    expect((readOnly as Error).message).toBe(
+      'cannot write to /d/p.db (attempt to write a readonly database): this user needs write access to the file and its folder',
+    )
+    const full = explainOpenFailure(failure('SQLITE_FULL', 'database or disk is full'), '/d/p.db')
+    expect((full as Error).message).toBe(
+      'cannot write to /d/p.db (database or disk is full): the disk holding it has no room left',
+    )
+    expect((full as Error).cause).toMatchObject({ code: 'SQLITE_FULL' })
+    const other = failure('SQLITE_CORRUPT', 'database disk image is malformed')
+    expect(explainOpenFailure(other, '/d/p.db')).toBe(other)
   })
 })

@@ -106,19 +106,31 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
     migrate(db)
   } catch (error) {
     db.close()
-    throw readOnlyExplained(error, options.path)
+    throw explainOpenFailure(error, options.path)
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   return new SqliteStore(db, { path: options.path, busyTimeoutMs })
 }
 
-/** SQLite's read-only errors do not say which file, nor that the folder matters too (WAL files). */
-function readOnlyExplained(error: unknown, path: string): unknown {
+/**
+ * SQLite's errors at open do not say which file, nor what to do: a read-only one that the folder
+ * matters too (WAL files), a full one that it is the disk, not the database, that has no room.
+ */
+export function explainOpenFailure(error: unknown, path: string): unknown {
   const code = (error as { code?: unknown }).code
-  if (typeof code !== 'string' || !code.startsWith('SQLITE_READONLY')) return error
-  return new Error(
-    `cannot write to ${path} (${(error as Error).message}): this user needs write access to the file and its folder`,
-    { cause: error },
-  )
+  if (typeof code !== 'string') return error
+  const said = (error as Error).message
+  if (code.startsWith('SQLITE_READONLY')) {
+    return new Error(
+      `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
+      { cause: error },
+    )
+  }
+  if (code === 'SQLITE_FULL') {
+    return new Error(`cannot write to ${path} (${said}): the disk holding it has no room left`, {
+      cause: error,
+    })
+  }
+  return error
 }
