@@ -12,11 +12,17 @@ export interface RetentionSettings {
 }
 
 /** One sweep with the settings' cutoffs, as of `now`: rows deleted, by kind. */
-export async function sweepOnce(store: Store, settings: RetentionSettings, now = new Date()) {
+export async function sweepOnce(
+  store: Store,
+  settings: RetentionSettings,
+  now = new Date(),
+  signal?: AbortSignal,
+) {
   const counts = await store.maintenance.sweep({
     now,
     eventsBefore: new Date(now.getTime() - settings.eventsRetentionMs),
     tokensBefore: new Date(now.getTime() - settings.tokensRetentionMs),
+    ...(signal ? { signal } : {}),
   })
   // Requests purge expired keys now and then too, but only while creates with keys keep coming.
   counts.idempotency_keys = await store.idempotency.purgeExpired(now)
@@ -26,28 +32,34 @@ export async function sweepOnce(store: Store, settings: RetentionSettings, now =
 /**
  * Runs the retention sweep (once soon after start, then every interval) and the WAL checkpoint on
  * their schedules until the returned stop is called. A run that fails is logged and retried at the
- * next tick; runs never overlap.
+ * next tick; runs never overlap. Stop starts no further run, ends a sweep before its next chunk, and
+ * resolves once the run under way has ended, so the store can be closed after it.
  */
 export function scheduleRetention(
   store: Store,
   settings: RetentionSettings,
   logger: FastifyBaseLogger,
   metrics?: Metrics,
-): () => void {
+): () => Promise<void> {
   const timers: NodeJS.Timeout[] = []
+  const stopping = new AbortController()
+  const runs = new Set<Promise<void>>()
   const every = (ms: number, name: string, job: () => Promise<void>, runAtStart: boolean) => {
     if (ms <= 0) return
     let running = false
     const run = async () => {
-      if (running) return
+      if (running || stopping.signal.aborted) return
       running = true
-      try {
-        await job()
-      } catch (err) {
-        logger.warn({ err }, `${name} failed`)
-      } finally {
-        running = false
-      }
+      const done = job()
+        .catch((err: unknown) => {
+          if (!stopping.signal.aborted) logger.warn({ err }, `${name} failed`)
+        })
+        .finally(() => {
+          running = false
+          runs.delete(done)
+        })
+      runs.add(done)
+      await done
     }
     const timer = setInterval(run, ms)
     timer.unref()
@@ -62,7 +74,7 @@ export function scheduleRetention(
     settings.retentionIntervalMs,
     'retention sweep',
     async () => {
-      const counts = await sweepOnce(store, settings)
+      const counts = await sweepOnce(store, settings, new Date(), stopping.signal)
       for (const [kind, deleted] of Object.entries(counts)) {
         if (deleted > 0) metrics?.retentionDeleted.inc({ kind }, deleted)
       }
@@ -71,7 +83,9 @@ export function scheduleRetention(
     true,
   )
   every(settings.walCheckpointIntervalMs, 'WAL checkpoint', () => store.maintenance.checkpoint(), false)
-  return () => {
+  return async () => {
+    stopping.abort()
     for (const timer of timers) clearInterval(timer)
+    await Promise.all(runs)
   }
 }

@@ -5,9 +5,11 @@ import { describe, expect, it, vi } from 'vitest'
 import { createMetrics } from '../src/metrics/registry.js'
 import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
+import { openStore } from '../src/store/open.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
+import { admin } from './helpers/postgres.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
 
@@ -91,6 +93,40 @@ describe('the scheduled retention sweep', () => {
       expect(sweep).toHaveBeenCalledTimes(1)
     } finally {
       vi.useRealTimers()
+      await store.close()
+    }
+  })
+})
+
+describe('stopping the scheduled retention', () => {
+  it('ends a sweep before its next chunk, logs no failure for it, and resolves once it has ended', async () => {
+    const store = openSqlite({ path: ':memory:' })
+    const { lines: written, stream } = captureLines()
+    let finishChunk: () => void = () => {}
+    let seen: AbortSignal | undefined
+    // A sweep stuck in its first chunk, as one waiting on a lock is.
+    const sweep = vi.spyOn(store.maintenance, 'sweep').mockImplementation(async (policy) => {
+      seen = policy.signal
+      await new Promise<void>((resolve) => {
+        finishChunk = resolve
+      })
+      policy.signal?.throwIfAborted()
+      return {}
+    })
+    try {
+      const stop = scheduleRetention(store, { ...settings, retentionIntervalMs: 60_000 }, pino(stream))
+      await vi.waitFor(() => expect(sweep).toHaveBeenCalledTimes(1), { timeout: 3000 })
+      let stopped = false
+      const stopping = stop().then(() => {
+        stopped = true
+      })
+      expect(seen?.aborted).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(stopped).toBe(false)
+      finishChunk()
+      await stopping
+      expect(written.map((line) => JSON.parse(line).msg)).not.toContain('retention sweep failed')
+    } finally {
       await store.close()
     }
   })
@@ -216,4 +252,30 @@ describe('SQLite idempotency key retention', () => {
       await store.close()
     }
   })
+})
+
+describe.each(storeKinds)('a retention sweep on $name that meets a lock held elsewhere', (kind) => {
+  it.skipIf(kind.name !== 'postgres')(
+    'gives up at its lock timeout, long before the database timeout, for its next run to retry',
+    async () => {
+      const url = await kind.freshUrl()
+      const store = await openStore({ kind: 'postgres', url }, { timeoutMs: 120_000 })
+      try {
+        await admin(url, async (client) => {
+          await client.query('BEGIN')
+          await client.query('LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE')
+          try {
+            // Without a lock timeout the sweep would wait here for the 120 s of --database-timeout.
+            await expect(sweepOnce(store, settings)).rejects.toMatchObject({ code: '55P03' })
+          } finally {
+            await client.query('ROLLBACK')
+          }
+        })
+        expect(await sweepOnce(store, settings)).toMatchObject({ webhook_deliveries: 0 })
+      } finally {
+        await store.close()
+      }
+    },
+    30_000,
+  )
 })

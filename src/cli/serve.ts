@@ -114,10 +114,15 @@ export async function serve(config: ServeConfig): Promise<void> {
     }, config.shutdownTimeoutMs)
     deadline.unref()
     try {
-      stopRetention()
+      // A sweep under way ends before its next chunk; the store is closed only once it has.
+      const retentionStopped = stopRetention()
       // Still serving, but /readyz already says 503: load balancers take the instance out first.
       if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
-      await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, config.shutdownTimeoutMs / 2))])
+      await Promise.all([
+        app.close(),
+        dispatcher?.stop(Math.min(2000, config.shutdownTimeoutMs / 2)),
+        retentionStopped,
+      ])
       await store.close()
       logger.info('stopped')
       process.exit(0)

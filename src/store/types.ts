@@ -385,6 +385,8 @@ export interface RetentionPolicy {
   eventsBefore: Date
   /** Tokens that expired, or were revoked, before this. */
   tokensBefore: Date
+  /** Once aborted, the sweep deletes no further chunk (the process is stopping). */
+  signal?: AbortSignal
 }
 
 /** Rows deleted per kind, e.g. `{events: 120, tokens: 2}`; a kind the store does not hold is absent. */

@@ -1,9 +1,16 @@
 import type { Pool } from 'pg'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
-import { guarded } from './errors.js'
+import { inTransaction } from './transaction.js'
 
 /** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
 const CHUNK = 1000
+
+/**
+ * How long a chunk waits for a lock before the sweep gives up until its next run. Housekeeping must
+ * not queue behind someone else's long lock: a waiting DELETE holds up every writer queued after it,
+ * and a stopping process waits for it.
+ */
+const LOCK_TIMEOUT = '2s'
 
 interface Sweep {
   kind: string
@@ -49,8 +56,12 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
     for (const sweep of SWEEPS) {
       let total = 0
       for (;;) {
-        // Each chunk is its own short transaction (autocommit), so writers never wait long.
-        const deleted = await guarded(() => this.pool.query(sweep.sql, [sweep.cutoff(policy), CHUNK]))
+        policy.signal?.throwIfAborted()
+        // Each chunk is its own short transaction, so writers never wait long.
+        const deleted = await inTransaction(this.pool, async (client) => {
+          await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
+          return client.query(sweep.sql, [sweep.cutoff(policy), CHUNK])
+        })
         total += deleted.rowCount ?? 0
         if ((deleted.rowCount ?? 0) < CHUNK) break
       }

@@ -55,6 +55,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
       let total = 0
       for (;;) {
+        policy.signal?.throwIfAborted()
         const deleted = remove.run(params).changes
         total += deleted
         if (deleted < CHUNK) break
