@@ -145,6 +145,25 @@ describe('plantstore usage errors', () => {
     expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/)
   })
 
+  it('never repeats a token given in the wrong place: messages show its public id only', async () => {
+    const url = dbUrl()
+    const token = (await runCli(['token', 'create', '--name', 'x', '--database-url', url])).stdout.trim()
+    const id = token.slice(4, 20)
+    const secret = token.slice(21)
+    for (const [args, code] of [
+      [['token', 'revoke', token, '--database-url', url], 1],
+      [['serve', '--port', token, '--database-url', url], 2],
+      [['token', 'create', '--name', 'y', '--scopes', token, '--database-url', url], 2],
+      [['import', `${token}.jsonl`, '--database-url', url], 1],
+      [[token], 2],
+    ] as const) {
+      const res = await runCli([...args])
+      expect(res.code).toBe(code)
+      expect(res.stderr).toContain(`pst_${id}_[redacted]`)
+      expect(res.stderr).not.toContain(secret)
+    }
+  })
+
   it('token create counts --name in characters, not UTF-16 units, and refuses control characters', async () => {
     const url = dbUrl()
     const sprouts = '🌱'.repeat(100)

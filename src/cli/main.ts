@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
+import { redactTokens } from '../log.js'
 import { backupDatabase } from './backup.js'
 import { withStore } from './database.js'
 import { exportPlants } from './export.js'
@@ -30,6 +31,9 @@ function buildProgram(): Command {
     .description('Plant Store: a plant store HTTP API')
     .exitOverride()
     .showHelpAfterError(false)
+    // Commander quotes the argument it refuses (`unknown command 'pst_…'`): a token pasted in the
+    // wrong place must not reach a terminal's scrollback or a CI log whole.
+    .configureOutput({ writeErr: (text) => process.stderr.write(redactTokens(text)) })
 
   // A reader that stops early (`token list | head -1`) breaks the pipe under a write already handed to
   // stdout: the EPIPE then arrives as an 'error' event, which unheard crashed the command with a
@@ -146,11 +150,15 @@ function reportFailure(error: unknown): void {
   }
   // A reader that stops early (`export | head`) is not a failure of the export.
   if ((error as { code?: unknown }).code === 'EPIPE') return
+  // Messages quote what was given (`invalid --port "…"`, `cannot read FILE`); a token given by mistake
+  // is cut to its public id, as in the log.
   if (error instanceof ConfigError) {
-    process.stderr.write(`plantstore: ${error.message}\n`)
+    process.stderr.write(redactTokens(`plantstore: ${error.message}\n`))
     process.exitCode = EXIT_USAGE
     return
   }
-  process.stderr.write(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.stderr.write(
+    redactTokens(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`),
+  )
   process.exitCode = EXIT_FAILED
 }

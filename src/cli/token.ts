@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
+import { redactTokens } from '../log.js'
 import type { TokenRecord } from '../store/types.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -107,8 +108,9 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
 export async function tokenRevoke(id: string, options: CliDatabaseOptions): Promise<boolean> {
   return withStore(options, async (store) => {
     const revoked = await new TokenService(store.tokens).revoke(id)
+    // Given the whole token instead of its id, the answer names the id and never repeats the secret.
     if (revoked) process.stderr.write(`token ${id} revoked\n`)
-    else process.stderr.write(`no token with id ${id}\n`)
+    else process.stderr.write(redactTokens(`no token with id ${id}\n`))
     return revoked
   })
 }
