@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { statSync } from 'node:fs'
+import { closeSync, existsSync, openSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
@@ -221,6 +221,33 @@ describe('plantstore usage errors', () => {
       expect(code).toBe(0)
     }
   })
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'exits 1 with one line when its output cannot be written (export > a full disk)',
+    async () => {
+      const url = dbUrl()
+      const file = join(tempDir(), 'p.jsonl')
+      writeFileSync(file, '{"id":1,"name":"a"}\n')
+      expect((await runCli(['import', file, '--database-url', url])).code).toBe(0)
+      for (const args of [['export'], ['token', 'list']]) {
+        const full = openSync('/dev/full', 'w')
+        const child = spawn(BIN, [...args, '--database-url', url], {
+          cwd: ROOT,
+          stdio: ['ignore', full, 'pipe'],
+        })
+        closeSync(full)
+        let stderr = ''
+        child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk
+        })
+        // 'close', not 'exit': the line on stderr may still be in the pipe when the process exits.
+        const [code] = await once(child, 'close')
+        expect(code).toBe(1)
+        expect(stderr).toMatch(/^plantstore: cannot write to standard output: .*ENOSPC.*\n$/)
+        expect(stderr).not.toMatch(/\bat .+:\d+:\d+/)
+      }
+    },
+  )
 
   it('creates the database folder for a new sqlite path', async () => {
     const dir = join(tempDir(), 'nested', 'deeper')

@@ -40,8 +40,13 @@ function buildProgram(): Command {
   // stack. What was wanted has been read. Not for serve, whose stdout is its log.
   program.hook('preAction', (_program, command) => {
     if (command.name() === 'serve') return
+    // Any other failure to write (a full disk under `export > file`) is the command's failure, but
+    // thrown from this listener it escaped as an uncaught exception with a stack: say it in one line.
+    // The command cannot go on without its output, and what it committed is already durable.
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error
+      if (error.code === 'EPIPE') return
+      process.stderr.write(`plantstore: cannot write to standard output: ${error.message}\n`)
+      process.exit(EXIT_FAILED)
     })
   })
 
