@@ -168,7 +168,9 @@ export function parseTrustProxy(raw: string): string[] | null {
 }
 
 export function parseDatabaseSetting(raw: string): DatabaseLocation {
-  return parseDatabaseUrl(raw) ?? fail('database-url', raw, 'sqlite:PATH, sqlite::memory: or postgres://…')
+  // The refusal quotes the URL, which goes to terminals and CI logs: never with its password.
+  const shown = raw.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:).*@/, '$1***@')
+  return parseDatabaseUrl(raw) ?? fail('database-url', shown, 'sqlite:PATH, sqlite::memory: or postgres://…')
 }
 
 const MAX_WORKERS = 64

@@ -129,6 +129,12 @@ describe('plantstore usage errors', () => {
     [['serve', '--webhook-retry-schedule', '5s,99999999d'], /--webhook-retry-schedule/],
     [['serve', '--log-level', 'loud'], /--log-level/],
     [['serve', '--database-url', 'mysql://x'], /--database-url/],
+    // The driver cannot read it (port past 65535); the password is not repeated.
+    [
+      ['serve', '--database-url', 'postgres://u:hunter2@127.0.0.1:99999/db'],
+      /--database-url .*"postgres:\/\/u:\*\*\*@127/,
+    ],
+    [['token', 'list', '--database-url', 'postgres://u:hun#ter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@/],
     [['serve', '--no-such-flag'], /unknown option/],
     [['frobnicate'], /unknown command/],
     [['backup', ''], /backup needs a file name/],
@@ -143,6 +149,7 @@ describe('plantstore usage errors', () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(message)
     expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/)
+    expect(res.stderr).not.toContain('hunter2')
   })
 
   it('never repeats a token given in the wrong place: messages show its public id only', async () => {

@@ -11,8 +11,24 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | null {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     return path === '' ? null : { kind: 'sqlite', path }
   }
-  if (/^postgres(ql)?:\/\/./.test(url)) return { kind: 'postgres', url }
+  if (/^postgres(ql)?:\/\/./.test(url)) return postgresDriverReads(url) ? { kind: 'postgres', url } : null
   return null
+}
+
+/**
+ * Whether the PostgreSQL driver (pg-connection-string) can read the URL, by its own rules: the
+ * WHATWG parser, after escaping spaces and stray `%`, with an empty host allowed (a socket named by
+ * `?host=`). One it cannot read (a port past 65535, a `#` in the password) was refused only once
+ * opened, as "Invalid URL" naming no setting, and with exit 1 where a bad setting exits 2.
+ */
+function postgresDriverReads(url: string): boolean {
+  const escaped = /\s|%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(url)
+    ? encodeURI(url).replace(/%25(\d\d)/g, '%$1')
+    : url
+  return (
+    URL.canParse(escaped, 'postgres://base') ||
+    URL.canParse(escaped.replace('@/', '@___DUMMY___/'), 'postgres://base')
+  )
 }
 
 export interface OpenOptions {
