@@ -128,6 +128,7 @@ describe('plantstore usage errors', () => {
     [['serve', '--idempotency-ttl', '36501d'], /--idempotency-ttl/],
     [['serve', '--webhook-retry-schedule', '5s,99999999d'], /--webhook-retry-schedule/],
     [['serve', '--log-level', 'loud'], /--log-level/],
+    [['serve', '--bootstrap-token-file', ''], /--bootstrap-token-file \(BOOTSTRAP_TOKEN_FILE\) ""/],
     [['serve', '--database-url', 'mysql://x'], /--database-url/],
     // The driver cannot read it (port past 65535); the password is not repeated.
     [
