@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from './helpers/process.js'
@@ -231,5 +231,13 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     ])
     expect(result.code).toBe(1)
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('cannot read')])
+  })
+
+  it('exits 1 naming the file when it is a directory', async () => {
+    const folder = join(tempDir(), 'catalogue.jsonl')
+    mkdirSync(folder)
+    const result = await runCli(['import', folder, '--database-url', await kind.freshUrl()])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(`plantstore: cannot read ${folder}: it is a directory\n`)
   })
 })

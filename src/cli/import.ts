@@ -119,9 +119,14 @@ export async function importPlants(file: string, options: ImportOptions): Promis
   const limit = bodyLimit(options.bodyLimit)
   let totalBytes: number
   try {
-    totalBytes = statSync(file).size
-  } catch {
-    throw new Error(`cannot read ${file}`)
+    const stats = statSync(file)
+    totalBytes = stats.size
+    // Its read would fail only once the database is open, as a bare EISDIR naming no file.
+    if (stats.isDirectory()) throw new Error('it is a directory')
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
+    throw new Error(`cannot read ${file}: ${reason}`)
   }
   return withStore(options, async (store) => {
     const started = Date.now()
