@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { parse as parseConnectionString } from 'pg-connection-string'
 import { StoreUnavailableError } from './errors.js'
 import { openSqlite } from './sqlite/index.js'
 import type { Store } from './types.js'
@@ -16,19 +17,17 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | null {
 }
 
 /**
- * Whether the PostgreSQL driver (pg-connection-string) can read the URL, by its own rules: the
- * WHATWG parser, after escaping spaces and stray `%`, with an empty host allowed (a socket named by
- * `?host=`). One it cannot read (a port past 65535, a `#` in the password) was refused only once
- * opened, as "Invalid URL" naming no setting, and with exit 1 where a bad setting exits 2.
+ * Whether the PostgreSQL driver can read the URL, asked of the driver's own parser. One it cannot read
+ * (a port past 65535, a `#` in the password) was refused only once opened, as "Invalid URL" naming no
+ * setting, and with exit 1 where a bad setting exits 2.
  */
 function postgresDriverReads(url: string): boolean {
-  const escaped = /\s|%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(url)
-    ? encodeURI(url).replace(/%25(\d\d)/g, '%$1')
-    : url
-  return (
-    URL.canParse(escaped, 'postgres://base') ||
-    URL.canParse(escaped.replace('@/', '@___DUMMY___/'), 'postgres://base')
-  )
+  try {
+    parseConnectionString(url)
+    return true
+  } catch {
+    return false
+  }
 }
 
 export interface OpenOptions {
