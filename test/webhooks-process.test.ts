@@ -248,7 +248,40 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
-  // These two do not depend on the store kind: once is enough.
+  // These do not depend on the store kind: once is enough.
+  it.skipIf(kind.name !== 'sqlite')(
+    'sends every attempt to subscriptions that share a receiver host at once, none timing out unsent',
+    async () => {
+      const s = await setup(kind)
+      const receiver = await startReceiver()
+      receivers.push(receiver)
+      receiver.respondWith('hang')
+      const server = await serve(s, '--webhook-timeout', '6s', '--webhook-retry-schedule', '1h')
+      servers.push(server)
+      const call = api(server, s)
+      // Two subscriptions on one host, 12 events: 24 attempts, each subscription within its 16.
+      const hooks = [
+        await call('POST', '/webhooks', { url: `${receiver.url}?to=a` }),
+        await call('POST', '/webhooks', { url: `${receiver.url}?to=b` }),
+      ]
+      for (let i = 0; i < 12; i++)
+        expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+      // Every attempt reaches the receiver well before the timeout, none waits for a free socket.
+      await receiver.waitFor(24, 4000)
+      receiver.release(200)
+      for (const hook of hooks) {
+        await until(async () => {
+          const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body
+            .data as unknown as Array<{
+            status: string
+            attempts: number
+          }>
+          return rows.length === 12 && rows.every((r) => r.status === 'succeeded' && r.attempts === 1)
+        })
+      }
+    },
+  )
+
   it.skipIf(kind.name !== 'sqlite')('delivers from a throwaway sqlite::memory: store too', async () => {
     const s = { ...(await setup(kind)), db: 'sqlite::memory:' }
     const receiver = await startReceiver()

@@ -14,8 +14,8 @@ export interface SenderOptions {
   /** Allows loopback, private and link-local targets (local development and tests). */
   allowPrivateUrls: boolean
   resolve?: Resolver
-  /** Sockets kept open per receiver host. */
-  maxSocketsPerHost?: number
+  /** Idle keep-alive sockets kept open per receiver host, for its next attempts. */
+  idleSocketsPerHost?: number
 }
 
 export interface SendOutcome {
@@ -39,7 +39,15 @@ export class WebhookSender {
   constructor(private readonly options: SenderOptions) {
     const resolve = options.resolve ?? systemResolver
     this.lookup = options.allowPrivateUrls ? plainLookup(resolve) : guardedLookup(resolve)
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 16, timeout: 60_000 }
+    // No cap on sockets in use: the dispatcher bounds the attempts in flight (per subscription and in
+    // all). An agent's cap would queue attempts beyond it, to subscriptions that share a host, while
+    // their timeouts ran: one that waited for a socket would fail without its receiver having been
+    // slow, or even having seen it.
+    const agentOptions = {
+      keepAlive: true,
+      maxFreeSockets: options.idleSocketsPerHost ?? 16,
+      timeout: 60_000,
+    }
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
   }
 
