@@ -185,7 +185,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
         leaseMs: 60_000,
         limit: 1,
         perWebhook: 1,
-        skipWebhooks: [],
+        inFlight: new Map(),
       })
       expect(first).toBeDefined()
       await store.webhooks.complete([

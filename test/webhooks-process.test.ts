@@ -248,6 +248,37 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
+  it('keeps at most 16 attempts in flight to one subscription, counting those already in flight', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const server = await serve(s, '--webhook-timeout', '1m')
+    servers.push(server)
+    const call = api(server, s)
+    const since = new Date(Date.now() - 1000).toISOString()
+    const hook = await call('POST', '/webhooks', { url: receiver.url })
+    for (let i = 0; i < 20; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await until(async () => {
+      const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body.data as unknown as Array<{
+        status: string
+      }>
+      return rows.length === 20 && rows.every((r) => r.status === 'succeeded')
+    })
+    receiver.respondWith('hang')
+    for (let i = 20; i < 30; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await receiver.waitFor(30)
+    // The 20 delivered events become due at once while 10 attempts hang: only 6 of them fit.
+    expect((await call('POST', `/webhooks/${hook.body.id}/replay`, { since })).body.queued).toBe(30)
+    await receiver.waitFor(36)
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(receiver.received).toHaveLength(36)
+    receiver.release(200)
+    receiver.respondWith(200)
+    await receiver.waitFor(60)
+  })
+
   // These do not depend on the store kind: once is enough.
   it.skipIf(kind.name !== 'sqlite')(
     'sends every attempt to subscriptions that share a receiver host at once, none timing out unsent',

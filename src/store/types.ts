@@ -327,8 +327,9 @@ export interface WebhookStore {
    */
   fanOut(limit: number, at: Date): Promise<number>
   /**
-   * Leases up to `limit` due deliveries of enabled subscriptions (oldest due first, skipping the
-   * subscriptions in `skipWebhooks`, at most `perWebhook` each), counting the attempt.
+   * Leases up to `limit` due deliveries of enabled subscriptions (oldest due first), counting the
+   * attempt: of each subscription at most `perWebhook` less the attempts the caller has in flight to
+   * it (`inFlight`, by subscription id), so that one never has more than `perWebhook` at once.
    */
   claim(options: {
     owner: string
@@ -336,7 +337,7 @@ export interface WebhookStore {
     leaseMs: number
     limit: number
     perWebhook: number
-    skipWebhooks: string[]
+    inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]>
   /**
    * Records attempt results in one transaction. A success clears the subscription's failing state;

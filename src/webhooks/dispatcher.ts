@@ -177,16 +177,13 @@ export class Dispatcher {
       ) {}
       const free = this.concurrency - this.inFlight.size
       if (free <= 0 || !this.dispatching()) return
-      const skipWebhooks = [...this.perWebhookInFlight]
-        .filter(([, count]) => count >= this.perWebhook)
-        .map(([id]) => id)
       const claimed = await store.claim({
         owner: this.owner,
         now: new Date(this.now()),
         leaseMs: leaseFor(this.options.timeoutMs),
         limit: free,
         perWebhook: this.perWebhook,
-        skipWebhooks,
+        inFlight: this.perWebhookInFlight,
       })
       for (const delivery of claimed) void this.deliver(delivery)
       // A full batch suggests more is due: look again at once rather than after a poll interval.

@@ -331,7 +331,7 @@ export class PostgresWebhookStore implements WebhookStore {
     leaseMs: number
     limit: number
     perWebhook: number
-    skipWebhooks: string[]
+    inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]> {
     if (options.limit <= 0) return []
     const due = await guarded(() =>
@@ -343,19 +343,30 @@ export class PostgresWebhookStore implements WebhookStore {
     if (due.rowCount === 0) return []
     const until = new Date(options.now.getTime() + options.leaseMs)
     const rows = await inTransaction(this.pool, async (client) => {
-      // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries, so a
-      // large backlog never crowds out the others; rows another dispatcher holds are skipped. Rows
+      // Each enabled subscription contributes at most its oldest due deliveries that fit beside its
+      // attempts in flight, so a large backlog never crowds out the others; rows another
+      // dispatcher holds are skipped. Rows
       // locked here but cut by the final LIMIT stay unleased: a concurrent claim passes over them
       // only until this short transaction ends, and the next pass takes them.
       const picked = await client.query<{ id: string }>(
-        `SELECT d.id FROM webhooks w CROSS JOIN LATERAL (
+        `SELECT d.id FROM webhooks w
+         LEFT JOIN unnest($3::text[], $5::integer[]) AS busy (webhook_id, attempts) ON busy.webhook_id = w.id
+         CROSS JOIN LATERAL (
            SELECT id, next_attempt_at FROM webhook_deliveries
            WHERE webhook_id = w.id AND status = 'pending' AND next_attempt_at <= $1
-           ORDER BY next_attempt_at LIMIT least($2::integer, $4::integer) FOR UPDATE SKIP LOCKED
+           ORDER BY next_attempt_at
+           LIMIT least(greatest($2::integer - coalesce(busy.attempts, 0), 0), $4::integer)
+           FOR UPDATE SKIP LOCKED
          ) d
-         WHERE w.disabled_at IS NULL AND NOT (w.id = ANY ($3::text[]))
+         WHERE w.disabled_at IS NULL
          ORDER BY d.next_attempt_at, d.id LIMIT $4`,
-        [options.now, options.perWebhook, options.skipWebhooks, options.limit],
+        [
+          options.now,
+          options.perWebhook,
+          [...options.inFlight.keys()],
+          options.limit,
+          [...options.inFlight.values()],
+        ],
       )
       if (picked.rows.length === 0) return []
       // A lease moves next_attempt_at to its end, so a leased delivery is not due until the lease runs

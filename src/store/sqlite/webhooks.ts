@@ -180,8 +180,9 @@ export class SqliteWebhookStore implements WebhookStore {
     this.anyDue = db
       .prepare("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1")
       .pluck()
-    // Each enabled subscription contributes at most its oldest `perWebhook` due deliveries, one index
-    // probe each, so a subscription with a large backlog never crowds out the others.
+    // Each enabled subscription contributes at most its oldest due deliveries that fit beside its
+    // attempts in flight, one index probe each, so a subscription with a large backlog never crowds
+    // out the others.
     this.enabledWebhooks = db.prepare('SELECT id FROM webhooks WHERE disabled_at IS NULL').pluck()
     this.dueOfWebhook = db.prepare(
       `SELECT id, next_attempt_at FROM webhook_deliveries
@@ -417,16 +418,16 @@ export class SqliteWebhookStore implements WebhookStore {
     leaseMs: number
     limit: number
     perWebhook: number
-    skipWebhooks: string[]
+    inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]> {
     const now = options.now.getTime()
     if (options.limit <= 0 || this.anyDue.get(now) === undefined) return []
     const claimed = await this.relaxed(() => {
-      const skip = new Set(options.skipWebhooks)
       const candidates: Array<{ id: string; next_attempt_at: number }> = []
       for (const webhookId of this.enabledWebhooks.all() as string[]) {
-        if (skip.has(webhookId)) continue
-        candidates.push(...(this.dueOfWebhook.all(webhookId, now, options.perWebhook) as typeof candidates))
+        const room = options.perWebhook - (options.inFlight.get(webhookId) ?? 0)
+        if (room <= 0) continue
+        candidates.push(...(this.dueOfWebhook.all(webhookId, now, room) as typeof candidates))
       }
       candidates.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.id < b.id ? -1 : 1))
       const rows = candidates.slice(0, options.limit).map((c) => this.claimDetails.get(c.id) as ClaimRow)
