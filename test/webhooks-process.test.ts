@@ -1,4 +1,7 @@
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Webhook } from 'standardwebhooks'
@@ -309,6 +312,45 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
           }>
           return rows.length === 12 && rows.every((r) => r.status === 'succeeded' && r.attempts === 1)
         })
+      }
+    },
+  )
+
+  it.skipIf(kind.name !== 'sqlite')(
+    'takes a 2xx whose body never ends as delivered, reading no more of it than it needs',
+    async () => {
+      const chunk = Buffer.alloc(16 * 1024, 'x')
+      const endless = createServer((req, res) => {
+        req.resume()
+        res.writeHead(200)
+        const more = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+          if (!res.destroyed) res.once('drain', more)
+        }
+        more()
+      })
+      endless.listen(0, '127.0.0.1')
+      await once(endless, 'listening')
+      try {
+        const s = await setup(kind)
+        const server = await serve(s, '--webhook-timeout', '5s', '--webhook-retry-schedule', '1h')
+        servers.push(server)
+        const call = api(server, s)
+        const { port } = endless.address() as AddressInfo
+        const hook = await call('POST', '/webhooks', { url: `http://127.0.0.1:${port}/hook` })
+        expect((await call('POST', '/plants', { id: 1, name: 'chatty' })).status).toBe(200)
+        let delivery: Record<string, unknown> | undefined
+        await until(async () => {
+          const rows = (await call('GET', `/webhooks/${hook.body.id}/deliveries`)).body
+            .data as unknown as Array<Record<string, unknown>>
+          delivery = rows[0]
+          return delivery?.lastAttemptAt !== null && delivery?.lastAttemptAt !== undefined
+        })
+        expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, lastStatusCode: 200 })
+        expect(delivery?.lastDurationMs).toBeLessThan(5000)
+      } finally {
+        endless.closeAllConnections()
+        endless.close()
       }
     },
   )

@@ -28,6 +28,13 @@ export interface SendOutcome {
 const USER_AGENT = 'plantstore-webhooks/1'
 
 /**
+ * The most of an answer's body that is read. The status is the outcome; the body is read only so
+ * that the socket can carry the next attempt. A receiver may send any amount, and reading it all
+ * would keep this thread, which sends every subscription's attempts, busy until the timeout.
+ */
+const MAX_ANSWER_BODY_BYTES = 64 * 1024
+
+/**
  * POSTs signed messages to receivers. The address a socket connects to is checked by the `lookup`
  * (or, for a literal IP in the URL, before connecting), redirects are never followed (a 3xx is just a
  * failed attempt), and every attempt ends by `timeoutMs`, however slowly the receiver answers.
@@ -100,8 +107,14 @@ export class WebhookSender {
       let answered: number | undefined
       request.on('response', (response) => {
         answered = response.statusCode
-        // The body is not used; reading it to the end lets the socket be reused.
-        response.resume()
+        // The body is not used; reading it to the end lets the socket be reused, unless it is long.
+        let bodyBytes = 0
+        response.on('data', (chunk: Buffer) => {
+          bodyBytes += chunk.length
+          if (bodyBytes <= MAX_ANSWER_BODY_BYTES) return
+          finish(response.statusCode ?? null, null)
+          request.destroy()
+        })
         response.on('end', () => finish(response.statusCode ?? null, null))
         response.on('error', (error) => finish(response.statusCode ?? null, error.message))
       })
