@@ -138,6 +138,54 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     expect(after.status).toBe(200)
   })
 
+  it('keeps /metrics answering, without the webhook queue gauges it cannot read', async () => {
+    const { url, token, proxy } = await setUp()
+    const reader = (
+      await runCli([
+        'token',
+        'create',
+        '--name',
+        'prometheus',
+        '--scopes',
+        'metrics:read',
+        '--database-url',
+        url,
+      ])
+    ).stdout.trim()
+    const server = await startServer([
+      '--database-url',
+      proxy.route(url),
+      '--database-timeout',
+      DATABASE_TIMEOUT,
+    ])
+    cleanup.push(() => server.stop())
+    const scrape = async () => {
+      const res = await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${reader}` },
+        signal: AbortSignal.timeout(NO_HANG_MS),
+      })
+      return { status: res.status, body: await res.text() }
+    }
+    expect((await create(server, token, 1)).status).toBe(200)
+    expect((await scrape()).body).toMatch(/^plantstore_webhook_deliveries\{status="pending"\} 0$/m)
+    await proxy.down()
+    expect((await create(server, token, 2)).status).toBe(503)
+    const during = await scrape()
+    expect(during.status).toBe(200)
+    // The outage shows in what the process counted itself; the queue's depth is simply not known.
+    expect(during.body).toMatch(
+      /^plantstore_http_requests_total\{method="POST",route="\/plants",status="503"\} 1$/m,
+    )
+    expect(during.body).not.toMatch(/^plantstore_webhook_deliveries\{/m)
+    expect(during.body).not.toMatch(/^plantstore_webhook_events_awaiting_fan_out /m)
+    await proxy.up()
+    await vi.waitFor(
+      async () =>
+        expect((await scrape()).body).toMatch(/^plantstore_webhook_deliveries\{status="pending"\} 0$/m),
+      { timeout: 10_000 },
+    )
+  })
+
   it('retries an unreachable database at start, then serves once it is back', async () => {
     const { url, token, proxy } = await setUp()
     await proxy.down()

@@ -1,19 +1,26 @@
 import { Gauge } from 'prom-client'
-import type { WebhookStore } from '../store/types.js'
+import type { WebhookQueueStats, WebhookStore } from '../store/types.js'
 import type { Metrics } from './registry.js'
 
 /**
  * Webhook queue depth and delivery outcomes, read from the database when /metrics is scraped. The
  * dispatcher runs on its own thread (and in every instance), so the database is the one place that
  * sees all of it; across cluster workers these gauges take one worker's value, not the sum.
+ *
+ * While the database cannot answer, both are left out of the scrape (no sample rather than a stale
+ * or made-up one) and the rest of it is served: a failed read would fail the whole scrape, hiding
+ * the request counts and process figures that show the outage itself.
  */
 export function registerWebhookQueueMetrics(metrics: Metrics, webhooks: WebhookStore): void {
-  let pending: ReturnType<WebhookStore['queueStats']> | undefined
+  let pending: Promise<WebhookQueueStats | undefined> | undefined
   // Both gauges are collected in one scrape; one query serves them.
   const stats = () => {
-    pending ??= webhooks.queueStats().finally(() => {
-      pending = undefined
-    })
+    pending ??= webhooks
+      .queueStats()
+      .catch(() => undefined)
+      .finally(() => {
+        pending = undefined
+      })
     return pending
   }
   new Gauge({
@@ -22,7 +29,9 @@ export function registerWebhookQueueMetrics(metrics: Metrics, webhooks: WebhookS
     registers: [metrics.registry],
     aggregator: 'first',
     async collect() {
-      this.set((await stats()).awaitingFanOut)
+      const read = await stats()
+      if (read) this.set(read.awaitingFanOut)
+      else this.remove()
     },
   })
   new Gauge({
@@ -32,8 +41,12 @@ export function registerWebhookQueueMetrics(metrics: Metrics, webhooks: WebhookS
     registers: [metrics.registry],
     aggregator: 'first',
     async collect() {
-      const { deliveries } = await stats()
-      for (const [status, count] of Object.entries(deliveries)) this.set({ status }, count)
+      const read = await stats()
+      if (!read) {
+        this.reset()
+        return
+      }
+      for (const [status, count] of Object.entries(read.deliveries)) this.set({ status }, count)
     },
   })
 }
