@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
 import { createPlant } from '../src/plants/service.js'
+import { OUTBOX_LOCK } from '../src/store/postgres/outbox-lock.js'
 import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import { validateReplay } from '../src/webhooks/validate.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { admin } from './helpers/postgres.js'
 import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
 
@@ -382,6 +384,29 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       expect(errorOf(res).error).toBe(errors.QUERY_INVALID.code)
     }
   })
+
+  it.skipIf(kind.name !== 'postgres')(
+    'numbers a test message in commit order, so a subscription made meanwhile gets every event committed after it',
+    async () => {
+      const tested = await subscribe()
+      await admin(t.url, async (client) => {
+        await client.query('BEGIN')
+        // A create in flight: its event holds the outbox lock, and the next seq, until it commits.
+        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...OUTBOX_LOCK])
+        await client.query(
+          `INSERT INTO events (id, type, payload, created_at) VALUES ('msg_in_flight', 'plant.created', '{}', now())`,
+        )
+        const testing = call('POST', `/webhooks/${tested.id}/test`)
+        await new Promise((r) => setTimeout(r, 300))
+        const late = await subscribe()
+        await client.query('COMMIT')
+        expect((await testing).statusCode).toBe(202)
+        await t.store.webhooks.fanOut(100, new Date())
+        const listed = JSON.parse((await call('GET', `/webhooks/${late.id}/deliveries`)).body)
+        expect(listed.data.map((d: { eventId: string }) => d.eventId)).toEqual(['msg_in_flight'])
+      })
+    },
+  )
 
   it('takes a leap second in since as the end of its minute', () => {
     expect(validateReplay({ since: '2016-12-31T23:59:60Z' }).since.toISOString()).toBe(

@@ -17,6 +17,7 @@ import type {
   WriteResult,
 } from '../types.js'
 import { guarded } from './errors.js'
+import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
 interface PendingCreate {
@@ -37,9 +38,6 @@ interface VersionedRow extends PlantRow {
 }
 
 const COLUMNS = 'id::text AS id, name, tag'
-
-// Held from the outbox insert until COMMIT, so events get their seq in commit order (see 001_init.sql).
-const OUTBOX_LOCK = [0x706c_616e, 2] as const
 
 /** Creates in one batch at most; a larger queue is split over several transactions. */
 const MAX_BATCH = 500
@@ -330,7 +328,7 @@ export class PostgresPlantStore implements PlantStore {
  */
 async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return
-  await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...OUTBOX_LOCK])
+  await lockOutbox(client)
   await client.query(
     `INSERT INTO events (id, type, payload, created_at)
      SELECT id, type, payload, created_at

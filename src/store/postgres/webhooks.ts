@@ -13,6 +13,7 @@ import type {
   WebhookStore,
 } from '../types.js'
 import { guarded } from './errors.js'
+import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
 interface WebhookRow {
@@ -282,7 +283,9 @@ export class PostgresWebhookStore implements WebhookStore {
   async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord> {
     const at = event.occurredAt
     const id = await inTransaction(this.pool, async (client) => {
-      // Already fanned out: a test message goes to this one subscription only.
+      // Already fanned out: a test message goes to this one subscription only. Its seq is taken in
+      // commit order like any event's.
+      await lockOutbox(client)
       const inserted = await client.query<{ seq: string }>(
         `INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES ($1, $2, $3, $4, $4)
          RETURNING seq::text AS seq`,
