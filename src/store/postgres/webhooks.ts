@@ -347,10 +347,9 @@ export class PostgresWebhookStore implements WebhookStore {
     const until = new Date(options.now.getTime() + options.leaseMs)
     const rows = await inTransaction(this.pool, async (client) => {
       // Each enabled subscription contributes at most its oldest due deliveries that fit beside its
-      // attempts in flight, so a large backlog never crowds out the others; rows another
-      // dispatcher holds are skipped. Rows
-      // locked here but cut by the final LIMIT stay unleased: a concurrent claim passes over them
-      // only until this short transaction ends, and the next pass takes them.
+      // attempts in flight, so a large backlog never crowds out the others; rows another dispatcher
+      // holds are skipped. Rows locked here but cut by the final LIMIT stay unleased: a concurrent
+      // claim passes over them only until this short transaction ends, and the next pass takes them.
       const picked = await client.query<{ id: string }>(
         `SELECT d.id FROM webhooks w
          LEFT JOIN unnest($3::text[], $5::integer[]) AS busy (webhook_id, attempts) ON busy.webhook_id = w.id
