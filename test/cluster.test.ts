@@ -6,7 +6,7 @@ import { resolveServeConfig } from '../src/config.js'
 import { createLogger } from '../src/log.js'
 import { callOnNewConnection, workerPids } from './helpers/cluster.js'
 import { captureLines } from './helpers/log.js'
-import { BIN, runCli } from './helpers/process.js'
+import { BIN, issueToken, runCli } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 /** The primary runs in this process; its workers are real `plantstore serve` processes. */
@@ -66,18 +66,7 @@ describe('the cluster primary', () => {
 
   it('answers a scrape 503 while a worker does not send its metrics, and 200 once it does', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const token = (
-      await runCli([
-        'token',
-        'create',
-        '--name',
-        'prometheus',
-        '--scopes',
-        'metrics:read',
-        '--database-url',
-        url,
-      ])
-    ).stdout.trim()
+    const token = await issueToken(url, 'prometheus', 'metrics:read')
     const { running, log } = primary(url, { metricsTimeoutMs: 2000 })
     const address = await running.ready
     const [, frozen] = workerPids(log()) as [number, number]

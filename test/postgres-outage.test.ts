@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { admin } from './helpers/postgres.js'
-import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 
@@ -42,26 +42,28 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
 
   async function setUp() {
     const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-    const token = (await runCli(['token', 'create', '--name', 'outage', '--database-url', url])).stdout.trim()
+    const token = await issueToken(url, 'outage')
     const proxy = await TcpProxy.start(url)
     cleanup.push(() => proxy.close())
-    return { url, token, proxy }
+    /** A server reaching the database through the proxy, stopped after the test. */
+    const serve = async (...extra: string[]) => {
+      const server = await startServer([
+        '--database-url',
+        proxy.route(url),
+        '--database-timeout',
+        DATABASE_TIMEOUT,
+        ...extra,
+      ])
+      cleanup.push(() => server.stop())
+      return server
+    }
+    return { url, token, proxy, serve }
   }
 
   it('costs 503s with Retry-After while it lasts, never a hang or an acknowledged write', async () => {
-    const { url, token, proxy } = await setUp()
+    const { url, token, proxy, serve } = await setUp()
     // Eight writers as fast as they can go: only the outage may refuse them, not the rate limit.
-    const server = await startServer([
-      '--database-url',
-      proxy.route(url),
-      '--database-timeout',
-      DATABASE_TIMEOUT,
-      '--rate-limit',
-      'off',
-      '--max-event-loop-delay',
-      'off',
-    ])
-    cleanup.push(() => server.stop())
+    const server = await serve('--rate-limit', 'off', '--max-event-loop-delay', 'off')
 
     const outcomes: Outcome[] = []
     let next = 1
@@ -114,14 +116,8 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
   })
 
   it('answers 503 within the database timeout when the database stops answering without closing', async () => {
-    const { url, token, proxy } = await setUp()
-    const server = await startServer([
-      '--database-url',
-      proxy.route(url),
-      '--database-timeout',
-      DATABASE_TIMEOUT,
-    ])
-    cleanup.push(() => server.stop())
+    const { token, proxy, serve } = await setUp()
+    const server = await serve()
     expect((await create(server, token, 1)).status).toBe(200)
     proxy.stall()
     const during = await Promise.all([
@@ -139,26 +135,9 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
   })
 
   it('keeps /metrics answering, without the webhook queue gauges it cannot read', async () => {
-    const { url, token, proxy } = await setUp()
-    const reader = (
-      await runCli([
-        'token',
-        'create',
-        '--name',
-        'prometheus',
-        '--scopes',
-        'metrics:read',
-        '--database-url',
-        url,
-      ])
-    ).stdout.trim()
-    const server = await startServer([
-      '--database-url',
-      proxy.route(url),
-      '--database-timeout',
-      DATABASE_TIMEOUT,
-    ])
-    cleanup.push(() => server.stop())
+    const { url, token, proxy, serve } = await setUp()
+    const reader = await issueToken(url, 'prometheus', 'metrics:read')
+    const server = await serve()
     const scrape = async () => {
       const res = await fetch(`${server.url}/metrics`, {
         headers: { authorization: `Bearer ${reader}` },

@@ -9,7 +9,7 @@ import { openStore } from '../src/store/open.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
-import { admin } from './helpers/postgres.js'
+import { whileLocked } from './helpers/postgres.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
 
@@ -261,15 +261,9 @@ describe.each(storeKinds)('a retention sweep on $name that meets a lock held els
       const url = await kind.freshUrl()
       const store = await openStore({ kind: 'postgres', url }, { timeoutMs: 120_000 })
       try {
-        await admin(url, async (client) => {
-          await client.query('BEGIN')
-          await client.query('LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE')
-          try {
-            // Without a lock timeout the sweep would wait here for the 120 s of --database-timeout.
-            await expect(sweepOnce(store, settings)).rejects.toMatchObject({ code: '55P03' })
-          } finally {
-            await client.query('ROLLBACK')
-          }
+        await whileLocked(url, 'webhook_deliveries', async () => {
+          // Without a lock timeout the sweep would wait here for the 120 s of --database-timeout.
+          await expect(sweepOnce(store, settings)).rejects.toMatchObject({ code: '55P03' })
         })
         expect(await sweepOnce(store, settings)).toMatchObject({ webhook_deliveries: 0 })
       } finally {

@@ -4,15 +4,15 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
-import { admin } from './helpers/postgres.js'
-import { runCli, startServer } from './helpers/process.js'
+import { whileLocked } from './helpers/postgres.js'
+import { issueToken, startServer } from './helpers/process.js'
 import { openSocket, parseResponses, readUntilClose } from './helpers/raw-http.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => {
   it('answers /readyz 503 from the moment SIGTERM arrives, serves through --drain-delay, then exits 0', async () => {
     const url = await kind.freshUrl()
-    const token = (await runCli(['token', 'create', '--name', 'drain', '--database-url', url])).stdout.trim()
+    const token = await issueToken(url, 'drain')
     const server = await startServer([
       '--database-url',
       url,
@@ -96,33 +96,27 @@ describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on
         '1s',
       ])
       try {
-        await admin(url, async (client) => {
-          await client.query('BEGIN')
-          await client.query('LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE')
-          try {
-            // A sweep runs every second: the next one waits on the lock.
-            const waiting = async () => {
-              // Activity statistics are read once per transaction unless the snapshot is dropped.
-              await client.query('SELECT pg_stat_clear_snapshot()')
-              return (
-                (
-                  await client.query(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity
-                   WHERE datname = current_database() AND wait_event_type = 'Lock'
-                     AND query LIKE 'DELETE FROM webhook_deliveries%'`,
-                  )
-                ).rows[0].n > 0
-              )
-            }
-            const deadline = Date.now() + 15_000
-            while (!(await waiting())) {
-              if (Date.now() > deadline) throw new Error('the sweep never waited on the lock')
-              await new Promise((resolve) => setTimeout(resolve, 50))
-            }
-            expect(await server.stop('SIGTERM')).toBe(0)
-          } finally {
-            await client.query('ROLLBACK')
+        await whileLocked(url, 'webhook_deliveries', async (client) => {
+          // A sweep runs every second: the next one waits on the lock.
+          const waiting = async () => {
+            // Activity statistics are read once per transaction unless the snapshot is dropped.
+            await client.query('SELECT pg_stat_clear_snapshot()')
+            return (
+              (
+                await client.query(
+                  `SELECT count(*)::int AS n FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'
+                   AND query LIKE 'DELETE FROM webhook_deliveries%'`,
+                )
+              ).rows[0].n > 0
+            )
           }
+          const deadline = Date.now() + 15_000
+          while (!(await waiting())) {
+            if (Date.now() > deadline) throw new Error('the sweep never waited on the lock')
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+          expect(await server.stop('SIGTERM')).toBe(0)
         })
         expect(server.output()).toContain('"msg":"stopped"')
         expect(server.output()).not.toContain('shutdown timed out')

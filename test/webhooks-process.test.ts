@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { openStore } from '../src/store/open.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { leaseTakers } from './helpers/cluster.js'
-import { admin } from './helpers/postgres.js'
+import { whileLocked } from './helpers/postgres.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { type StoreKind, sqliteKind, storeKinds, tempDir } from './helpers/stores.js'
@@ -412,16 +412,10 @@ describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher stuck 
       try {
         await api(server, s)('POST', '/webhooks', { url: receiver.url })
         await until(async () => leaseTakers(server.output()).length === 1)
-        await admin(s.db, async (client) => {
-          await client.query('BEGIN')
-          await client.query('LOCK TABLE webhook_deliveries, leases IN ACCESS EXCLUSIVE MODE')
-          try {
-            // A pass is now waiting on the lock; the stop waits for it.
-            await new Promise((r) => setTimeout(r, 200))
-            expect(await server.stop('SIGTERM')).toBe(0)
-          } finally {
-            await client.query('ROLLBACK')
-          }
+        await whileLocked(s.db, 'webhook_deliveries, leases', async () => {
+          // A pass is now waiting on the lock; the stop waits for it.
+          await new Promise((r) => setTimeout(r, 200))
+          expect(await server.stop('SIGTERM')).toBe(0)
         })
         expect(server.output()).toContain('webhook dispatcher did not stop in time')
         expect(errorLines(server.output())).toEqual([])

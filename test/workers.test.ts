@@ -11,7 +11,7 @@ import {
   waitUntil,
   workerPids,
 } from './helpers/cluster.js'
-import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 function alive(pid: number): boolean {
@@ -64,7 +64,7 @@ describe('serve --workers', () => {
   it('loses and duplicates no create when two processes write one SQLite file', async () => {
     const file = join(tempDir(), 'p.db')
     const url = `sqlite:${file}`
-    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    const token = await issueToken(url, 'w')
     server = await twoWorkersLogging(url)
     const base = server.url
     const pids = workerPids(server.output())
@@ -96,7 +96,7 @@ describe('serve --workers', () => {
 
   it('shows a plant one worker created in the first page every worker answers, though each kept it', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    const token = await issueToken(url, 'w')
     server = await twoWorkersLogging(url)
     const running = server
     const page = '/plants?limit=100'
@@ -155,7 +155,7 @@ describe('serve --workers', () => {
 
   it('refuses a revoked token in every worker from the next request on', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const token = (await runCli(['token', 'create', '--name', 'w', '--database-url', url])).stdout.trim()
+    const token = await issueToken(url, 'w')
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
     const base = server.url
     const before = await Promise.all(Array.from({ length: 6 }, () => call(base, 'GET', '/plants/1', token)))

@@ -26,6 +26,26 @@ export async function admin<T>(url: string, work: (client: pg.Client) => Promise
   }
 }
 
+/**
+ * Runs `work` while another session holds `tables` in ACCESS EXCLUSIVE mode (every query on them
+ * waits), then releases them, whether `work` succeeded or not.
+ */
+export function whileLocked<T>(
+  url: string,
+  tables: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  return admin(url, async (client) => {
+    await client.query('BEGIN')
+    await client.query(`LOCK TABLE ${tables} IN ACCESS EXCLUSIVE MODE`)
+    try {
+      return await work(client)
+    } finally {
+      await client.query('ROLLBACK')
+    }
+  })
+}
+
 /** Creates a new, empty database and returns its URL. */
 export async function createDatabase(url: string): Promise<string> {
   const name = `${runPrefix()}${randomBytes(6).toString('hex')}`

@@ -26,6 +26,14 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   })
 }
 
+/** A token issued by `plantstore token create`, as an operator would, for tests that only need one. */
+export async function issueToken(url: string, name: string, scopes?: string): Promise<string> {
+  const scoped = scopes === undefined ? [] : ['--scopes', scopes]
+  const created = await runCli(['token', 'create', '--name', name, ...scoped, '--database-url', url])
+  if (created.code !== 0) throw new Error(`token create failed: ${created.stderr}`)
+  return created.stdout.trim()
+}
+
 export interface RunningServer {
   url: string
   port: number
