@@ -43,8 +43,7 @@ async function freePort(host: string): Promise<number> {
  * hands each accepted connection to one of them in turn), announces the address once all of them
  * are ready, replaces a worker that crashes after it listened, backing off while replacements keep
  * crashing (one that exits before it listened failed to start, and the cluster stops with code 1),
- * and stops them all on request. It serves no request and
- * holds no database connection.
+ * and stops them all on request. It serves no request and holds no database connection.
  *
  * State that must agree across workers lives in the database, never in a worker's memory: token
  * revocation (each worker sees the store's revocation epoch move) and the webhook dispatcher lease.

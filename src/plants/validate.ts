@@ -162,23 +162,29 @@ export function refuseUndecodableQuery(url: string): AppError | undefined {
   return undefined
 }
 
+/** A parsed query string's parameters by name; nothing when there is none. */
+export function queryParams(query: unknown): Record<string, unknown> {
+  return isRecord(query) ? query : {}
+}
+
+/** A listing's page size: `fallback` when absent, else an integer from 1 to `max` in plain digits. */
+export function queryLimit(query: Record<string, unknown>, max: number, fallback: number): number {
+  const text = queryValue(query, 'limit')
+  if (text === undefined) return fallback
+  // Digits only, and no more of them than max has: `+5`, `05`, `1e2` and 20-digit numbers are refused.
+  const limit = /^[1-9][0-9]*$/.test(text) && text.length <= String(max).length ? Number(text) : 0
+  if (limit < 1 || limit > max) {
+    throw new AppError(errors.QUERY_INVALID, `The query parameter limit must be an integer from 1 to ${max}.`)
+  }
+  return limit
+}
+
 /** The listing's query string: limit 1–1000 (default 100), an int64 `after` cursor, a tag filter. */
 export function validateListQuery(query: unknown): PlantListQuery {
-  const raw = (isRecord(query) ? query : {}) as Record<string, unknown>
-  const limitText = queryValue(raw, 'limit')
+  const raw = queryParams(query)
   const afterText = queryValue(raw, 'after')
   const tag = queryValue(raw, 'tag')
-  let limit = LIST_LIMIT_DEFAULT
-  if (limitText !== undefined) {
-    limit = /^[1-9][0-9]{0,3}$/.test(limitText) ? Number(limitText) : 0
-    if (limit < 1 || limit > LIST_LIMIT_MAX) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        `The query parameter limit must be an integer from 1 to ${LIST_LIMIT_MAX}.`,
-      )
-    }
-  }
-  const result: PlantListQuery = { limit }
+  const result: PlantListQuery = { limit: queryLimit(raw, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT) }
   if (afterText !== undefined) {
     const after = parseInt64(afterText)
     if (after === null) {

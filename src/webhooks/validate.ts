@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { AppError, errors } from '../errors.js'
-import { measureText, queryValue, requireBody } from '../plants/validate.js'
+import { measureText, queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
 import type { DeliveryCursor, DeliveryStatus } from '../store/types.js'
 import {
   DELIVERY_ID_PATTERN,
@@ -200,20 +200,10 @@ export interface DeliveriesQuery {
 
 /** The deliveries listing's query, each refusal 40012 in words, as the plant listing's are. */
 export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
-  const raw = (query !== null && typeof query === 'object' ? query : {}) as Record<string, unknown>
-  const limitText = queryValue(raw, 'limit')
+  const raw = queryParams(query)
   const status = queryValue(raw, 'status')
   const afterText = queryValue(raw, 'after')
-  const result: DeliveriesQuery = { limit: DELIVERIES_LIMIT_DEFAULT }
-  if (limitText !== undefined) {
-    result.limit = /^[1-9][0-9]{0,2}$/.test(limitText) ? Number(limitText) : 0
-    if (result.limit < 1 || result.limit > DELIVERIES_LIMIT_MAX) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        `The query parameter limit must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}.`,
-      )
-    }
-  }
+  const result: DeliveriesQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
   if (status !== undefined) {
     if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
       throw new AppError(
