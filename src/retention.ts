@@ -47,7 +47,7 @@ export function scheduleRetention(
   const every = (ms: number, name: string, job: () => Promise<void>, runAtStart: boolean) => {
     if (ms <= 0) return
     let running = false
-    const run = async () => {
+    const run = () => {
       if (running || stopping.signal.aborted) return
       running = true
       const done = job()
@@ -59,7 +59,6 @@ export function scheduleRetention(
           runs.delete(done)
         })
       runs.add(done)
-      await done
     }
     const timer = setInterval(run, ms)
     timer.unref()

@@ -109,14 +109,16 @@ describe('a JSON line larger than the body limit', () => {
     const answer = await postPlant(api.app, token, tooLarge)
     expect(answer.statusCode).toBe(413)
     const { error, message } = answer.json() as { error: number; message: string }
-    expect(() => plantFromJsonLine(tooLarge, limit)).toThrow(new RejectedLine(`${error} ${message}`))
+    expect(() => plantFromJsonLine(lineText(Buffer.from(tooLarge), limit))).toThrow(
+      new RejectedLine(`${error} ${message}`),
+    )
   })
 
   it('is accepted up to the limit, as POST /plants accepts it', async () => {
     const fits = line(limit)
     expect(Buffer.byteLength(fits)).toBe(limit)
     expect((await postPlant(api.app, token, fits)).statusCode).toBe(200)
-    expect(plantFromJsonLine(fits, limit)).toEqual({ id: 1n, name: 'a' })
+    expect(plantFromJsonLine(lineText(Buffer.from(fits), limit))).toEqual({ id: 1n, name: 'a' })
   })
 })
 

@@ -193,7 +193,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       progress.lines++
       try {
         const plant =
-          format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line, limit)
+          format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
         batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
         batchLines.push(lineNumber)
       } catch (error) {

@@ -146,8 +146,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   } catch (error) {
     // A port in use or a forbidden address: what was opened for serving (the retention timer,
     // PostgreSQL's pool and revocation listener) would keep the failed start running.
-    stopRetention()
-    await app.close()
+    await Promise.all([stopRetention(), app.close()])
     await store.close()
     throw error
   }

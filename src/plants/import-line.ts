@@ -12,15 +12,11 @@ export class RejectedLine extends Error {
 }
 
 /**
- * The same rules as POST /plants: a line is accepted exactly when the API, with this body limit in
- * bytes, would accept it as a body.
+ * The same rules as POST /plants: a line is accepted exactly when the API would accept it as a body.
+ * Its size is a property of its bytes, checked as they are read (lineText).
  */
-export function plantFromJsonLine(line: string, bodyLimit = Number.POSITIVE_INFINITY): NewPlant {
-  return checked(() => {
-    // The API reads no body past its limit, so its 413 comes before anything the JSON could be.
-    if (Buffer.byteLength(line) > bodyLimit) throw new AppError(errors.BODY_TOO_LARGE)
-    return validateNewPlant(parseJsonDocument(line))
-  })
+export function plantFromJsonLine(line: string): NewPlant {
+  return checked(() => validateNewPlant(parseJsonDocument(line)))
 }
 
 /**
