@@ -23,6 +23,13 @@ describe('forbidden webhook addresses', () => {
     '::127.0.0.1',
     '64:ff9b::a00:1',
     '2002:c0a8:101::1',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:a00:1',
+    '64:ff9b:1::a00:1',
+    '64:ff9b:1:ffff::8.8.8.8',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001::1',
+    '192.88.99.1',
     'fd00:ec2::254',
     'fc00::1',
     'fe80::1%eth0',
@@ -34,12 +41,18 @@ describe('forbidden webhook addresses', () => {
     expect(isForbiddenAddress(address)).toBe(true)
   })
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '172.32.0.1'])(
-    'allows the public address %s',
-    (address) => {
-      expect(isForbiddenAddress(address)).toBe(false)
-    },
-  )
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '172.32.0.1',
+    '::ffff:0:8.8.8.8',
+    '64:ff9b::808:808',
+    '2001:4860:4860::8888',
+  ])('allows the public address %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false)
+  })
 })
 
 describe('connection-time lookup', () => {

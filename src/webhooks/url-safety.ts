@@ -16,6 +16,7 @@ for (const [net, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  ['192.88.99.0', 24], // 6to4 relay anycast: a relay forwards to whatever the packet carries
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
@@ -28,7 +29,9 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
+  ['64:ff9b:1::', 48], // NAT64 local use: translates to the operator's own IPv4 network
   ['100::', 64], // discard
+  ['2001::', 32], // Teredo: tunnels to an IPv4 address hidden in the host part
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local, including fd00:ec2::254 (metadata)
   ['fe80::', 10], // link-local
@@ -62,6 +65,7 @@ function embeddedIPv4(groups: number[]): string | null {
   const [g0, g1, g2, g3, g4, g5, g6 = 0, g7 = 0] = groups
   const zeroPrefix = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0
   if (zeroPrefix && (g5 === 0xffff || g5 === 0)) return v4(g6, g7) // ::ffff:a.b.c.d and ::a.b.c.d
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0) return v4(g6, g7) // ::ffff:0:a.b.c.d
   if (g0 === 0x64 && g1 === 0xff9b) return v4(g6, g7) // 64:ff9b::/96 and 64:ff9b:1::/48
   if (g0 === 0x2002) return v4(g1 ?? 0, g2 ?? 0) // 6to4
   return null
