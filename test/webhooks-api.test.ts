@@ -308,6 +308,10 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(errorOf(await call('GET', `/webhooks/${id}/deliveries?after=x`)).message).toBe(
       'The query parameter after must be the cursor given in the `Link` header of the previous page.',
     )
+    expect(errorOf(await call('GET', `/webhooks/${id}/deliveries?status=%FF`))).toEqual({
+      error: errors.QUERY_INVALID.code,
+      message: 'The query string holds a percent-escape that does not decode.',
+    })
     expect(errorOf(await call('GET', `/webhooks/${id}/deliveries?status=failed&status=pending`))).toEqual({
       error: errors.QUERY_INVALID.code,
       message: 'The query parameter status must be given at most once.',
