@@ -391,7 +391,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '7d',
     description:
-      'outbox events, and finished webhook deliveries, older than this are deleted by the retention sweep (an event a delivery still owes is kept)',
+      'outbox events older than this, and webhook deliveries that finished longer ago, are deleted by the retention sweep (an event a delivery still owes is kept)',
     parse: duration('events-retention', { min: 1, max: MAX_DURATION_MS }),
   },
   {

@@ -170,6 +170,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
     try {
       const now = Date.now()
       const old = new Date(now - 8 * DAY)
+      const attempted = new Date(now - 7 * DAY - 60_000)
       const created = new Date(now - 9 * DAY)
       await store.webhooks.insert(subscriptionRecord('wh_retention000000000000000', created))
       for (const id of [1n, 2n]) {
@@ -178,10 +179,10 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       }
       // Both events fan out to the subscription: two pending deliveries, created long ago.
       expect(await store.webhooks.fanOut(100, old)).toBe(store.kind === 'sqlite' ? 0 : 2)
-      // One delivery succeeds; the other stays pending (its receiver is down).
+      // One delivery succeeded just over the retention ago; the other stays pending (its receiver is down).
       const [first] = await store.webhooks.claim({
         owner: 'test',
-        now: new Date(now),
+        now: attempted,
         leaseMs: 60_000,
         limit: 1,
         perWebhook: 1,
@@ -193,7 +194,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
           deliveryId: first?.id as string,
           webhookId: first?.webhookId as string,
           owner: 'test',
-          at: new Date(now),
+          at: attempted,
           ok: true,
           statusCode: 200,
           error: null,
@@ -209,6 +210,49 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       expect(left[0]?.id).not.toBe(first?.eventId)
       const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000000', { limit: 10 })
       expect(deliveries.map((d) => d.status)).toEqual(['pending'])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('keeps an old delivery that finished within the retention, with its event', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const now = Date.now()
+      const old = new Date(now - 8 * DAY)
+      await store.webhooks.insert(subscriptionRecord('wh_retention000000000000001', old))
+      const plant = { id: 3n, name: 'p3' }
+      await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
+      await store.webhooks.fanOut(100, old)
+      // Created eight days ago, retried and finished a minute ago: its outcome is new.
+      const [delivery] = await store.webhooks.claim({
+        owner: 'test',
+        now: new Date(now - 60_000),
+        leaseMs: 60_000,
+        limit: 1,
+        perWebhook: 1,
+        inFlight: new Map(),
+      })
+      expect(delivery).toBeDefined()
+      await store.webhooks.complete([
+        {
+          deliveryId: delivery?.id as string,
+          webhookId: delivery?.webhookId as string,
+          owner: 'test',
+          at: new Date(now - 60_000),
+          ok: false,
+          statusCode: 500,
+          error: null,
+          durationMs: 3,
+          nextAttemptAt: null,
+          disableIfFailingSince: new Date(0),
+        },
+      ])
+      const counts = await sweepOnce(store, settings, new Date(now))
+      expect(counts).toMatchObject({ webhook_deliveries: 0, events: 0 })
+      const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000001', { limit: 10 })
+      expect(deliveries.map((d) => [d.id, d.status])).toEqual([[delivery?.id, 'failed']])
+      expect((await store.events.listSince(0, 10)).map((e) => e.id)).toEqual([delivery?.eventId])
     } finally {
       await store.close()
     }

@@ -27,7 +27,7 @@ const SWEEPS: Sweep[] = [
     kind: 'webhook_deliveries',
     sql: `DELETE FROM webhook_deliveries WHERE id IN (
             SELECT id FROM webhook_deliveries
-            WHERE status <> 'pending' AND created_at < $1 LIMIT $2)`,
+            WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < $1 LIMIT $2)`,
     cutoff: (p) => p.eventsBefore,
   },
   {

@@ -20,7 +20,7 @@ const SWEEPS: Sweep[] = [
     kind: 'webhook_deliveries',
     sql: `DELETE FROM webhook_deliveries WHERE id IN (
             SELECT id FROM webhook_deliveries
-            WHERE status <> 'pending' AND created_at < @cutoff LIMIT @limit)`,
+            WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
