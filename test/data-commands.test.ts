@@ -29,6 +29,19 @@ describe('import, export and backup commands in process', () => {
     vi.restoreAllMocks()
   })
 
+  it('reports rejected lines in file order, whether refused on sight or by the store', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, '{"id":2,"name":"b"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(true)
+    // In one batch, the store's refusal of line 2 is known only after line 3 was refused on sight.
+    writeFileSync(file, '{"id":9,"name":"new"}\n{"id":2,"name":"other"}\n{"id":"3"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(false)
+    expect(stdout).toMatch(/^line 2: a different plant with id 2 already exists\nline 3: 40005 [^\n]+\n$/)
+    expect(stderr).toMatch(/1 created, 0 unchanged, 2 rejected/)
+  })
+
   it('imports, re-imports, exports and backs up a catalogue', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`

@@ -140,15 +140,17 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       elapsedMs: 0,
     }
     const reporter = new ProgressReporter()
+    // A line refused on sight waits for its batch, so that the report keeps the file's line order:
+    // a line the store refuses is known only once its batch is written.
+    let rejections: Array<{ line: number; reason: string }> = []
     const reject = (line: number, reason: string) => {
       progress.rejected++
-      process.stdout.write(`line ${line}: ${reason}\n`)
+      rejections.push({ line, reason })
     }
     let batch: ImportItem[] = []
     let batchLines: number[] = []
     const flush = async () => {
-      if (batch.length === 0) return
-      const outcomes = await store.plants.importBatch(batch)
+      const outcomes = batch.length === 0 ? [] : await store.plants.importBatch(batch)
       outcomes.forEach((outcome, i) => {
         if (outcome === 'created') progress.created++
         else if (outcome === 'unchanged') progress.unchanged++
@@ -157,6 +159,11 @@ export async function importPlants(file: string, options: ImportOptions): Promis
           reject(batchLines[i] as number, `a different plant with id ${plant.id} already exists`)
         }
       })
+      if (rejections.length > 0) {
+        rejections.sort((a, b) => a.line - b.line)
+        process.stdout.write(rejections.map((r) => `line ${r.line}: ${r.reason}\n`).join(''))
+        rejections = []
+      }
       batch = []
       batchLines = []
       progress.elapsedMs = Date.now() - started
