@@ -140,17 +140,20 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       elapsedMs: 0,
     }
     const reporter = new ProgressReporter()
-    // A line refused on sight waits for its batch, so that the report keeps the file's line order:
-    // a line the store refuses is known only once its batch is written.
+    // A line refused on sight while a batch is pending waits for that batch, so that the report
+    // keeps the file's line order: a line the store refuses is known only once its batch is written.
+    let batch: ImportItem[] = []
+    let batchLines: number[] = []
     let rejections: Array<{ line: number; reason: string }> = []
     const reject = (line: number, reason: string) => {
       progress.rejected++
-      rejections.push({ line, reason })
+      if (batch.length === 0) process.stdout.write(`line ${line}: ${reason}\n`)
+      else rejections.push({ line, reason })
     }
-    let batch: ImportItem[] = []
-    let batchLines: number[] = []
     const flush = async () => {
-      const outcomes = batch.length === 0 ? [] : await store.plants.importBatch(batch)
+      // Rejections wait only behind a batch, so with no batch there is nothing to write.
+      if (batch.length === 0) return
+      const outcomes = await store.plants.importBatch(batch)
       outcomes.forEach((outcome, i) => {
         if (outcome === 'created') progress.created++
         else if (outcome === 'unchanged') progress.unchanged++
@@ -177,6 +180,8 @@ export async function importPlants(file: string, options: ImportOptions): Promis
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
       progress.bytes = read
     })) {
+      // Waiting rejections count too, so that a run of bad lines is not held in memory.
+      if (batch.length + rejections.length >= size) await flush()
       lineNumber++
       let line: string
       try {
@@ -207,7 +212,6 @@ export async function importPlants(file: string, options: ImportOptions): Promis
         if (!(error instanceof RejectedLine)) throw error
         reject(lineNumber, error.message)
       }
-      if (batch.length >= size) await flush()
     }
     await flush()
     progress.elapsedMs = Date.now() - started
