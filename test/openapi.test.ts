@@ -184,6 +184,33 @@ describe('the published contract', () => {
     expect(pick(doc, 'paths', '/plants', 'get', 'responses', '200', 'headers', 'Link')).toBeDefined()
   })
 
+  it('lists for each request body exactly the media types the operation accepts', async () => {
+    const token = await t.token(['plants:read', 'plants:write', 'webhooks:manage'])
+    const sample: Record<string, string> = { id: '1', deliveryId: `dlv_${'0'.repeat(24)}` }
+    const mediaTypes = ['application/json', 'application/merge-patch+json']
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const documented = pick(op, 'requestBody', 'content') as Record<string, unknown> | undefined
+        if (!documented) continue
+        const webhookPath = path.startsWith('/webhooks/')
+        const url = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+          name === 'id' && webhookPath ? `wh_${'a'.repeat(22)}` : (sample[name] as string),
+        )
+        for (const type of mediaTypes) {
+          const res = await t.app.inject({
+            method: method.toUpperCase() as 'POST',
+            url,
+            headers: { authorization: `Bearer ${token}`, 'content-type': type },
+            payload: '{}',
+          })
+          expect(res.statusCode !== 415, `${method.toUpperCase()} ${path} as ${type}`).toBe(
+            type in documented,
+          )
+        }
+      }
+    }
+  })
+
   it('serves the docs page and every asset it loads from this service, without a token', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs' })
     const html =

@@ -1734,6 +1734,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                "application/merge-patch+json": components["schemas"]["WebhookUpdate"];
                 "application/json": components["schemas"]["WebhookUpdate"];
             };
         };

@@ -197,6 +197,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         summary: 'Changes url, events, description, or disables / re-enables a subscription',
         tags,
         params: Params,
+        // Like a plant's PATCH, a merge patch (null removes the description) in either media type.
+        consumes: ['application/merge-patch+json', 'application/json'],
         body: UpdateBody,
         response: {
           200: ref('Webhook', { description: 'The subscription as changed' }),
