@@ -1,7 +1,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
+import { testEvent } from '../src/webhooks/model.js'
 import { makeApp, type TestApp } from './helpers/app.js'
+import { ContractChecker } from './helpers/contract.js'
 import { storeKinds } from './helpers/stores.js'
 
 interface Document {
@@ -70,13 +72,36 @@ describe('the published contract', () => {
   it('declares the plant events subscribers receive, as webhooks', () => {
     const webhooks = (doc as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> })
       .webhooks
-    expect(Object.keys(webhooks).sort()).toEqual(['plant.created', 'plant.deleted', 'plant.updated'])
+    expect(Object.keys(webhooks).sort()).toEqual([
+      'plant.created',
+      'plant.deleted',
+      'plant.updated',
+      'webhook.test',
+    ])
     expect(JSON.stringify(webhooks['plant.created']?.post.requestBody)).toContain(
       '#/components/schemas/PlantEvent',
     )
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['PlantEvent', 'Webhook', 'Delivery']),
     )
+  })
+
+  it('declares the test message POST /webhooks/{id}/test sends, in the shape it is sent in', () => {
+    const webhooks = (doc as unknown as { webhooks: Record<string, unknown> }).webhooks
+    const schema = pick(
+      webhooks,
+      'webhook.test',
+      'post',
+      'requestBody',
+      'content',
+      'application/json',
+      'schema',
+    )
+    expect(schema).toEqual({ $ref: '#/components/schemas/TestEvent' })
+    const checker = new ContractChecker(doc as unknown as ConstructorParameters<typeof ContractChecker>[0])
+    const sent = JSON.parse(testEvent(`wh_${'a'.repeat(22)}`).payload) as unknown
+    expect(checker.matches('#/components/schemas/TestEvent', sent)).toBe(true)
+    expect(checker.matches('#/components/schemas/TestEvent', { ...(sent as object), data: {} })).toBe(false)
   })
 
   it('names the shapes NewPlant, Plant, StoredPlant and Error as components', () => {

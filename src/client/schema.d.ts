@@ -232,7 +232,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was created
-         * @description POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_created_event"];
         delete?: never;
@@ -252,7 +252,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was replaced or changed
-         * @description POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_updated_event"];
         delete?: never;
@@ -272,9 +272,29 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was deleted (data: the plant as it was)
-         * @description POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_deleted_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test message, sent on request to one subscription
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         */
+        post: operations["webhook_test_event"];
         delete?: never;
         options?: never;
         head?: never;
@@ -473,6 +493,20 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
             data: components["schemas"]["StoredPlant"];
+        };
+        /**
+         * TestEvent
+         * @description The message POST /webhooks/{id}/test sends to that subscription alone, signed like every other.
+         */
+        TestEvent: {
+            /** @enum {string} */
+            type: "webhook.test";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** @description Subscription id */
+                webhookId: string;
+            };
         };
     };
     responses: never;
@@ -2417,6 +2451,32 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PlantEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx will do) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_test_event: {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestEvent"];
             };
         };
         responses: {

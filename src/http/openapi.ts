@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
+import { TEST_EVENT_TYPE } from '../webhooks/model.js'
 import { methodNotAllowed } from './routes/method-not-allowed.js'
 import { errorResponses } from './schemas.js'
 
@@ -135,10 +136,15 @@ function withOperationalErrors(schema: FastifySchema, route: RouteOptions): Fast
 
 /** What subscribers receive: one Standard Webhooks message per plant event (OpenAPI 3.1 `webhooks`). */
 function eventWebhooks(): Record<string, unknown> {
-  const summaries: Record<string, string> = {
-    'plant.created': 'A plant was created',
-    'plant.updated': 'A plant was replaced or changed',
-    'plant.deleted': 'A plant was deleted (data: the plant as it was)',
+  const messages: Record<string, { summary: string; schema: string }> = {
+    'plant.created': { summary: 'A plant was created', schema: 'PlantEvent' },
+    'plant.updated': { summary: 'A plant was replaced or changed', schema: 'PlantEvent' },
+    'plant.deleted': { summary: 'A plant was deleted (data: the plant as it was)', schema: 'PlantEvent' },
+    // Not a subscribable type, but a receiver gets it whenever POST /webhooks/{id}/test is called.
+    [TEST_EVENT_TYPE]: {
+      summary: 'A test message, sent on request to one subscription',
+      schema: 'TestEvent',
+    },
   }
   const signed = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
     name,
@@ -147,7 +153,7 @@ function eventWebhooks(): Record<string, unknown> {
     schema: { type: 'string' },
   }))
   return Object.fromEntries(
-    Object.entries(summaries).map(([type, summary]) => [
+    Object.entries(messages).map(([type, { summary, schema }]) => [
       type,
       {
         post: {
@@ -155,11 +161,11 @@ function eventWebhooks(): Record<string, unknown> {
           summary,
           tags: ['webhooks'],
           description:
-            'POSTed to every subscription of this type, signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
+            'POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
           parameters: signed,
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/PlantEvent' } } },
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
           },
           responses: { '200': { description: 'Received (any 2xx will do)' } },
         },

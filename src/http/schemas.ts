@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { type CatalogEntry, errors } from '../errors.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
+import { TEST_EVENT_TYPE } from '../webhooks/model.js'
 
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
@@ -218,6 +219,20 @@ export const PlantEvent = Type.Object(
   },
 )
 
+export const TestEvent = Type.Object(
+  {
+    type: Type.Literal(TEST_EVENT_TYPE),
+    timestamp: Timestamp,
+    data: Type.Object({ webhookId: WebhookId }),
+  },
+  {
+    $id: 'TestEvent',
+    title: 'TestEvent',
+    description:
+      'The message POST /webhooks/{id}/test sends to that subscription alone, signed like every other.',
+  },
+)
+
 export const sharedSchemas = [
   NewPlant,
   Plant,
@@ -232,6 +247,7 @@ export const sharedSchemas = [
   ReplayRequest,
   ReplayResult,
   PlantEvent,
+  TestEvent,
 ]
 
 type SharedName =
@@ -248,6 +264,7 @@ type SharedName =
   | 'ReplayRequest'
   | 'ReplayResult'
   | 'PlantEvent'
+  | 'TestEvent'
 
 /** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
 export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -91,6 +91,11 @@ export class ContractChecker {
     }
   }
 
+  /** Whether a value matches one of the document's schemas, named by its reference. */
+  matches(ref: string, value: unknown): boolean {
+    return this.ajv.validate({ $ref: ref }, value)
+  }
+
   /** Throws when the response is not one the document promises. */
   check(
     method: string,
