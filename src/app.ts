@@ -31,6 +31,7 @@ import { openApi } from './http/openapi.js'
 import { installRateLimit, type Limiter } from './http/rate-limit.js'
 import { recordRequestMetrics, requestRecorder } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
+import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
@@ -248,6 +249,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   })
 
+  recognizeEveryMethod(app)
   app.setValidatorCompiler(validatorCompiler)
   const failures = new FailureLog()
   installErrorHandling(app, failures)

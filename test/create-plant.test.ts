@@ -234,10 +234,10 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect(errorOf(res).error).toBe(errors.ROUTE_NOT_FOUND.code)
   })
 
-  it.each(['DELETE', 'OPTIONS', 'TRACE'] as const)(
+  it.each(['DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'PURGE', 'M-SEARCH'] as const)(
     'answers 405 with Allow for %s /plants, before authentication',
     async (method) => {
-      // light-my-request's method type leaves TRACE out; Node and Fastify take it.
+      // light-my-request's method type leaves TRACE and the extension methods out; Node takes them.
       const res = await t.app.inject({ method: method as 'DELETE', url: '/plants' })
       expect(res.statusCode).toBe(405)
       expect(res.headers.allow).toBe('GET, HEAD, POST')
@@ -269,6 +269,15 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       expect(wrong.headers.allow).toBe(allow)
       expect(errorOf(wrong).error).toBe(errors.METHOD_NOT_ALLOWED.code)
     }
+  })
+
+  it('answers an extension method on a known path 405, and on an unknown path 404', async () => {
+    const known = await t.app.inject({ method: 'LOCK' as 'GET', url: '/plants/1' })
+    expect(known.statusCode).toBe(405)
+    expect(known.headers.allow).toBe('GET, HEAD, PUT, PATCH, DELETE')
+    const unknown = await t.app.inject({ method: 'LOCK' as 'GET', url: '/nowhere' })
+    expect(unknown.statusCode).toBe(404)
+    expect(errorOf(unknown).error).toBe(errors.ROUTE_NOT_FOUND.code)
   })
 
   it.each([

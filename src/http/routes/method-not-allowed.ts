@@ -1,7 +1,16 @@
+import { METHODS as NODE_METHODS } from 'node:http'
 import type { FastifyInstance, FastifySchema, HTTPMethods } from 'fastify'
 import { AppError, errors } from '../../errors.js'
 
-const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'QUERY']
+// Every method Node's parser lets through (PROPFIND, PURGE, M-SEARCH…), not only those Fastify knows:
+// on a known path each is a wrong method, not a wrong path. CONNECT never reaches a route (app.ts),
+// and OPTIONS is added below unless CORS answers it.
+const METHODS = NODE_METHODS.filter((m) => m !== 'CONNECT' && m !== 'OPTIONS') as HTTPMethods[]
+
+/** Lets routes be declared for the methods Fastify does not know by default; call before any route. */
+export function recognizeEveryMethod(app: FastifyInstance): void {
+  for (const method of METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method)
+}
 
 /**
  * Answers the methods a path does not support with 405 and an `Allow` header, instead of a 404 that
