@@ -116,6 +116,12 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect(errorOf(res).error).toBe(errors.QUERY_INVALID.code)
     })
 
+    it.each(['tag=', `tag=${'t'.repeat(101)}`])('says what is wrong with %s', async (query) => {
+      expect(errorOf(await call('GET', `/plants?${query}`)).message).toBe(
+        'The query parameter tag must be 1 to 100 characters long.',
+      )
+    })
+
     it('decodes the query: a tag spelled with escapes and + matches its text', async () => {
       const res = await call('GET', '/plants?tag=%65%64g%65&limit=1')
       expect(res.statusCode).toBe(200)

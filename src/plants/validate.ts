@@ -53,7 +53,12 @@ function checkText(
       `The ${field} must not contain control characters or lone surrogates.`,
     )
   }
-  if (length < 1 || length > max) throw new AppError(lengthError)
+  if (length < 1 || length > max) {
+    // A body field's entry names it already; the query's shared entry names no parameter.
+    const message =
+      lengthError === errors.QUERY_INVALID ? `The ${field} must be 1 to ${max} characters long.` : undefined
+    throw new AppError(lengthError, message)
+  }
 }
 
 export function requireBody(body: unknown): Record<string, unknown> {
