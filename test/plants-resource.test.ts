@@ -256,18 +256,22 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
 
     it('takes application/merge-patch+json only for PATCH', async () => {
       const headers = { 'content-type': 'application/merge-patch+json' }
-      expect((await call('PUT', '/plants/300', { body: '{"name":"x"}', headers })).statusCode).toBe(415)
+      const put = await call('PUT', '/plants/300', { body: '{"name":"x"}', headers })
+      expect(put.statusCode).toBe(415)
+      // Accept-Patch lists what a PATCH takes; on another method it would not mean anything.
+      expect(put.headers['accept-patch']).toBeUndefined()
       const post = await postPlant(t.app, token, '{"id": 390, "name": "x"}', headers)
       expect(post.statusCode).toBe(415)
       expect(errorOf(post).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
     })
 
-    it('answers 415 for a body that is not JSON', async () => {
-      const res = await call('PATCH', '/plants/300', {
-        body: 'tag=x',
-        headers: { 'content-type': 'text/plain' },
-      })
+    it.each([
+      ['a body that is not JSON', 'text/plain'],
+      ['JSON in another charset', 'application/json; charset=utf-16'],
+    ])('answers 415 for %s, with the patch formats it takes in Accept-Patch', async (_what, type) => {
+      const res = await call('PATCH', '/plants/300', { body: 'tag=x', headers: { 'content-type': type } })
       expect(res.statusCode).toBe(415)
+      expect(res.headers['accept-patch']).toBe('application/merge-patch+json, application/json')
     })
 
     it('answers 404 for a plant that does not exist', async () => {

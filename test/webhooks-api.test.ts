@@ -175,6 +175,14 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
     }
     expect((await send('PATCH', `/webhooks/${id}`, { description: 'merged' })).statusCode).toBe(200)
+    const text = await t.app.inject({
+      method: 'PATCH',
+      url: `/webhooks/${id}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+      payload: 'description=x',
+    })
+    expect(text.statusCode).toBe(415)
+    expect(text.headers['accept-patch']).toBe('application/merge-patch+json, application/json')
   })
 
   it('needs the webhooks:manage scope', async () => {

@@ -1268,6 +1268,8 @@ export interface operations {
             /** @description Unsupported media type (error codes: 41501) */
             415: {
                 headers: {
+                    /** @description The patch formats the operation takes: application/merge-patch+json, application/json */
+                    "Accept-Patch"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1834,6 +1836,8 @@ export interface operations {
             /** @description Unsupported media type (error codes: 41501) */
             415: {
                 headers: {
+                    /** @description The patch formats the operation takes: application/merge-patch+json, application/json */
+                    "Accept-Patch"?: string;
                     [name: string]: unknown;
                 };
                 content: {

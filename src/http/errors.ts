@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isSqliteUnavailable, StoreUnavailableError } from '../store/errors.js'
 import type { FailureLog } from './failure-log.js'
+import { PATCH_MEDIA_TYPES } from './schemas.js'
 
 export function errorBody(
   entry: CatalogEntry,
@@ -116,6 +117,10 @@ export function installErrorHandling(app: FastifyInstance, failures: FailureLog)
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const failure = classify(error)
     failures.write(request.log, error, failure)
+    if (failure.entry === errors.UNSUPPORTED_MEDIA_TYPE && request.method === 'PATCH') {
+      // RFC 5789 §2.2: a patch in a format the resource does not take names the ones it does.
+      reply.header('accept-patch', PATCH_MEDIA_TYPES.join(', '))
+    }
     return sendError(reply, failure.entry, failure.message, failure.headers)
   })
   app.setNotFoundHandler((request) => {

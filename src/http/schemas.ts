@@ -331,6 +331,22 @@ export function errorResponses(...answers: Array<number | CatalogEntry>): Record
   return responses
 }
 
+/** What a PATCH takes: a JSON merge patch (RFC 7386), or the same document labelled plain JSON. */
+export const PATCH_MEDIA_TYPES = ['application/merge-patch+json', 'application/json']
+
+/** A PATCH's error responses: its 415 also names the formats it takes (Accept-Patch, RFC 5789 §2.2). */
+export function patchErrorResponses(...answers: Array<number | CatalogEntry>): Record<number, unknown> {
+  const responses = errorResponses(...answers)
+  const unsupported = responses[415] as Record<string, unknown> | undefined
+  if (unsupported) {
+    const headers = {
+      'Accept-Patch': text(`The patch formats the operation takes: ${PATCH_MEDIA_TYPES.join(', ')}`),
+    }
+    responses[415] = { ...unsupported, headers }
+  }
+  return responses
+}
+
 /** What any operation that reads a JSON body can answer about the body as a whole. */
 export const BODY_ERRORS = [
   errors.BAD_REQUEST,

@@ -28,7 +28,15 @@ import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
 import { plainJsonOnly } from '../json-body.js'
 import { nextPageLink } from '../next-link.js'
-import { BODY_ERRORS, errorResponses, PlantId, ref, TEXT_PATTERN } from '../schemas.js'
+import {
+  BODY_ERRORS,
+  errorResponses,
+  PATCH_MEDIA_TYPES,
+  PlantId,
+  patchErrorResponses,
+  ref,
+  TEXT_PATTERN,
+} from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -297,11 +305,11 @@ export async function plantRoutes(
         tags: ['plants'],
         params: PlantIdParams,
         headers: Type.Object(IF_MATCH),
-        consumes: ['application/merge-patch+json', 'application/json'],
+        consumes: PATCH_MEDIA_TYPES,
         body: checkedBy(ref('PlantPatch'), validateMergePatch),
         response: {
           200: ref('StoredPlant', { description: 'The plant as changed', headers: { ETag } }),
-          ...errorResponses(...CHANGE_ERRORS),
+          ...patchErrorResponses(...CHANGE_ERRORS),
         },
       },
     },

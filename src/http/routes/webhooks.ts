@@ -30,7 +30,15 @@ import {
 } from '../../webhooks/validate.js'
 import { plainJsonOnly } from '../json-body.js'
 import { nextLink } from '../next-link.js'
-import { BODY_ERRORS, DeliveryId, errorResponses, ref, WebhookId } from '../schemas.js'
+import {
+  BODY_ERRORS,
+  DeliveryId,
+  errorResponses,
+  PATCH_MEDIA_TYPES,
+  patchErrorResponses,
+  ref,
+  WebhookId,
+} from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
@@ -198,11 +206,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         tags,
         params: Params,
         // Like a plant's PATCH, a merge patch (null removes the description) in either media type.
-        consumes: ['application/merge-patch+json', 'application/json'],
+        consumes: PATCH_MEDIA_TYPES,
         body: UpdateBody,
         response: {
           200: ref('Webhook', { description: 'The subscription as changed' }),
-          ...errorResponses(
+          ...patchErrorResponses(
             ...SUBSCRIPTION_BODY_ERRORS,
             errors.WEBHOOK_DISABLED_INVALID,
             errors.WEBHOOK_UPDATE_EMPTY,
