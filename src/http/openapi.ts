@@ -39,7 +39,8 @@ answer carries \`Cache-Control: no-store\`, and while the operator sets a rate l
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
 Before any operation is chosen, an unknown path answers 404 (40401), a wrong method 405 (40501) with
 \`Allow\`, a request that is not readable HTTP 400, 408, 414 or 431, and an \`Expect\` other than
-\`100-continue\` 417.
+\`100-continue\` 417. A request that reaches a process while it shuts down answers 503 (50301) with
+\`Retry-After\` and closes its connection, whatever the operation.
 
 Every failure answers \`{"error": <code>, "message": "…"}\` with a stable code from this catalog
 (also in \`x-error-codes\`):
