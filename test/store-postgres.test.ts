@@ -82,6 +82,39 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(1)
   })
 
+  it('never deadlocks two instances creating the same ids in opposite orders', async () => {
+    const { url, store } = await fresh()
+    const other = await another(url)
+    const record = (tokenId: string, id: bigint) => ({
+      idempotency: {
+        tokenId,
+        key: `k${id}`,
+        fingerprint: 'f',
+        status: 200,
+        body: '{}',
+        expiresAt: new Date(Date.now() + 60_000),
+      },
+    })
+    for (const round of [0n, 1n, 2n]) {
+      const ids = Array.from({ length: 100 }, (_, i) => round * 1000n + BigInt(i))
+      // Plain batches, batches that carry Idempotency-Key records, and an import, each against an
+      // instance that takes the same rows the other way round.
+      const down = [...ids].reverse()
+      // A deadlock would reject a whole batch: every create and the import must settle.
+      const [up, keyed, imported] = await Promise.all([
+        Promise.all(ids.map((id) => store.plants.create({ id, name: 'up' }))),
+        Promise.all(down.map((id) => other.plants.create({ id, name: 'down' }, record('t', id)))),
+        other.plants.importBatch(down.map((id) => ({ plant: { id, name: 'imported' } }))),
+      ])
+      ids.forEach((_, i) => {
+        const j = ids.length - 1 - i
+        const made = [up[i], keyed[j], imported[j]].filter((o) => o === 'created')
+        expect(made).toHaveLength(1)
+      })
+    }
+    expect(await store.plants.list({ limit: 1000 })).toHaveLength(300)
+  })
+
   it('writes a plant.created event with the plant, none for a duplicate, in seq order', async () => {
     const { store } = await fresh()
     await createPlant(store.plants, { id: 9223372036854775807n, name: 'big', tag: 't' })

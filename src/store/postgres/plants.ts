@@ -49,6 +49,22 @@ function toPlant(row: PlantRow): Plant {
 }
 
 /**
+ * The positions of `items` in ascending plant id (arrival order among equal ids). Every transaction
+ * that inserts several plants takes their rows in this order: two that share ids (retries on one
+ * instance, the same creates on another, an import) then wait for each other, where taking them in
+ * arrival order let each hold a row the other wanted, and PostgreSQL failed one batch as deadlocked.
+ */
+function inIdOrder(items: readonly { plant: NewPlant }[]): number[] {
+  return items
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const x = (items[a] as { plant: NewPlant }).plant.id
+      const y = (items[b] as { plant: NewPlant }).plant.id
+      return x < y ? -1 : x > y ? 1 : a - b
+    })
+}
+
+/**
  * Plants in PostgreSQL with group commit: creates that arrive while earlier batches are in flight
  * are queued and written together, one transaction and one WAL flush per batch, and each request is
  * answered only after its batch committed. `INSERT … ON CONFLICT DO NOTHING` makes a duplicate (also
@@ -72,8 +88,9 @@ export class PostgresPlantStore implements PlantStore {
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
     return inTransaction(this.pool, async (client) => {
       const outcomes: ImportOutcome[] = []
-      const events: OutboxEvent[] = []
-      for (const { plant, event } of items) {
+      const events: Array<OutboxEvent | undefined> = []
+      for (const i of inIdOrder(items)) {
+        const { plant, event } = items[i] as ImportItem
         const tag = plant.tag ?? null
         const inserted = await client.query(
           `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
@@ -85,13 +102,13 @@ export class PostgresPlantStore implements PlantStore {
             plant.id.toString(),
           ])
           const row = existing.rows[0]
-          outcomes.push(row && row.name === plant.name && row.tag === tag ? 'unchanged' : 'conflict')
+          outcomes[i] = row && row.name === plant.name && row.tag === tag ? 'unchanged' : 'conflict'
           continue
         }
-        if (event) events.push(event)
-        outcomes.push('created')
+        events[i] = event
+        outcomes[i] = 'created'
       }
-      await writeEvents(client, events)
+      await writeEvents(client, inArrivalOrder(events))
       return outcomes
     })
   }
@@ -252,11 +269,12 @@ export class PostgresPlantStore implements PlantStore {
       if (!first.has(key)) first.set(key, item)
     }
     const rows = [...first.values()]
+    // Rows are inserted in id order, as every batch takes them (see inIdOrder).
     const inserted = await client.query<{ id: string }>(
       `INSERT INTO plants (id, name, tag, created_at, updated_at)
        SELECT id, name, tag, now(), now()
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, ord)
-       ORDER BY ord
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, name, tag)
+       ORDER BY id
        ON CONFLICT (id) DO NOTHING
        RETURNING id::text AS id`,
       [
@@ -278,22 +296,23 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /**
-   * The batch one create at a time, in arrival order, for batches that carry Idempotency-Key records:
-   * a create whose key is held by an unexpired record (also one committed by another instance) is
-   * undone and resolves to 'key-taken', writing nothing.
+   * The batch one create at a time, in id order (see inIdOrder), for batches that carry
+   * Idempotency-Key records: a create whose key is held by an unexpired record (also one committed by
+   * another instance) is undone and resolves to 'key-taken', writing nothing.
    */
   private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
     const outcomes: CreateOutcome[] = []
-    const events: OutboxEvent[] = []
+    const events: Array<OutboxEvent | undefined> = []
     const now = new Date()
-    for (const { plant, extras } of batch) {
+    for (const i of inIdOrder(batch)) {
+      const { plant, extras } = batch[i] as PendingCreate
       const inserted = await client.query(
         `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
          ON CONFLICT (id) DO NOTHING`,
         [plant.id.toString(), plant.name, plant.tag ?? null],
       )
       if (inserted.rowCount === 0) {
-        outcomes.push('exists')
+        outcomes[i] = 'exists'
         continue
       }
       const record = extras?.idempotency
@@ -309,16 +328,21 @@ export class PostgresPlantStore implements PlantStore {
         )
         if (stored.rowCount === 0) {
           await client.query('DELETE FROM plants WHERE id = $1', [plant.id.toString()])
-          outcomes.push('key-taken')
+          outcomes[i] = 'key-taken'
           continue
         }
       }
-      if (extras?.event) events.push(extras.event)
-      outcomes.push('created')
+      events[i] = extras?.event
+      outcomes[i] = 'created'
     }
-    await writeEvents(client, events)
+    await writeEvents(client, inArrivalOrder(events))
     return outcomes
   }
+}
+
+/** The events of the rows written, in the order their requests (or lines) came. */
+function inArrivalOrder(events: Array<OutboxEvent | undefined>): OutboxEvent[] {
+  return events.filter((event): event is OutboxEvent => event !== undefined)
 }
 
 /**
