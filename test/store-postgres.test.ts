@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
-import { admin } from './helpers/postgres.js'
+import { admin, whileLocked } from './helpers/postgres.js'
 import { postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 
@@ -138,6 +139,33 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(list.length).toBeGreaterThan(0)
     expect(new Set(list).size).toBe(list.length)
     expect(await stores[4]?.plants.create({ id: 1n, name: 'works' })).toBe('created')
+  })
+
+  it('waits for migrations that take longer than the database timeout, its own or another instance’s', async () => {
+    const { url } = await fresh()
+    // Another instance migrating: it holds the migration lock for longer than one query may take.
+    await admin(url, (c) => c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'))
+    const holding = admin(url, (c) =>
+      c.query(
+        `SELECT pg_advisory_lock(${0x706c_616e}, 1), pg_sleep(2.5), pg_advisory_unlock(${0x706c_616e}, 1)`,
+      ),
+    )
+    await sleep(300)
+    open.push(await openPostgres({ url, timeoutMs: 1000 }))
+    await holding
+    // A migration statement of its own that runs long (here an index build waiting for a writer).
+    await admin(url, (c) =>
+      c.query('DROP INDEX webhook_deliveries_by_event; DELETE FROM schema_migrations WHERE version = 6'),
+    )
+    const migrated = whileLocked(url, 'webhook_deliveries', async () => {
+      await sleep(2500)
+    })
+    open.push(await openPostgres({ url, timeoutMs: 1000 }))
+    await migrated
+    const index = await admin(url, (c) =>
+      c.query("SELECT 1 FROM pg_indexes WHERE indexname = 'webhook_deliveries_by_event'"),
+    )
+    expect(index.rowCount).toBe(1)
   })
 
   it('moves every instance’s revocation epoch when one revokes (NOTIFY)', async () => {

@@ -5,7 +5,7 @@ import { PostgresEventStore } from './events.js'
 import { PostgresIdempotencyStore } from './idempotency.js'
 import { PostgresLeaseStore } from './leases.js'
 import { PostgresMaintenanceStore } from './maintenance.js'
-import { migrate } from './migrate.js'
+import { migrateDatabase } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
 import { RevocationWatch } from './revocation.js'
 import { PostgresTokenStore } from './tokens.js'
@@ -97,7 +97,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
     pollIntervalMs: options.revocationPollMs ?? DEFAULT_REVOCATION_POLL_MS,
   })
   try {
-    await guarded(() => migrate(pool))
+    await guarded(() => migrateDatabase(connection))
     await guarded(() => watch.start())
   } catch (error) {
     await watch.close()

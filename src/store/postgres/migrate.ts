@@ -1,4 +1,4 @@
-import type { Pool } from 'pg'
+import pg, { type ClientBase, type ClientConfig } from 'pg'
 import { type Migration, readMigrations } from '../migration-files.js'
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
@@ -11,42 +11,53 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 }
 
 /**
- * Applies the migrations the database lacks in one transaction under an advisory lock. Instances that
- * start together queue on the lock; each later one then finds every version recorded and does
- * nothing, so N instances on an empty database end with one schema and no error.
+ * Applies the migrations the database lacks in one transaction under an advisory lock, on a
+ * connection of its own (`client`). Instances that start together queue on the lock; each later one
+ * then finds every version recorded and does nothing, so N instances on an empty database end with
+ * one schema and no error.
  */
-export async function migrate(pool: Pool, migrations: Migration[] = loadMigrations()): Promise<Migration[]> {
-  const client = await pool.connect()
-  let broken: Error | undefined
+export async function migrate(
+  client: ClientBase,
+  migrations: Migration[] = loadMigrations(),
+): Promise<Migration[]> {
+  await client.query('BEGIN')
   try {
-    await client.query('BEGIN')
-    try {
-      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...MIGRATION_LOCK])
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`)
-      const done = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
-      const applied = new Set(done.rows.map((r) => r.version))
-      const pending = migrations.filter((m) => !applied.has(m.version))
-      for (const m of pending) {
-        await client.query(m.sql)
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-          m.version,
-          m.name,
-        ])
-      }
-      await client.query('COMMIT')
-      return pending
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
+    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...MIGRATION_LOCK])
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`)
+    const done = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const applied = new Set(done.rows.map((r) => r.version))
+    const pending = migrations.filter((m) => !applied.has(m.version))
+    for (const m of pending) {
+      await client.query(m.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
     }
+    await client.query('COMMIT')
+    return pending
   } catch (error) {
-    broken = error as Error
+    await client.query('ROLLBACK').catch(() => {})
     throw error
+  }
+}
+
+/**
+ * Migrates on a connection opened for it without the per-query timeouts of `connection`: a migration
+ * may rightly take longer than any request should (an index built over a large table, a lock it waits
+ * for), and so may waiting on the lock for another instance's. Under those timeouts the first was
+ * cancelled on every start, and the second failed as "unreachable". Only connecting stays bounded.
+ */
+export async function migrateDatabase(connection: ClientConfig): Promise<Migration[]> {
+  const { query_timeout: _query, statement_timeout: _statement, ...untimed } = connection
+  const client = new pg.Client(untimed)
+  // A broken connection also fails the query under way, which reports it.
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    return await migrate(client)
   } finally {
-    client.release(broken)
+    await client.end().catch(() => {})
   }
 }
