@@ -165,10 +165,19 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     )
   })
 
-  it('retries an unreachable database at start, then serves once it is back', async () => {
+  it.each([
+    ['one process', []],
+    ['--workers 2', ['--workers', '2']],
+  ])('retries an unreachable database at start, then serves once it is back (%s)', async (_, extra) => {
     const { url, token, proxy } = await setUp()
     await proxy.down()
-    const starting = startServer(['--database-url', proxy.route(url), '--database-startup-timeout', '20s'])
+    const starting = startServer([
+      '--database-url',
+      proxy.route(url),
+      '--database-startup-timeout',
+      '20s',
+      ...extra,
+    ])
     await sleep(1500)
     await proxy.up()
     const server = await starting

@@ -11,7 +11,7 @@ import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
 import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
 import { scheduleRetention } from '../retention.js'
-import { openStore, openStoreRetrying } from '../store/open.js'
+import { openStoreRetrying } from '../store/open.js'
 import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
@@ -29,8 +29,9 @@ import { listenPort, runPrimary } from './cluster.js'
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
   if (config.workers > 1 && cluster.isPrimary) {
-    // Migrations and the bootstrap token happen once, before any worker opens the database.
-    const store = await openStore(config.database)
+    // Migrations and the bootstrap token happen once, before any worker opens the database, which
+    // may still be starting as the workers' would be: retried alike.
+    const store = await openStoreForServing(config, logger)
     try {
       await bootstrapToken(config, store, logger)
     } finally {
@@ -43,15 +44,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   // A worker answers the primary's requests for its series from the start; its GET /metrics serves
   // every worker's, gathered by the primary.
   const scrapeMetrics = cluster.isWorker ? joinClusterMetrics(metrics.registry) : undefined
-  const opened = await openStoreRetrying(
-    config.database,
-    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
-    {
-      timeoutMs: config.databaseStartupTimeoutMs,
-      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
-    },
-  )
-  const store = timeStore(opened, metrics)
+  const store = timeStore(await openStoreForServing(config, logger), metrics)
   const verified = {
     hit: bindCounter(metrics.tokenVerifications, { cache: 'hit' }),
     miss: bindCounter(metrics.tokenVerifications, { cache: 'miss' }),
@@ -155,6 +148,18 @@ export async function serve(config: ServeConfig): Promise<void> {
   dispatcher = startDispatcher(store, config, logger)
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
+}
+
+/** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */
+function openStoreForServing(config: ServeConfig, logger: Logger): Promise<Store> {
+  return openStoreRetrying(
+    config.database,
+    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
+    {
+      timeoutMs: config.databaseStartupTimeoutMs,
+      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
+    },
+  )
 }
 
 /**
