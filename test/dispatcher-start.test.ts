@@ -14,6 +14,8 @@ const POLL_MS = 10
 
 const settings: DispatchSettings = {
   database: { kind: 'sqlite', path: ':memory:' },
+  databasePoolSize: 10,
+  databaseTimeoutMs: 5000,
   logLevel: 'warn',
   webhookAllowPrivateUrls: false,
   webhookRetryScheduleMs: [1000],

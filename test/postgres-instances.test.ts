@@ -135,3 +135,32 @@ describe.skipIf(!postgresKind)('several serve processes on one PostgreSQL databa
     expect(reused.status).toBe(422)
   })
 })
+
+describe.skipIf(!postgresKind)('the connections one serve process opens to PostgreSQL', () => {
+  let server: RunningServer | undefined
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it('stays within --database-pool-size plus three, with one revocation listener', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const token = await newToken(url)
+    server = await startServer(['--database-url', url, '--database-pool-size', '2', '--rate-limit', 'off'])
+    const running = server
+    // On PostgreSQL the first create starts the webhook dispatcher thread; a burst keeps every pool busy.
+    expect((await post(running, token, '{"id": 1, "name": "first"}')).status).toBe(200)
+    await vi.waitFor(() => expect(running.output()).toContain('webhook dispatcher lease acquired'), {
+      timeout: 10_000,
+    })
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(running, token, `{"id": ${i + 2}, "name": "n"}`)),
+    )
+    const sessions = await admin(url, (c) =>
+      c.query<{ query: string }>(
+        "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plantstore'",
+      ),
+    )
+    expect(sessions.rows.filter((s) => s.query.startsWith('LISTEN'))).toHaveLength(1)
+    expect(sessions.rows.length).toBeLessThanOrEqual(2 + 3)
+  })
+})

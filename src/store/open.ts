@@ -36,6 +36,8 @@ export interface OpenOptions {
   poolSize?: number
   /** PostgreSQL: longest wait to connect or for one query. */
   timeoutMs?: number
+  /** PostgreSQL: false when the process verifies no tokens, so needs no revocation listener. */
+  watchRevocations?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
@@ -44,7 +46,12 @@ export async function openStore(location: DatabaseLocation, options: OpenOptions
     return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs })
   }
   const { openPostgres } = await import('./postgres/index.js')
-  return openPostgres({ url: location.url, poolSize: options.poolSize, timeoutMs: options.timeoutMs })
+  return openPostgres({
+    url: location.url,
+    poolSize: options.poolSize,
+    timeoutMs: options.timeoutMs,
+    watchRevocations: options.watchRevocations,
+  })
 }
 
 export interface RetryOptions {

@@ -25,6 +25,8 @@ export interface DispatcherThreadMessage {
 export type DispatchSettings = Pick<
   ServeConfig,
   | 'database'
+  | 'databasePoolSize'
+  | 'databaseTimeoutMs'
   | 'logLevel'
   | 'webhookAllowPrivateUrls'
   | 'webhookRetryScheduleMs'

@@ -19,6 +19,11 @@ export interface PostgresOptions {
   timeoutMs?: number
   /** How often the revocation epoch is re-read when no notification arrives. */
   revocationPollMs?: number
+  /**
+   * False for a process that verifies no tokens (the webhook dispatcher's thread): it then opens no
+   * listening connection and reads no epoch.
+   */
+  watchRevocations?: boolean
 }
 
 export const DEFAULT_POOL_SIZE = 10
@@ -98,7 +103,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
   })
   try {
     await guarded(() => migrateDatabase(connection))
-    await guarded(() => watch.start())
+    if (options.watchRevocations !== false) await guarded(() => watch.start())
   } catch (error) {
     await watch.close()
     await pool.end().catch(() => {})
