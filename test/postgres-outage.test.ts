@@ -120,12 +120,15 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     const server = await serve()
     expect((await create(server, token, 1)).status).toBe(200)
     proxy.stall()
+    const stalledAt = Date.now()
     const during = await Promise.all([
       create(server, token, 2),
       create(server, token, 3),
       create(server, token, 1),
     ])
     expect(during.map((o) => o.status)).toEqual([503, 503, 503])
+    // One --database-timeout (2 s), not one for the statement and another for its ROLLBACK.
+    expect(Date.now() - stalledAt).toBeLessThan(3500)
     expect(during.every((o) => o.error === 50301 && o.retryAfter !== null)).toBe(true)
     expect(await statusOf(server, '/readyz')).toBe(503)
     await proxy.resume()

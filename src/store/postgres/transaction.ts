@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
-import { guarded } from './errors.js'
+import { guarded, isConnectionError } from './errors.js'
 
 /**
  * Runs `work` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
@@ -17,7 +17,9 @@ export function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promi
       return result
     } catch (error) {
       failure = error as Error
-      await client.query('ROLLBACK').catch(() => {})
+      // A connection that broke or stopped answering is discarded, which ends its transaction on the
+      // server: a ROLLBACK sent on it would only wait out the query timeout a second time.
+      if (!isConnectionError(error)) await client.query('ROLLBACK').catch(() => {})
       throw error
     } finally {
       client.release(failure)
