@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { errors } from '../src/errors.js'
 import { plantEvent } from '../src/plants/events.js'
-import type { IdempotencyRecord, Store } from '../src/store/types.js'
+import type { Plant } from '../src/plants/model.js'
+import { changePlant, deletePlant, readPlant } from '../src/plants/service.js'
+import type { IdempotencyRecord, PlantStore, Store } from '../src/store/types.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 describe.each(storeKinds)('plant store on $name', (kind) => {
@@ -20,6 +23,7 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
   })
   const later = () => new Date(Date.now() + 60_000)
   const types = async () => (await store.events.listSince(0, 100)).map((e) => e.type)
+  const atVersion = (expected: number) => (_plant: Plant, version: number) => version === expected
 
   it('lists in id order from after, with a limit and a tag, over the whole int64 range', async () => {
     const ids = [-9223372036854775808n, -1n, 0n, 5n, 9007199254740993n, 9223372036854775807n]
@@ -94,20 +98,61 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
       plant: { id: 1n, name: 'a', tag: 't' },
       version: 1,
     })
-    expect(await store.plants.update(1n, {}, { event, expectedVersion: 1 })).toMatchObject({ version: 1 })
+    expect(await store.plants.update(1n, {}, { event, precondition: atVersion(1) })).toMatchObject({
+      version: 1,
+    })
     expect(await types()).toEqual([])
   })
 
-  it('writes only when the expected version is the stored one', async () => {
+  it('writes only when the precondition holds of the stored plant and version', async () => {
     await store.plants.create({ id: 1n, name: 'a' })
-    expect(await store.plants.update(1n, { name: 'x' }, { expectedVersion: 2 })).toEqual({
-      outcome: 'version-mismatch',
+    expect(await store.plants.update(1n, { name: 'x' }, { precondition: atVersion(2) })).toEqual({
+      outcome: 'precondition-failed',
     })
-    expect(await store.plants.remove(1n, { expectedVersion: 2 })).toEqual({ outcome: 'version-mismatch' })
+    expect(await store.plants.remove(1n, { precondition: atVersion(2) })).toEqual({
+      outcome: 'precondition-failed',
+    })
     expect((await store.plants.read(1n))?.plant.name).toBe('a')
-    expect((await store.plants.update(1n, { name: 'x' }, { expectedVersion: 1 })).outcome).toBe('done')
+    expect((await store.plants.update(1n, { name: 'x' }, { precondition: atVersion(1) })).outcome).toBe(
+      'done',
+    )
     expect(await store.plants.update(9n, { name: 'x' })).toEqual({ outcome: 'missing' })
     expect(await store.plants.remove(9n)).toEqual({ outcome: 'missing' })
+
+    // Deleted and created again, the plant is at version 1 once more: the condition sees its content.
+    await store.plants.remove(1n)
+    await store.plants.create({ id: 1n, name: 'b' })
+    const wasA = (plant: Plant, version: number) => version === 1 && plant.name === 'a'
+    expect(await store.plants.update(1n, { name: 'y' }, { precondition: wasA })).toEqual({
+      outcome: 'precondition-failed',
+    })
+    expect(await store.plants.remove(1n, { precondition: wasA })).toEqual({ outcome: 'precondition-failed' })
+    expect((await store.plants.read(1n))?.plant.name).toBe('b')
+  })
+
+  it('refuses an If-Match for a plant deleted and created again just before the write (412)', async () => {
+    await store.plants.create({ id: 1n, name: 'a' })
+    const { etag } = await readPlant(store.plants, 1n)
+    // Another client deletes the plant and creates a different one under its id, right before the
+    // write: the new plant is at version 1 too.
+    const racing: PlantStore = Object.create(store.plants)
+    const recreate = async () => {
+      await store.plants.remove(1n)
+      await store.plants.create({ id: 1n, name: 'b' })
+    }
+    racing.update = async (...args) => {
+      await recreate()
+      return store.plants.update(...args)
+    }
+    racing.remove = async (...args) => {
+      await recreate()
+      return store.plants.remove(...args)
+    }
+    await expect(changePlant(racing, 1n, { name: 'c' }, [etag])).rejects.toMatchObject({
+      entry: errors.PRECONDITION_FAILED,
+    })
+    await expect(deletePlant(racing, 1n, [etag])).rejects.toMatchObject({ entry: errors.PRECONDITION_FAILED })
+    expect((await store.plants.read(1n))?.plant.name).toBe('b')
   })
 
   it('removes a plant and answers it as it was', async () => {
@@ -127,7 +172,7 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     )
     const updated = (plant: { id: bigint; name: string }) => plantEvent('plant.updated', plant)
     await store.plants.update(7n, { tag: 'x' }, { event: updated })
-    await store.plants.update(7n, { tag: 'y' }, { event: updated, expectedVersion: 1 })
+    await store.plants.update(7n, { tag: 'y' }, { event: updated, precondition: atVersion(1) })
     await store.plants.update(8n, { tag: 'y' }, { event: updated })
     await store.plants.remove(7n, { event: (plant) => plantEvent('plant.deleted', plant) })
     expect(await types()).toEqual(['plant.created', 'plant.updated', 'plant.deleted'])

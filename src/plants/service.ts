@@ -1,5 +1,5 @@
 import { AppError, errors } from '../errors.js'
-import type { JsonPage, PlantChange, PlantStore, WriteResult } from '../store/types.js'
+import type { JsonPage, PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
 import { etagOf, etagOfJson, matchesStrong } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
@@ -54,26 +54,18 @@ export function listPlantsJson(store: PlantStore, query: PlantListQuery): Promis
 export type Precondition = '*' | string[] | undefined
 
 /**
- * With If-Match, the stored plant's ETag is checked first, then the write is made conditional on
- * the version that ETag named, so a change that lands between the two still fails with 412.
+ * With If-Match, the write's condition: the stored plant's ETag is one of the tags. The store asks it
+ * of the row its write holds, so a change, or a delete and a re-create under the same id (whose
+ * version starts at 1 again), that lands meanwhile still fails with 412.
  */
-async function expectedVersion(
-  store: PlantStore,
-  id: bigint,
-  ifMatch: Precondition,
-): Promise<number | undefined> {
+function ifMatchHolds(ifMatch: Precondition): WriteOptions['precondition'] {
   if (ifMatch === undefined) return undefined
-  const current = await store.read(id)
-  if (!current) throw notFound(id)
-  if (!matchesStrong(ifMatch, etagOf(current.plant, current.version))) {
-    throw new AppError(errors.PRECONDITION_FAILED)
-  }
-  return current.version
+  return (plant, version) => matchesStrong(ifMatch, etagOf(plant, version))
 }
 
 function written(id: bigint, result: WriteResult): TaggedPlant {
   if (result.outcome === 'missing') throw notFound(id)
-  if (result.outcome === 'version-mismatch') throw new AppError(errors.PRECONDITION_FAILED)
+  if (result.outcome === 'precondition-failed') throw new AppError(errors.PRECONDITION_FAILED)
   return { plant: result.plant, etag: etagOf(result.plant, result.version) }
 }
 
@@ -84,18 +76,16 @@ export async function changePlant(
   change: PlantChange,
   ifMatch: Precondition,
 ): Promise<TaggedPlant> {
-  const version = await expectedVersion(store, id, ifMatch)
   const result = await store.update(id, change, {
-    expectedVersion: version,
+    precondition: ifMatchHolds(ifMatch),
     event: (plant) => plantEvent('plant.updated', plant),
   })
   return written(id, result)
 }
 
 export async function deletePlant(store: PlantStore, id: bigint, ifMatch: Precondition): Promise<void> {
-  const version = await expectedVersion(store, id, ifMatch)
   const result = await store.remove(id, {
-    expectedVersion: version,
+    precondition: ifMatchHolds(ifMatch),
     event: (plant) => plantEvent('plant.deleted', plant),
   })
   written(id, result)

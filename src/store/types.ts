@@ -87,8 +87,12 @@ export interface PlantChange {
 }
 
 export interface WriteOptions {
-  /** Apply only when the stored version is this one (If-Match); otherwise nothing is written. */
-  expectedVersion?: number
+  /**
+   * Apply only when this holds of the stored plant and its version (If-Match); otherwise nothing is
+   * written. It is asked of the row the write holds, so no change slips between the check and the
+   * write, not even a delete and a re-create that starts the version again.
+   */
+  precondition?: (plant: Plant, version: number) => boolean
   /**
    * Builds the outbox event from the plant as the write leaves it (for a delete, as it was); the
    * event is stored in the write's own transaction.
@@ -99,7 +103,7 @@ export interface WriteOptions {
 export type WriteResult =
   | { outcome: 'done'; plant: Plant; version: number }
   | { outcome: 'missing' }
-  | { outcome: 'version-mismatch' }
+  | { outcome: 'precondition-failed' }
 
 export interface PlantStore {
   /**
@@ -125,7 +129,7 @@ export interface PlantStore {
   listJson(query: ListQuery): Promise<JsonPage>
   /**
    * Applies the change, bumps the version and writes the event, atomically with the check of
-   * `expectedVersion`. A change that leaves name and tag as they were writes nothing: the result
+   * `precondition`. A change that leaves name and tag as they were writes nothing: the result
    * carries the current plant and its unchanged version.
    */
   update(id: bigint, change: PlantChange, options?: WriteOptions): Promise<WriteResult>

@@ -226,8 +226,8 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /**
-   * Check version, write, record the event: one transaction holding the row lock (FOR UPDATE), so no
-   * change from any instance slips between the check and the write.
+   * Check the precondition, write, record the event: one transaction holding the row lock (FOR
+   * UPDATE), so no change from any instance slips between the check and the write.
    */
   private async writeOne(
     id: bigint,
@@ -242,10 +242,10 @@ export class PostgresPlantStore implements PlantStore {
       )
       const row = found.rows[0]
       if (!row) return { outcome: 'missing' }
-      if (options.expectedVersion !== undefined && options.expectedVersion !== row.version) {
-        return { outcome: 'version-mismatch' }
-      }
       const current = toPlant(row)
+      if (options.precondition && !options.precondition(current, row.version)) {
+        return { outcome: 'precondition-failed' }
+      }
       const plant = await apply(client, current)
       // A change that changes nothing keeps the version (and so the ETag) and emits no event.
       if (plant === undefined) return { outcome: 'done', plant: current, version: row.version }

@@ -228,7 +228,7 @@ export class SqlitePlantStore implements PlantStore {
     }
   }
 
-  /** Check version, write, record the event: one IMMEDIATE transaction, so no change slips between. */
+  /** Check the precondition, write, record the event: one IMMEDIATE transaction, so no change slips between. */
   private writeOne(
     id: bigint,
     options: WriteOptions,
@@ -238,10 +238,10 @@ export class SqlitePlantStore implements PlantStore {
       const row = this.selectVersioned.get(id) as VersionedRow | undefined
       if (!row) return { outcome: 'missing' }
       const version = Number(row.version)
-      if (options.expectedVersion !== undefined && options.expectedVersion !== version) {
-        return { outcome: 'version-mismatch' }
-      }
       const current = toPlant(row)
+      if (options.precondition && !options.precondition(current, version)) {
+        return { outcome: 'precondition-failed' }
+      }
       const plant = apply(current)
       // A change that changes nothing keeps the version (and so the ETag) and emits no event.
       if (plant === undefined) return { outcome: 'done', plant: current, version }
