@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { PoolClient } from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
+import { inTransaction } from '../src/store/postgres/transaction.js'
 import { admin, whileLocked } from './helpers/postgres.js'
 import { postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
@@ -115,6 +117,50 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     }
     expect(await store.plants.list({ limit: 1000 })).toHaveLength(300)
   })
+
+  it('runs a transaction PostgreSQL aborted as deadlocked again, and fails it after three tries', async () => {
+    const { url, store } = await fresh()
+    await store.pool.query(
+      "INSERT INTO plants (id, name, created_at, updated_at) VALUES (1, 'a', now(), now()), (2, 'b', now(), now())",
+    )
+    // Another session holds row 2; the transaction holds row 1 and waits for row 2 first, then the
+    // other session waits for row 1. The transaction waited longer, so PostgreSQL aborts it (40P01).
+    const crossing = async (client: PoolClient) => {
+      await admin(url, async (other) => {
+        await other.query('BEGIN')
+        await other.query("UPDATE plants SET name = 'other' WHERE id = 2")
+        await client.query("UPDATE plants SET name = 'mine' WHERE id = 1")
+        const mine = client.query("UPDATE plants SET name = 'mine' WHERE id = 2")
+        await sleep(100)
+        const theirs = other.query("UPDATE plants SET name = 'other' WHERE id = 1").catch(() => {})
+        try {
+          await mine
+        } finally {
+          await theirs
+          await other.query('ROLLBACK')
+        }
+      })
+    }
+    let attempts = 0
+    const result = await inTransaction(store.pool, async (client) => {
+      attempts++
+      if (attempts === 1) await crossing(client)
+      else await client.query("UPDATE plants SET name = 'mine' WHERE id IN (1, 2)")
+      return attempts
+    })
+    expect(result).toBe(2)
+    const names = await store.pool.query('SELECT name FROM plants ORDER BY id')
+    expect(names.rows.map((r) => r.name)).toEqual(['mine', 'mine'])
+
+    attempts = 0
+    await expect(
+      inTransaction(store.pool, async (client) => {
+        attempts++
+        await crossing(client)
+      }),
+    ).rejects.toMatchObject({ code: '40P01' })
+    expect(attempts).toBe(3)
+  }, 30_000)
 
   it('writes a plant.created event with the plant, none for a duplicate, in seq order', async () => {
     const { store } = await fresh()
