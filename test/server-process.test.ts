@@ -1,4 +1,4 @@
-import { renameSync } from 'node:fs'
+import { renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -319,5 +319,28 @@ describe('a SQLite database file moved away while the server has it open', () =>
     expect((await create(3)).status).toBe(200)
     expect(await server.stop()).toBe(0)
     expect(await storedPlantIds(url)).toEqual(new Set(['1', '3']))
+  })
+})
+
+describe('a SQLite write-ahead log deleted while the server has it open', () => {
+  it('refuses writes with 503 instead of acknowledging them into a log a crash would lose; a restart keeps all', async () => {
+    const path = join(tempDir(), 'p.db')
+    const { url, token } = await newDatabase({ name: 'sqlite', freshUrl: async () => `sqlite:${path}` })
+    // No periodic checkpoint: it would copy the deleted log back before the crash below.
+    const server = await start(['--database-url', url, '--wal-checkpoint-interval', 'off'])
+    expect((await create(server, token, '{"id": 1, "name": "before"}')).status).toBe(200)
+    rmSync(`${path}-wal`)
+    const refused = await create(server, token, '{"id": 2, "name": "after"}')
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(((await refused.json()) as { error: number }).error).toBe(errors.UNAVAILABLE.code)
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(503)
+    // A clean stop copies what the deleted log holds into the database.
+    expect(await server.stop()).toBe(0)
+    expect(await storedPlantIds(url)).toEqual(new Set(['1']))
+    const restarted = await start(['--database-url', url])
+    expect((await create(restarted, token, '{"id": 2, "name": "after"}')).status).toBe(200)
+    expect(await restarted.stop()).toBe(0)
+    expect(await storedPlantIds(url)).toEqual(new Set(['1', '2']))
   })
 })
