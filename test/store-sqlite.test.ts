@@ -55,6 +55,7 @@ describe('SQLite store', () => {
         },
         checkpoint: () => sink.checkpoint(),
         othersCommitted: () => sink.othersCommitted(),
+        check: () => sink.check(),
         close: () => sink.close(),
       })
       const outcomes = await Promise.all([
@@ -108,6 +109,7 @@ describe('SQLite store', () => {
       },
       checkpoint: () => inline.checkpoint(),
       othersCommitted: () => inline.othersCommitted(),
+      check: () => inline.check(),
       close: () => inline.close(),
     })
     const answered: number[] = []
@@ -459,6 +461,9 @@ describe('SQLite store', () => {
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
     // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
     await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
+    // Readiness asks the sink, so /readyz answers 503 from then on.
+    expect(() => healthy.check()).not.toThrow()
+    expect(() => sink.check()).toThrow(StoreUnavailableError)
     await failing.drain()
     await sink.close()
   })

@@ -80,6 +80,9 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.file?.check()
+    // After a failed fsync every create is refused until a restart: not ready, so that a load
+    // balancer sends the traffic elsewhere.
+    this.sink.check()
     this.db.prepare('SELECT 1').get()
   }
 

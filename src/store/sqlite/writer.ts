@@ -25,6 +25,8 @@ export interface BatchSink {
    * Undefined while the sink has no connection of its own.
    */
   othersCommitted(): number | undefined
+  /** Throws what stopped the sink for good (a failed fsync), if anything did: readiness asks. */
+  check(): void
   close(): Promise<void>
 }
 
@@ -36,6 +38,7 @@ export function inlineSink(db: Database.Database): BatchSink {
     // `:memory:` has no log file.
     checkpoint: async () => {},
     othersCommitted: () => undefined,
+    check: () => {},
     close: async () => {},
   }
 }
@@ -367,6 +370,9 @@ export function fileSink(
     },
     othersCommitted() {
       return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
+    },
+    check() {
+      if (failure) throw failure
     },
     async close() {
       while (queue.length > 0 || committing || syncing || awaitingSync.length > 0) {
