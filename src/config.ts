@@ -502,12 +502,21 @@ export function resolveServeConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
   const config: Partial<Record<keyof ServeConfig, unknown>> = {}
+  const given: Partial<Record<keyof ServeConfig, string>> = {}
   for (const setting of SERVE_SETTINGS) {
     const flag = flags[optionKey(setting.flag)]
     const raw = (flag === true ? 'true' : flag) ?? env[envName(setting.flag)] ?? setting.default
+    if (typeof raw === 'string') given[setting.key] = raw
     config[setting.key] = raw === undefined || raw === false ? undefined : setting.parse(raw)
   }
   const resolved = config as ServeConfig
+  if (resolved.drainDelayMs > 0 && resolved.drainDelayMs >= resolved.shutdownTimeoutMs) {
+    // The delay counts within the timeout: every stop, however idle, would end in "shutdown timed
+    // out" and exit 1, which supervisors read as a crash.
+    throw new ConfigError(
+      `--drain-delay (DRAIN_DELAY) ${given.drainDelayMs} must be shorter than --shutdown-timeout (SHUTDOWN_TIMEOUT) ${given.shutdownTimeoutMs}, within which it counts`,
+    )
+  }
   if (resolved.workers > 1 && resolved.database.kind === 'sqlite' && resolved.database.path === ':memory:') {
     // Each process would hold its own throwaway store: a plant created through one would not exist
     // for the others.

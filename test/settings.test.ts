@@ -84,6 +84,28 @@ describe('operational settings and usage errors', () => {
     if (flag === '--retention-interval') expect(result.stderr).not.toContain('500ms,')
   })
 
+  it.each([
+    [['--drain-delay', '10s'], {}],
+    [['--drain-delay', '15s'], {}],
+    [['--shutdown-timeout', '2s'], { DRAIN_DELAY: '5s' }],
+  ])(
+    'refuses a drain delay %j %j that the shutdown timeout would cut short, with exit 2',
+    async (args, env) => {
+      const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', ...args], env)
+      expect(result.code).toBe(2)
+      const lines = result.stderr.trim().split('\n')
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(
+        /--drain-delay \(DRAIN_DELAY\) \d+s must be shorter than --shutdown-timeout \(SHUTDOWN_TIMEOUT\)/,
+      )
+    },
+  )
+
+  it('takes a drain delay shorter than the shutdown timeout, and no delay with any timeout', () => {
+    expect(resolveServeConfig({ drainDelay: '5s' }, {}).drainDelayMs).toBe(5000)
+    expect(resolveServeConfig({ shutdownTimeout: '0s' }, {}).shutdownTimeoutMs).toBe(0)
+  })
+
   it('stops with exit 2 and one line for a bad value given through the environment', async () => {
     const result = await runCli(['serve', '--database-url', 'sqlite::memory:'], { RATE_LIMIT: 'lots' })
     expect(result.code).toBe(2)
