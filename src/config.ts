@@ -168,8 +168,11 @@ export function parseTrustProxy(raw: string): string[] | null {
 }
 
 export function parseDatabaseSetting(raw: string): DatabaseLocation {
-  // The refusal quotes the URL, which goes to terminals and CI logs: never with its password.
-  const shown = raw.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:).*@/, '$1***@')
+  // The refusal quotes the URL, which goes to terminals and CI logs: never with its password, which
+  // may also sit in the query (the driver reads `?password=`) or in a URL refused for its scheme.
+  const shown = raw
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@')
+    .replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***')
   return parseDatabaseUrl(raw) ?? fail('database-url', shown, 'sqlite:PATH, sqlite::memory: or postgres://…')
 }
 

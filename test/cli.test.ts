@@ -136,6 +136,13 @@ describe('plantstore usage errors', () => {
       /--database-url .*"postgres:\/\/u:\*\*\*@127/,
     ],
     [['token', 'list', '--database-url', 'postgres://u:hun#ter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@/],
+    // Refused as no URL it knows, it is still quoted without its password, wherever that is given.
+    [['serve', '--database-url', 'POSTGRES://u:hunter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@127/],
+    [['serve', '--database-url', 'mysql://u:hunter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@127/],
+    [
+      ['serve', '--database-url', 'postgres://u@127.0.0.1:99999/db?sslmode=require&password=hunter2'],
+      /--database-url .*sslmode=require&password=\*\*\*"/,
+    ],
     [['serve', '--no-such-flag'], /unknown option/],
     [['frobnicate'], /unknown command/],
     [['backup', ''], /backup needs a file name/],
