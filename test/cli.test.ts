@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, existsSync, openSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
@@ -159,6 +159,15 @@ describe('plantstore usage errors', () => {
     expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/)
     expect(res.stderr).not.toContain('hunter2')
   })
+
+  it.each([['--version'], ['-V']])(
+    '%s prints the version as the one line on stdout and exits 0',
+    async (flag) => {
+      const res = await runCli([flag])
+      const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+      expect(res).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
+    },
+  )
 
   it('never repeats a token given in the wrong place: messages show its public id only', async () => {
     const url = dbUrl()

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
 import { redactTokens } from '../log.js'
@@ -26,9 +27,17 @@ function fileName(what: string, value: string): string {
 const databaseOption = () =>
   new Option('--database-url <url>', 'sqlite:PATH, sqlite::memory: or postgres://… [env: DATABASE_URL]')
 
+/** The release, as package.json names it (two folders up from src/cli and from dist/cli alike). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+  return String((manifest as { version: unknown }).version)
+}
+
 function buildProgram(): Command {
   const program = new Command('plantstore')
     .description('Plant Store: a plant store HTTP API')
+    // Operators and bug reports ask a deployed binary which release it is.
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     .showHelpAfterError(false)
     // Commander quotes the argument it refuses (`unknown command 'pst_…'`): a token pasted in the
