@@ -179,7 +179,8 @@ export function parseDatabaseSetting(raw: string): DatabaseLocation {
 const MAX_WORKERS = 64
 
 function parseWorkers(raw: string): number {
-  if (raw === 'auto') return availableParallelism()
+  // More CPUs than the bound (a large host) still means the bound, not a refusal.
+  if (raw === 'auto') return Math.min(availableParallelism(), MAX_WORKERS)
   const n = /^\d{1,3}$/.test(raw) ? Number(raw) : 0
   return n >= 1 && n <= MAX_WORKERS ? n : fail('workers', raw, `auto or an integer from 1 to ${MAX_WORKERS}`)
 }

@@ -1,15 +1,33 @@
 import { availableParallelism } from 'node:os'
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { main } from '../src/cli/main.js'
 import { ConfigError, resolveServeConfig } from '../src/config.js'
+
+// A host's CPU count, as the tests set it; 0 keeps the machine's.
+const host = vi.hoisted(() => ({ cpus: 0 }))
+vi.mock('node:os', async (importOriginal) => {
+  const os = await importOriginal<typeof import('node:os')>()
+  return { ...os, availableParallelism: () => host.cpus || os.availableParallelism() }
+})
 
 describe('the workers setting', () => {
   it('defaults to one process', () => {
     expect(resolveServeConfig({}, {}).workers).toBe(1)
   })
 
+  afterEach(() => {
+    host.cpus = 0
+  })
+
   it('takes auto as one process per CPU', () => {
     expect(resolveServeConfig({ workers: 'auto' }, {}).workers).toBe(availableParallelism())
+    host.cpus = 12
+    expect(resolveServeConfig({ workers: 'auto' }, {}).workers).toBe(12)
+  })
+
+  it('takes auto on a host with more CPUs than the bound as the bound, 64', () => {
+    host.cpus = 96
+    expect(resolveServeConfig({ workers: 'auto' }, {}).workers).toBe(64)
   })
 
   it('reads WORKERS from the environment, the flag winning', () => {
