@@ -337,7 +337,7 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'workers',
     placeholder: 'n|auto',
     default: '1',
-    description: 'processes serving the port together (node:cluster); auto = one per CPU',
+    description: 'processes serving the port together (node:cluster); auto = one per CPU, at most 64',
     parse: parseWorkers,
   },
   {
