@@ -7,6 +7,7 @@ import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
 import { openStore } from '../src/store/open.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
+import type { ClaimedDelivery, Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
 import { whileLocked } from './helpers/postgres.js'
@@ -19,6 +20,34 @@ const settings = {
   tokensRetentionMs: 30 * DAY,
   retentionIntervalMs: 0,
   walCheckpointIntervalMs: 0,
+}
+
+/** Claims the one due delivery and records its final attempt, answered `status`, at `at`. */
+async function finishOne(store: Store, at: Date, status: number): Promise<ClaimedDelivery> {
+  const [delivery] = await store.webhooks.claim({
+    owner: 'test',
+    now: at,
+    leaseMs: 60_000,
+    limit: 1,
+    perWebhook: 1,
+    inFlight: new Map(),
+  })
+  if (!delivery) throw new Error('no delivery was due')
+  await store.webhooks.complete([
+    {
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+      owner: 'test',
+      at,
+      ok: status < 300,
+      statusCode: status,
+      error: null,
+      durationMs: 3,
+      nextAttemptAt: null,
+      disableIfFailingSince: new Date(0),
+    },
+  ])
+  return delivery
 }
 
 describe.each(storeKinds)('retention sweep on $name', (kind) => {
@@ -180,34 +209,12 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       // Both events fan out to the subscription: two pending deliveries, created long ago.
       expect(await store.webhooks.fanOut(100, old)).toBe(store.kind === 'sqlite' ? 0 : 2)
       // One delivery succeeded just over the retention ago; the other stays pending (its receiver is down).
-      const [first] = await store.webhooks.claim({
-        owner: 'test',
-        now: attempted,
-        leaseMs: 60_000,
-        limit: 1,
-        perWebhook: 1,
-        inFlight: new Map(),
-      })
-      expect(first).toBeDefined()
-      await store.webhooks.complete([
-        {
-          deliveryId: first?.id as string,
-          webhookId: first?.webhookId as string,
-          owner: 'test',
-          at: attempted,
-          ok: true,
-          statusCode: 200,
-          error: null,
-          durationMs: 3,
-          nextAttemptAt: null,
-          disableIfFailingSince: new Date(0),
-        },
-      ])
+      const first = await finishOne(store, attempted, 200)
       const counts = await sweepOnce(store, settings, new Date(now))
       expect(counts).toMatchObject({ webhook_deliveries: 1, events: 1 })
       const left = await store.events.listSince(0, 10)
       expect(left).toHaveLength(1)
-      expect(left[0]?.id).not.toBe(first?.eventId)
+      expect(left[0]?.id).not.toBe(first.eventId)
       const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000000', { limit: 10 })
       expect(deliveries.map((d) => d.status)).toEqual(['pending'])
     } finally {
@@ -225,34 +232,12 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
       await store.webhooks.fanOut(100, old)
       // Created eight days ago, retried and finished a minute ago: its outcome is new.
-      const [delivery] = await store.webhooks.claim({
-        owner: 'test',
-        now: new Date(now - 60_000),
-        leaseMs: 60_000,
-        limit: 1,
-        perWebhook: 1,
-        inFlight: new Map(),
-      })
-      expect(delivery).toBeDefined()
-      await store.webhooks.complete([
-        {
-          deliveryId: delivery?.id as string,
-          webhookId: delivery?.webhookId as string,
-          owner: 'test',
-          at: new Date(now - 60_000),
-          ok: false,
-          statusCode: 500,
-          error: null,
-          durationMs: 3,
-          nextAttemptAt: null,
-          disableIfFailingSince: new Date(0),
-        },
-      ])
+      const delivery = await finishOne(store, new Date(now - 60_000), 500)
       const counts = await sweepOnce(store, settings, new Date(now))
       expect(counts).toMatchObject({ webhook_deliveries: 0, events: 0 })
       const deliveries = await store.webhooks.listDeliveries('wh_retention000000000000001', { limit: 10 })
-      expect(deliveries.map((d) => [d.id, d.status])).toEqual([[delivery?.id, 'failed']])
-      expect((await store.events.listSince(0, 10)).map((e) => e.id)).toEqual([delivery?.eventId])
+      expect(deliveries.map((d) => [d.id, d.status])).toEqual([[delivery.id, 'failed']])
+      expect((await store.events.listSince(0, 10)).map((e) => e.id)).toEqual([delivery.eventId])
     } finally {
       await store.close()
     }
