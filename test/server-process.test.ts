@@ -269,6 +269,24 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
   })
 })
 
+describe('a serve process whose log reader goes away', () => {
+  it('goes on serving, says so once on stderr, and still stops cleanly on SIGTERM', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const token = (
+      await runCli(['token', 'create', '--name', 'log', '--database-url', databaseUrl])
+    ).stdout.trim()
+    const server = await start(['--database-url', databaseUrl])
+    // The log's pipe closes: every later line (the shutdown's first) meets EPIPE.
+    server.process.stdout?.destroy()
+    expect((await create(server, token, '{"id": 1, "name": "after"}')).status).toBe(200)
+    server.process.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    expect(server.output().match(/the log \(standard output\) cannot be written/g)).toHaveLength(1)
+    expect(server.output()).not.toMatch(/Unhandled|at afterWriteDispatched/)
+  })
+})
+
 describe('serve --bootstrap-token-file', () => {
   it('leaves the file mode 0600 even when it already existed with a wider mode', async () => {
     const { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } = await import('node:fs')

@@ -46,9 +46,22 @@ function buildProgram(): Command {
 
   // A reader that stops early (`token list | head -1`) breaks the pipe under a write already handed to
   // stdout: the EPIPE then arrives as an 'error' event, which unheard crashed the command with a
-  // stack. What was wanted has been read. Not for serve, whose stdout is its log.
+  // stack. What was wanted has been read.
   program.hook('preAction', (_program, command) => {
-    if (command.name() === 'serve') return
+    if (command.name() === 'serve') {
+      // serve's stdout is its log: a reader that goes away (a log shipper that died) must not take
+      // the service down, nor end a graceful stop as a crash when its "shutting down" line cannot
+      // be written. It says so once on stderr and serves on without a log.
+      let told = false
+      process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        if (told) return
+        told = true
+        process.stderr.write(
+          `plantstore: the log (standard output) cannot be written, serving without it: ${error.message}\n`,
+        )
+      })
+      return
+    }
     // Any other failure to write (a full disk under `export > file`) is the command's failure, but
     // thrown from this listener it escaped as an uncaught exception with a stack: say it in one line.
     // The command cannot go on without its output, and what it committed is already durable.
