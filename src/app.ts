@@ -37,7 +37,7 @@ import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding, securityHeaders } from './http/security.js'
-import { validatorCompiler } from './http/validation.js'
+import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger, logsAt } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
@@ -250,6 +250,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   recognizeEveryMethod(app)
+  refuseUndecodableQueries(app)
   app.setValidatorCompiler(validatorCompiler)
   const failures = new FailureLog()
   installErrorHandling(app, failures)

@@ -1,11 +1,11 @@
 import { Ajv } from 'ajv'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { AppError, errors } from '../errors.js'
 
 /**
  * Request parts whose rules are the domain's (bodies, path ids and query strings, where int64 must
- * stay exact and each failure has its own catalog code and words) are checked by a domain function registered against the
- * schema object that documents them. The schema stays the one published description; the function
+ * stay exact and each failure has its own catalog code and words) are checked by a domain function
+ * registered against the schema object that documents them. The schema stays the one published description; the function
  * is the one implementation of its rules, and returns the cleaned value the handler receives.
  */
 type DomainCheck = (value: unknown) => unknown
@@ -42,4 +42,41 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     const where = first?.instancePath ? `${httpPart}${first.instancePath.replaceAll('/', '.')}` : httpPart
     return { error: new AppError(errors.BAD_REQUEST, `The request's ${where} ${first?.message}.`) }
   }
+}
+
+/**
+ * A 400 for a query string holding a percent-escape that does not decode as UTF-8 (`%FF`, `%`, an
+ * encoded surrogate). The framework's query parser keeps such a value as its raw text, so `tag=%FF`
+ * would look for the tag "%FF", which is what `tag=%25FF` asks for; a path with such an escape is
+ * already a 400.
+ */
+function undecodableQuery(url: string): AppError | undefined {
+  const start = url.indexOf('?')
+  if (start === -1 || !url.includes('%', start)) return undefined
+  for (const pair of url.slice(start + 1).split('&')) {
+    try {
+      decodeURIComponent(pair)
+    } catch {
+      return new AppError(
+        errors.QUERY_INVALID,
+        'The query string holds a percent-escape that does not decode.',
+      )
+    }
+  }
+  return undefined
+}
+
+const refuseUndecodable: preValidationHookHandler = (request, _reply, done) =>
+  done(undecodableQuery(request.url))
+
+/**
+ * Every route that documents a query string refuses an undecodable one, before its query is
+ * validated: by then its parsed values can no longer tell `%FF` from `%25FF`. Call before any route.
+ */
+export function refuseUndecodableQueries(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.querystring === undefined) return
+    const own = route.preValidation
+    route.preValidation = [refuseUndecodable, ...(own === undefined ? [] : Array.isArray(own) ? own : [own])]
+  })
 }

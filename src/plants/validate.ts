@@ -145,28 +145,6 @@ export function queryValue(query: Record<string, unknown>, name: string): string
   return value
 }
 
-/**
- * A 400 for a query string holding a percent-escape that does not decode as UTF-8 (`%FF`, `%`, an
- * encoded surrogate). The framework's query parser keeps such a value as its raw text, so `tag=%FF`
- * would look for the tag "%FF", which is what `tag=%25FF` asks for; a path with such an escape is
- * already a 400.
- */
-export function refuseUndecodableQuery(url: string): AppError | undefined {
-  const start = url.indexOf('?')
-  if (start === -1 || !url.includes('%', start)) return undefined
-  for (const pair of url.slice(start + 1).split('&')) {
-    try {
-      decodeURIComponent(pair)
-    } catch {
-      return new AppError(
-        errors.QUERY_INVALID,
-        'The query string holds a percent-escape that does not decode.',
-      )
-    }
-  }
-  return undefined
-}
-
 /** A parsed query string's parameters by name; nothing when there is none. */
 export function queryParams(query: unknown): Record<string, unknown> {
   return isRecord(query) ? query : {}

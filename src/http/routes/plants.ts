@@ -18,7 +18,6 @@ import {
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
   type PlantListQuery,
-  refuseUndecodableQuery,
   validateListQuery,
   validateMergePatch,
   validateNewPlant,
@@ -188,8 +187,6 @@ export async function plantRoutes(
     '/plants',
     {
       config: { scope: 'plants:read' },
-      // Before the query is validated: its parsed values can no longer tell `%FF` from `%25FF`.
-      preValidation: (request, _reply, done) => done(refuseUndecodableQuery(request.url)),
       schema: {
         operationId: 'listPlants',
         summary: 'Lists plants in ascending id order, one page at a time',

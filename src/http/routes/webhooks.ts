@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../errors.js'
-import { refuseUndecodableQuery } from '../../plants/validate.js'
 import type { DeliveryRecord, Store, WebhookRecord } from '../../store/types.js'
 import {
   createWebhook,
@@ -298,8 +297,6 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     '/webhooks/:id/deliveries',
     {
       config,
-      // As on GET /plants: once parsed, `status=%FF` can no longer be told from `status=%25FF`.
-      preValidation: (request, _reply, done) => done(refuseUndecodableQuery(request.url)),
       schema: {
         operationId: 'listWebhookDeliveries',
         summary:
