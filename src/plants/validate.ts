@@ -53,12 +53,9 @@ function checkText(
       `The ${field} must not contain control characters or lone surrogates.`,
     )
   }
-  if (length < 1 || length > max) {
-    // A body field's entry names it already; the query's shared entry names no parameter.
-    const message =
-      lengthError === errors.QUERY_INVALID ? `The ${field} must be 1 to ${max} characters long.` : undefined
-    throw new AppError(lengthError, message)
-  }
+  // The same words as the body fields' own catalog entries, for the query's shared one too.
+  if (length < 1 || length > max)
+    throw new AppError(lengthError, `The ${field} must be 1 to ${max} characters long.`)
 }
 
 export function requireBody(body: unknown): Record<string, unknown> {
