@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process'
 import { renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
-import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { bodyOf, openSocket, rawRequest, readUntilClose } from './helpers/raw-http.js'
 import { type StoreKind, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
 
@@ -284,6 +286,49 @@ describe('a serve process whose log reader goes away', () => {
     expect(await server.exited).toBe(0)
     expect(server.output().match(/the log \(standard output\) cannot be written/g)).toHaveLength(1)
     expect(server.output()).not.toMatch(/Unhandled|at afterWriteDispatched/)
+  })
+})
+
+describe('a serve process stopped while its database is still unreachable', () => {
+  it.each([
+    ['one process', []],
+    ['--workers 2', ['--workers', '2']],
+  ])('exits 0 at once on SIGTERM, as a stop would, instead of dying by the signal (%s)', async (_, extra) => {
+    // Nothing listens on port 1: every attempt is refused, and the start goes on retrying.
+    const child = spawn(
+      BIN,
+      [
+        'serve',
+        '--port',
+        '0',
+        '--database-url',
+        'postgres://plantstore:secret@127.0.0.1:1/plantstore',
+        '--database-startup-timeout',
+        '60s',
+        ...extra,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let output = ''
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      output += chunk
+    })
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      child.on('exit', (code, signal) => resolve([code, signal])),
+    )
+    try {
+      await vi.waitFor(() => expect(output).toContain('database unreachable; retrying'), { timeout: 10_000 })
+      child.kill('SIGTERM')
+      const ended = await Promise.race([exited, sleep(5000).then(() => 'still running' as const)])
+      expect(ended).toEqual([0, null])
+      expect(output).toMatch(/stopped before the database could be reached/)
+      expect(output).not.toContain('secret')
+    } finally {
+      child.kill('SIGKILL')
+    }
   })
 })
 

@@ -150,16 +150,33 @@ export async function serve(config: ServeConfig): Promise<void> {
   store.events.watch?.(() => started.eventsWritten())
 }
 
-/** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */
-function openStoreForServing(config: ServeConfig, logger: Logger): Promise<Store> {
-  return openStoreRetrying(
-    config.database,
-    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
-    {
-      timeoutMs: config.databaseStartupTimeoutMs,
-      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
-    },
-  )
+/**
+ * Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout.
+ * A SIGTERM or SIGINT meanwhile ends the start as a stop would, with exit 0: nothing has been served or
+ * acknowledged yet, and an orchestrator stopping a service that waits for its database should not
+ * see it die by the signal.
+ */
+async function openStoreForServing(config: ServeConfig, logger: Logger): Promise<Store> {
+  const stopBeforeStart = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopped before the database could be reached')
+    process.exit(0)
+  }
+  process.on('SIGTERM', stopBeforeStart)
+  process.on('SIGINT', stopBeforeStart)
+  try {
+    return await openStoreRetrying(
+      config.database,
+      { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
+      {
+        timeoutMs: config.databaseStartupTimeoutMs,
+        onRetry: (err, attempt) =>
+          logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
+      },
+    )
+  } finally {
+    process.off('SIGTERM', stopBeforeStart)
+    process.off('SIGINT', stopBeforeStart)
+  }
 }
 
 /**
