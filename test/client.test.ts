@@ -159,6 +159,52 @@ describe('the typed client when no answer comes', () => {
   })
 })
 
+describe('the typed client when something else answers, such as a proxy', () => {
+  const answers: Array<[string, () => Response]> = [
+    ['an empty 502', () => new Response('', { status: 502 })],
+    [
+      'a 503 with Content-Length: 0',
+      () => new Response(null, { status: 503, headers: { 'content-length': '0' } }),
+    ],
+    [
+      'an HTML 502',
+      () => new Response('<h1>Bad Gateway</h1>', { status: 502, headers: { 'content-type': 'text/html' } }),
+    ],
+  ]
+
+  it.each(answers)(
+    'throws PlantStoreError with the status for %s, from every method',
+    async (_what, answer) => {
+      let calls = 0
+      const client = createClient({
+        baseUrl: 'http://127.0.0.1:1',
+        token: 't',
+        retries: 1,
+        fetch: async () => {
+          calls++
+          return answer()
+        },
+      })
+      const status = answer().status
+      const calling: Array<() => Promise<unknown>> = [
+        () => client.createPlant({ id: 1n, name: 'a' }),
+        () => client.listPlants(),
+        () => client.getPlant(1n),
+        () => client.replacePlant(1n, { name: 'a' }),
+        () => client.updatePlant(1n, { name: 'a' }),
+        () => client.deletePlant(1n),
+      ]
+      for (const call of calling) {
+        const failure = await call().catch((error: unknown) => error)
+        expect(failure).toBeInstanceOf(PlantStoreError)
+        expect(failure).toMatchObject({ status, code: undefined, message: `HTTP ${status}` })
+      }
+      // The create was retried once as a 5xx, then the five others once each.
+      expect(calls).toBe(2 + 5)
+    },
+  )
+})
+
 describe('the client package', () => {
   it('is exported as plantstore/client from the build', async () => {
     const shipped = await import('plantstore/client')

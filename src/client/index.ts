@@ -69,6 +69,10 @@ export interface ListQuery {
   tag?: string
 }
 
+/**
+ * Throws for an answer that is not a success. Callers decide by `response.ok`, not by `error`: an
+ * error answer with an empty body (a proxy's bare 502) leaves openapi-fetch's `error` undefined.
+ */
 function fail(response: Response, error: unknown): never {
   const body = error as Partial<ErrorBody> | undefined
   throw new PlantStoreError(
@@ -136,9 +140,9 @@ export class PlantStoreClient {
         continue
       }
       const { data, error, response } = result
-      if (!error) return tagged(response, data)
+      if (response.ok) return tagged(response, data)
       const retryable =
-        response.status >= 500 || (error as Partial<ErrorBody>).error === IDEMPOTENCY_IN_PROGRESS
+        response.status >= 500 || (error as Partial<ErrorBody> | undefined)?.error === IDEMPOTENCY_IN_PROGRESS
       if (attempt >= this.retries || !retryable) fail(response, error)
     }
   }
@@ -146,7 +150,7 @@ export class PlantStoreClient {
   /** One page in id order, and the cursor of the next page when there is one. */
   async listPlants(query: ListQuery = {}): Promise<{ plants: StoredPlant[]; next?: bigint }> {
     const { data, error, response } = await this.api.GET('/plants', { params: { query } })
-    if (error) fail(response, error)
+    if (!response.ok) fail(response, error)
     const next = nextCursor(response.headers.get('link'))
     return next === undefined ? { plants: data ?? [] } : { plants: data ?? [], next }
   }
@@ -163,7 +167,7 @@ export class PlantStoreClient {
 
   async getPlant(id: bigint): Promise<TaggedPlant> {
     const { data, error, response } = await this.api.GET('/plants/{id}', { params: { path: { id } } })
-    if (error) fail(response, error)
+    if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
@@ -172,7 +176,7 @@ export class PlantStoreClient {
       params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
       body: plant,
     })
-    if (error) fail(response, error)
+    if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
@@ -182,7 +186,7 @@ export class PlantStoreClient {
       body: patch,
       headers: { 'content-type': 'application/merge-patch+json' },
     })
-    if (error) fail(response, error)
+    if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
