@@ -29,6 +29,10 @@ describe('the docs page in a browser', () => {
   it('creates a plant from the try-it panel of the create operation, with the token authorized there', async () => {
     const page = await browser.newPage()
     const offsite: string[] = []
+    const refused: string[] = []
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) refused.push(message.text())
+    })
     page.on('request', (request) => {
       if (!request.url().startsWith(server.url) && !request.url().startsWith('data:'))
         offsite.push(request.url())
@@ -56,6 +60,7 @@ describe('the docs page in a browser', () => {
     expect(res.status).toBe(200)
     expect(await res.text()).toBe('{"id":9007199254740993,"name":"Docs fern","tag":"fern"}')
     expect(offsite).toEqual([])
+    expect(refused).toEqual([])
     await page.close()
   })
 })

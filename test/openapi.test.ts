@@ -261,4 +261,18 @@ describe('the published contract', () => {
     expect(initializer.body).not.toMatch(/["'`]https?:\/\//)
     expect(page.headers['content-security-policy']).toContain("default-src 'self'")
   })
+
+  it('gives the docs page a policy with only what it needs: no data: fonts, no form targets', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/docs' })
+    const policy = new Map(
+      String(page.headers['content-security-policy'])
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .map(([name, ...sources]) => [name, sources.join(' ')]),
+    )
+    // Fonts fall back to default-src 'self'; form-action has no fallback and must be named.
+    expect(policy.has('font-src')).toBe(false)
+    expect(policy.get('default-src')).toBe("'self'")
+    expect(policy.get('form-action')).toBe("'none'")
+  })
 })

@@ -108,9 +108,11 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     // No validator badge: it would send the document to validator.swagger.io.
     uiConfig: { deepLinking: true, validatorUrl: null },
     // Every asset comes from this service: the page works offline and loads nothing from elsewhere.
-    // No upgrade-insecure-requests, so try-it calls to a plain-HTTP instance stay on HTTP.
+    // No upgrade-insecure-requests, so try-it calls to a plain-HTTP instance stay on HTTP. Swagger UI
+    // embeds no fonts (its images are data: URLs) and submits no form anywhere: default-src does not
+    // cover form-action, so it is closed explicitly.
     staticCSP:
-      "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
+      "default-src 'self'; base-uri 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   })
   for (const url of ['/openapi.json', '/docs', '/docs/*']) methodNotAllowed(app, url, ['GET', 'HEAD'])
 }
