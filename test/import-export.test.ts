@@ -98,6 +98,12 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
       '{"id":-5,"name":"Fern"}\n{"id":9007199254740993,"name":"Monstera, \\"deliciosa\\"","tag":"aroid"}\n',
     )
     expect(existsSync(`${out}.partial`)).toBe(false)
+    // A second export replaces the first, whole: nothing of the older file is left.
+    writeFileSync(out, 'older export, longer than the new one: '.repeat(10))
+    expect((await runCli(['export', '--output', out, '--database-url', db])).code).toBe(0)
+    expect(readFileSync(out, 'utf8')).toBe(
+      '{"id":-5,"name":"Fern"}\n{"id":9007199254740993,"name":"Monstera, \\"deliciosa\\"","tag":"aroid"}\n',
+    )
   })
 
   it('writes outbox events only with --emit-events', async () => {
