@@ -188,7 +188,7 @@ describe('plantstore usage errors', () => {
     }
   })
 
-  it('token create counts --name in characters, not UTF-16 units, and refuses control characters', async () => {
+  it('token create counts --name in characters, not UTF-16 units, and refuses control and bidirectional formatting characters', async () => {
     const url = dbUrl()
     const sprouts = '🌱'.repeat(100)
     const created = await runCli(['token', 'create', '--name', sprouts, '--database-url', url])
@@ -201,6 +201,13 @@ describe('plantstore usage errors', () => {
       expect(res.code).toBe(2)
       expect(res.stderr).toBe(
         'plantstore: invalid --name: control characters such as tab or newline are not allowed\n',
+      )
+    }
+    for (const name of ['ci\u202Eredaeh', 'a\u2066b\u2069', 'mark\u200F']) {
+      const res = await runCli(['token', 'create', '--name', name, '--database-url', url])
+      expect(res.code).toBe(2)
+      expect(res.stderr).toBe(
+        'plantstore: invalid --name: bidirectional formatting characters such as U+202E are not allowed\n',
       )
     }
     const table = await runCli(['token', 'list', '--database-url', url])

@@ -33,6 +33,13 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
   if (/\p{Cc}/u.test(name)) {
     throw new ConfigError('invalid --name: control characters such as tab or newline are not allowed')
   }
+  // A bidirectional override or isolate would reorder the rest of its `token list` line on screen, so
+  // a name could pass itself off as another token's.
+  if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(name)) {
+    throw new ConfigError(
+      'invalid --name: bidirectional formatting characters such as U+202E are not allowed',
+    )
+  }
   // Counted in code points, as plant names are: an emoji is one character, not two UTF-16 units.
   const length = [...name].length
   if (length === 0 || length > 100) throw new ConfigError('invalid --name: expected 1 to 100 characters')
