@@ -66,6 +66,34 @@ describe('token commands', () => {
     expect(JSON.parse(after.stdout)[0].status).toBe('revoked')
   })
 
+  it('revokes by the id in either case, by the prefix token list shows, or by the whole token', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const tokens: string[] = []
+    for (const name of ['a', 'b', 'c']) {
+      tokens.push((await cli(['token', 'create', '--name', name, '--database-url', url])).stdout.trim())
+    }
+    const [upper, prefix, whole] = tokens as [string, string, string]
+    const idOf = (token: string) => token.slice(4, 20)
+    for (const given of [idOf(upper).toUpperCase(), `pst_${idOf(prefix)}_`, whole]) {
+      const res = await cli(['token', 'revoke', given, '--database-url', url])
+      expect(res.code).toBe(0)
+      expect(res.stderr).toMatch(/^token [0-9a-f]{16} revoked\n$/)
+      expect(res.stderr).not.toContain(whole.slice(21))
+    }
+    const listed = JSON.parse(
+      (await cli(['token', 'list', '--json', '--database-url', url])).stdout,
+    ) as Array<{
+      id: string
+      status: string
+    }>
+    expect(listed.map((t) => [t.id, t.status]).sort()).toEqual(tokens.map((t) => [idOf(t), 'revoked']).sort())
+    // A token-shaped argument whose id is unknown is still not found, and its secret is not repeated.
+    const stranger = `pst_ffffffffffffffff_${'A'.repeat(43)}`
+    const unknown = await cli(['token', 'revoke', stranger, '--database-url', url])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toBe('no token with id ffffffffffffffff\n')
+  })
+
   it('refuses bad scopes, names and lifetimes with exit code 2', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     for (const args of [

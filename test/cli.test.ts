@@ -175,7 +175,6 @@ describe('plantstore usage errors', () => {
     const id = token.slice(4, 20)
     const secret = token.slice(21)
     for (const [args, code] of [
-      [['token', 'revoke', token, '--database-url', url], 1],
       [['serve', '--port', token, '--database-url', url], 2],
       [['token', 'create', '--name', 'y', '--scopes', token, '--database-url', url], 2],
       [['import', `${token}.jsonl`, '--database-url', url], 1],

@@ -114,7 +114,7 @@ function buildProgram(): Command {
   token
     .command('revoke')
     .description('revoke a token by its id (as shown by token list); refused from the next request on')
-    .argument('<id>', 'the public id of the token')
+    .argument('<id>', 'the public id of the token (its pst_<id>_ prefix or the whole token also do)')
     .addOption(databaseOption())
     .action(async (id: string, options: { databaseUrl?: string }) => {
       if (!(await tokenRevoke(id, options))) process.exitCode = EXIT_FAILED

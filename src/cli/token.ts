@@ -112,7 +112,19 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
 }
 
 /** Returns false when no token has that id (the command then exits 1). */
-export async function tokenRevoke(id: string, options: CliDatabaseOptions): Promise<boolean> {
+/**
+ * The public id `revoke` was given: the id itself in either case, the `pst_<id>_` prefix `token list`
+ * shows, or the whole token, as an operator who found it leaked would paste it. Anything else is
+ * looked up as it is, and is then not found.
+ */
+export function publicIdOf(given: string): string {
+  const trimmed = given.trim()
+  const id = /^(?:pst_)?([0-9a-f]{16})(?:_(?:[A-Za-z0-9_-]{43})?)?$/i.exec(trimmed)?.[1]
+  return id === undefined ? trimmed : id.toLowerCase()
+}
+
+export async function tokenRevoke(given: string, options: CliDatabaseOptions): Promise<boolean> {
+  const id = publicIdOf(given)
   return withStore(options, async (store) => {
     const revoked = await new TokenService(store.tokens).revoke(id)
     // Given the whole token instead of its id, the answer names the id and never repeats the secret.
