@@ -223,7 +223,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(maxHeaderSize),
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
     // route or a hook: answered here, in the Error shape, with the headers every answer carries.
     frameworkErrors: (error, request, reply) => {

@@ -96,6 +96,36 @@ describe('requests refused before routing, in process', () => {
   })
 })
 
+describe('414 or 431: which part of the request was too long', () => {
+  async function refusal(maxHeaderSize: number | undefined, bytes: string) {
+    const t = await makeApp(sqliteKind, maxHeaderSize === undefined ? {} : { maxHeaderSize })
+    try {
+      await t.app.listen({ host: '127.0.0.1', port: 0 })
+      const port = (t.app.server.address() as { port: number }).port
+      const { received } = await rawExchange(port, [bytes])
+      const [response] = parseResponses(received)
+      return {
+        status: response?.status,
+        error: errorOf({ body: response?.body ?? '', headers: response?.headers ?? {} }).error,
+      }
+    } finally {
+      await t.close()
+    }
+  }
+
+  it('is 414 for a URL longer than a --max-header-size below 8kb', async () => {
+    expect(await refusal(2048, `GET /${'a'.repeat(3000)} HTTP/1.1\r\nHost: x\r\n\r\n`)).toEqual({
+      status: 414,
+      error: errors.URI_TOO_LONG.code,
+    })
+  })
+
+  it('is 431 when a URL within the limit and the headers together pass it', async () => {
+    const bytes = `GET /${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(9000)}\r\n\r\n`
+    expect(await refusal(undefined, bytes)).toEqual({ status: 431, error: errors.HEADERS_TOO_LARGE.code })
+  })
+})
+
 describe('a request on an open connection once the app is closing, in process', () => {
   it('is answered 503 in the Error shape with Retry-After, after the one in flight', async () => {
     const t = await makeApp(sqliteKind)

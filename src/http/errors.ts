@@ -211,32 +211,44 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 }
 
-// Node reports one overflow for the request line and the headers together; when the bytes it choked
-// on begin with a request line this long, it was the URL that was too long, not the headers.
-const LONG_REQUEST_LINE = /^[A-Z]{3,10} [^\r\n]{8192}/
+const METHOD = /^[A-Z]{3,10} /
+const CR = 13
+const LF = 10
+const SPACE = 32
 
-function overflowEntry(error: Error) {
+/**
+ * Node reports one overflow for the request line and the headers together. It was the URL alone that
+ * was too long when the bytes it choked on begin with a request line whose URL already fills the
+ * whole allowance (`maxHeaderSize`), whatever the allowance is.
+ */
+function overflowEntry(error: Error, maxHeaderSize: number) {
   const packet = (error as { rawPacket?: unknown }).rawPacket
-  const start = Buffer.isBuffer(packet) ? packet.subarray(0, 8300).toString('latin1') : ''
-  return LONG_REQUEST_LINE.test(start) ? errors.URI_TOO_LONG : errors.HEADERS_TOO_LARGE
+  if (!Buffer.isBuffer(packet)) return errors.HEADERS_TOO_LARGE
+  const method = METHOD.exec(packet.subarray(0, 11).toString('latin1'))
+  if (method === null) return errors.HEADERS_TOO_LARGE
+  const url = packet.subarray(method[0].length, method[0].length + maxHeaderSize)
+  const whole = url.length === maxHeaderSize && !url.includes(CR) && !url.includes(LF) && !url.includes(SPACE)
+  return whole ? errors.URI_TOO_LONG : errors.HEADERS_TOO_LARGE
 }
 
 /**
- * Errors Node's HTTP parser raises before Fastify sees a request (a broken request line, an
- * oversized header block, a timeout) still answer with the Error shape, then close the connection.
+ * Answers the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
+ * an oversized header block, a timeout) with the Error shape, then closes the connection.
  */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
+export function clientErrorHandler(maxHeaderSize: number) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const entry =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? overflowEntry(error, maxHeaderSize)
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? errors.REQUEST_TIMEOUT
+          : errors.BAD_REQUEST
+    endWithError(socket, entry)
   }
-  const entry =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? overflowEntry(error)
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? errors.REQUEST_TIMEOUT
-        : errors.BAD_REQUEST
-  endWithError(socket, entry)
 }
 
 /**

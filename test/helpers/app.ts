@@ -22,6 +22,7 @@ export async function makeApp(
   kind: StoreKind,
   options: {
     bodyLimit?: number
+    maxHeaderSize?: number
     idempotencyTtlMs?: number
     lifecycle?: { draining: boolean }
     allowPrivateWebhookUrls?: boolean
