@@ -288,7 +288,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     Date.now,
     (error) => app.log.warn({ err: error }, 'could not purge expired idempotency keys'),
   )
-  await app.register(healthRoutes, { store: options.store, lifecycle })
+  await app.register(healthRoutes, { store: options.store, lifecycle, failures })
   await app.register(async (api) => {
     requireBearer(api, options.tokens, limit)
     await api.register(plantRoutes, { store: options.store, idempotency })

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { createLogger, lazyChildLogger } from '../src/log.js'
+import { StoreUnavailableError } from '../src/store/errors.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
@@ -53,6 +54,28 @@ describe('a token in a request line', () => {
       expect(text).not.toContain(secret.slice(0, 20))
       expect(text).not.toContain(encoded.slice(-30))
       expect(text).toContain(`pst_${record.id}_[redacted]`)
+    } finally {
+      await app.close()
+      await store.close()
+    }
+  })
+})
+
+describe('readiness probes during a database outage', () => {
+  it("share the requests' one line per window instead of writing a warning each", async () => {
+    const { lines, stream } = captureLines()
+    const { store } = await openFresh(sqliteKind)
+    const tokens = new TokenService(store.tokens)
+    const app = await buildApp({ store, tokens, logger: createLogger('info', stream) })
+    try {
+      Object.assign(store, {
+        ping: () => Promise.reject(new StoreUnavailableError('database unreachable: connect ECONNREFUSED')),
+      })
+      for (let i = 0; i < 20; i++) expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503)
+      const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string })
+      expect(warnings.filter((line) => line.level >= 40)).toEqual([
+        expect.objectContaining({ level: 40, msg: 'database unreachable' }),
+      ])
     } finally {
       await app.close()
       await store.close()
