@@ -205,6 +205,81 @@ describe('the typed client when something else answers, such as a proxy', () => 
   )
 })
 
+describe("the typed client when a success is not the service's", () => {
+  const json = { 'content-type': 'application/json' }
+  const answers: Array<[string, () => Response]> = [
+    [
+      "a captive proxy's 200 text/html",
+      () => new Response('<h1>Sign in</h1>', { status: 200, headers: { 'content-type': 'text/html' } }),
+    ],
+    ['a 200 with broken JSON', () => new Response('[{"id": 1, "na', { status: 200, headers: json })],
+    [
+      'a 200 with an id past int64',
+      () => new Response('{"id": 9223372036854775808, "name": "a"}', { status: 200, headers: json }),
+    ],
+    [
+      'a 200 with JSON of another shape',
+      () => new Response('{"status": "ok"}', { status: 200, headers: json }),
+    ],
+    ['an empty 200', () => new Response('', { status: 200 })],
+    [
+      'a 200 with Content-Length: 0',
+      () => new Response(null, { status: 200, headers: { 'content-length': '0' } }),
+    ],
+  ]
+
+  it.each(answers)(
+    'throws PlantStoreError with the status for %s, from every method',
+    async (_what, answer) => {
+      let calls = 0
+      const client = createClient({
+        baseUrl: 'http://127.0.0.1:1',
+        token: 't',
+        retries: 2,
+        fetch: async () => {
+          calls++
+          return answer()
+        },
+      })
+      const calling: Array<() => Promise<unknown>> = [
+        () => client.createPlant({ id: 1n, name: 'a' }),
+        () => client.listPlants(),
+        () => client.getPlant(1n),
+        () => client.replacePlant(1n, { name: 'a' }),
+        () => client.updatePlant(1n, { name: 'a' }),
+        () => client.deletePlant(1n),
+      ]
+      for (const call of calling) {
+        const failure = await call().catch((error: unknown) => error)
+        expect(failure).toBeInstanceOf(PlantStoreError)
+        expect(failure).toMatchObject({ status: 200, code: undefined })
+      }
+      // An answer that came is not retried: reading it again would go no better.
+      expect(calls).toBe(calling.length)
+    },
+  )
+
+  it('throws PlantStoreError for a next link whose cursor is not an int64', async () => {
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async () =>
+        new Response('[]', { status: 200, headers: { ...json, link: '</plants?after=abc>; rel="next"' } }),
+    })
+    await expect(client.listPlants()).rejects.toMatchObject({ name: 'PlantStoreError', status: 200 })
+  })
+
+  it('throws PlantStoreError with status 0 when a custom fetch rejects with undefined', async () => {
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      retries: 0,
+      fetch: () => Promise.reject(undefined),
+    })
+    await expect(client.getPlant(1n)).rejects.toMatchObject({ name: 'PlantStoreError', status: 0 })
+  })
+})
+
 describe('the client package', () => {
   it('is exported as plantstore/client from the build', async () => {
     const shipped = await import('plantstore/client')

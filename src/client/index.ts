@@ -1,7 +1,10 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
+import { parseInt64 } from '../plants/int64.js'
+import { PlantStoreError } from './error.js'
 import { stringifyExactJson, withExactJson } from './json.js'
 import type { components, paths } from './schema.js'
 
+export { PlantStoreError } from './error.js'
 export { parseExactJson, stringifyExactJson } from './json.js'
 export type { components, operations, paths } from './schema.js'
 
@@ -17,26 +20,12 @@ export interface TaggedPlant {
   etag: string
 }
 
-/**
- * A failed call. When the service answered, `status` is its HTTP status and `code` the catalog's
- * stable number from its Error shape. When no answer came (refused, reset, a name that does not
- * resolve), `status` is 0, `code` undefined, and `cause` is what fetch threw.
- */
-export class PlantStoreError extends Error {
-  override name = 'PlantStoreError'
-  constructor(
-    readonly status: number,
-    readonly code: number | undefined,
-    message: string,
-    options?: { cause: unknown },
-  ) {
-    super(message, options)
-  }
-}
-
 /** The request never got an answer: wrapped so callers catch one error type for every failure. */
 function unanswered(request: Request, error: unknown): PlantStoreError {
-  const reason = (error as { cause?: { message?: unknown } }).cause?.message ?? (error as Error).message
+  // A custom fetch may reject with anything, even undefined.
+  const reason =
+    (error as { cause?: { message?: unknown } } | undefined)?.cause?.message ??
+    (error as Error | undefined)?.message
   return new PlantStoreError(
     0,
     undefined,
@@ -82,15 +71,29 @@ function fail(response: Response, error: unknown): never {
   )
 }
 
+/** A success whose body is not what the operation answers: whoever answered, it was not the service. */
+function unexpected(response: Response, what: string): PlantStoreError {
+  return new PlantStoreError(response.status, undefined, `HTTP ${response.status} without ${what}`)
+}
+
+/** Whatever answered a success may not be the service (a captive proxy): its body is checked first. */
+const isPlant = (value: unknown): value is StoredPlant =>
+  typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'bigint'
+
 function tagged(response: Response, plant: StoredPlant | undefined): TaggedPlant {
-  return { plant: plant as StoredPlant, etag: response.headers.get('etag') ?? '' }
+  if (!isPlant(plant)) throw unexpected(response, 'a plant')
+  return { plant, etag: response.headers.get('etag') ?? '' }
 }
 
 /** The `after` cursor of a `Link: <…>; rel="next"` header; undefined on the last page. */
-function nextCursor(link: string | null): bigint | undefined {
+function nextCursor(response: Response): bigint | undefined {
+  const link = response.headers.get('link')
   const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
   const after = target ? new URL(target, 'http://x').searchParams.get('after') : null
-  return after === null ? undefined : BigInt(after)
+  if (after === null) return undefined
+  const cursor = parseInt64(after)
+  if (cursor === null) throw unexpected(response, `an int64 cursor in its Link header: ${link}`)
+  return cursor
 }
 
 /** The first request under the same key is still running: worth waiting for, not an answer. */
@@ -136,7 +139,9 @@ export class PlantStoreClient {
       try {
         result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key } })
       } catch (error) {
-        if (attempt >= this.retries || !(error instanceof PlantStoreError)) throw error
+        // Only no answer is worth another try: an unreadable one would be read no better next time.
+        const unanswered = error instanceof PlantStoreError && error.status === 0
+        if (attempt >= this.retries || !unanswered) throw error
         continue
       }
       const { data, error, response } = result
@@ -151,8 +156,9 @@ export class PlantStoreClient {
   async listPlants(query: ListQuery = {}): Promise<{ plants: StoredPlant[]; next?: bigint }> {
     const { data, error, response } = await this.api.GET('/plants', { params: { query } })
     if (!response.ok) fail(response, error)
-    const next = nextCursor(response.headers.get('link'))
-    return next === undefined ? { plants: data ?? [] } : { plants: data ?? [], next }
+    if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
+    const next = nextCursor(response)
+    return next === undefined ? { plants: data } : { plants: data, next }
   }
 
   /** Every plant (matching the tag), page after page. */
@@ -195,6 +201,8 @@ export class PlantStoreClient {
       params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
     })
     if (!response.ok) fail(response, error)
+    // The service answers a delete 204; any other success came from something else (a captive proxy).
+    if (response.status !== 204) throw unexpected(response, 'the 204 of a delete')
   }
 }
 

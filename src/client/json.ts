@@ -1,5 +1,6 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json'
 import { parseInt64 } from '../plants/int64.js'
+import { PlantStoreError } from './error.js'
 
 /** Fields that hold an int64 in this API; everything else numeric is an int32 and safe as a number. */
 const INT64_FIELDS = new Set(['id'])
@@ -27,17 +28,36 @@ export function stringifyExactJson(body: unknown): string {
 
 /**
  * openapi-fetch reads JSON with `response.json()`, or with `JSON.parse` when there is no
- * Content-Length. This gives it a response that always has one, and whose json() is exact.
+ * Content-Length. This gives it a response read in full (a connection reset half-way is then no
+ * answer, whatever the body), that always has a Content-Length, and whose json() is exact. A body
+ * json() cannot read, such as a captive proxy's `200 text/html` or an id past int64, is a failure of
+ * the call like any other: a PlantStoreError with the status, not a bare SyntaxError.
  */
 export async function withExactJson(response: Response): Promise<Response> {
+  // Nothing to read: a 204 or 304, or a HEAD (a Response cannot be built with a body for those).
+  if (response.body === null) return response
   const type = response.headers.get('content-type') ?? ''
-  if (!/^application\/([a-z.+-]*\+)?json/i.test(type) || response.status === 204) return response
   const text = await response.text()
   const headers = new Headers(response.headers)
   headers.delete('content-encoding')
   headers.set('content-length', String(new TextEncoder().encode(text).length))
   const exact = new Response(text, { status: response.status, statusText: response.statusText, headers })
-  Object.defineProperty(exact, 'json', { value: async () => parseExactJson(text) })
+  const json = async () => {
+    try {
+      if (!/^application\/([a-z.+-]*\+)?json/i.test(type))
+        throw new SyntaxError(`${type || 'no content type'} is not JSON`)
+      return parseExactJson(text)
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new PlantStoreError(
+        response.status,
+        undefined,
+        `HTTP ${response.status}, unreadable: ${reason}`,
+        { cause },
+      )
+    }
+  }
+  Object.defineProperty(exact, 'json', { value: json })
   Object.defineProperty(exact, 'url', { value: response.url })
   return exact
 }
