@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { type AddressInfo, createServer } from 'node:net'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -277,6 +277,86 @@ describe("the typed client when a success is not the service's", () => {
       fetch: () => Promise.reject(undefined),
     })
     await expect(client.getPlant(1n)).rejects.toMatchObject({ name: 'PlantStoreError', status: 0 })
+  })
+})
+
+describe('the typed client when the caller gives up', () => {
+  /** A server that takes connections and never answers them. */
+  async function silentServer(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+    const sockets = new Set<Socket>()
+    const server = createServer((socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    return {
+      baseUrl: `http://127.0.0.1:${port}`,
+      close: async () => {
+        for (const socket of sockets) socket.destroy()
+        await new Promise((resolve) => server.close(resolve))
+      },
+    }
+  }
+
+  it('ends every method at once on its own signal, throwing the abort as it is', async () => {
+    const silent = await silentServer()
+    try {
+      const client = createClient({ baseUrl: silent.baseUrl, token: 't' })
+      const calling: Array<(signal: AbortSignal) => Promise<unknown>> = [
+        (signal) => client.createPlant({ id: 1n, name: 'a' }, { signal }),
+        (signal) => client.listPlants({}, { signal }),
+        (signal) => client.allPlants({}, { signal }).next(),
+        (signal) => client.getPlant(1n, { signal }),
+        (signal) => client.replacePlant(1n, { name: 'a' }, { signal }),
+        (signal) => client.updatePlant(1n, { name: 'a' }, { signal }),
+        (signal) => client.deletePlant(1n, { signal }),
+      ]
+      for (const call of calling) {
+        const failure = await call(AbortSignal.timeout(50)).catch((error: unknown) => error)
+        expect((failure as Error).name).toBe('TimeoutError')
+        const stopped = new Error('the caller stopped')
+        const controller = new AbortController()
+        setTimeout(() => controller.abort(stopped), 20)
+        expect(await call(controller.signal).catch((error: unknown) => error)).toBe(stopped)
+      }
+    } finally {
+      await silent.close()
+    }
+  })
+
+  it("ends a create's wait between attempts at once on abort", async () => {
+    let calls = 0
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async () => {
+        calls++
+        return new Response('', { status: 503, headers: { 'retry-after': '5' } })
+      },
+    })
+    const started = Date.now()
+    const failure = await client
+      .createPlant({ id: 1n, name: 'a' }, { signal: AbortSignal.timeout(100) })
+      .catch((error: unknown) => error)
+    expect((failure as Error).name).toBe('TimeoutError')
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(calls).toBe(1)
+  })
+
+  it('waits as long as Retry-After asks before trying a create again', async () => {
+    const times: number[] = []
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async () => {
+        times.push(Date.now())
+        if (times.length === 1) return new Response('', { status: 503, headers: { 'retry-after': '1' } })
+        return new Response('{"id": 1, "name": "a"}', {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        })
+      },
+    })
+    expect((await client.createPlant({ id: 1n, name: 'a' })).plant).toEqual({ id: 1n, name: 'a' })
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(950)
   })
 })
 

@@ -36,9 +36,10 @@ function unanswered(request: Request, error: unknown): PlantStoreError {
   )
 }
 
-/** An abort the caller asked for is theirs to see as it is. */
-const isAbort = (error: unknown) =>
-  error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')
+/** An abort the caller asked for is theirs to see as it is, whatever reason they gave it. */
+const isAbort = (request: Request, error: unknown) =>
+  request.signal.aborted ||
+  (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError'))
 
 export interface ClientOptions {
   /** Where the service runs, e.g. http://127.0.0.1:8080 */
@@ -50,6 +51,12 @@ export interface ClientOptions {
   retries?: number
   /** Makes Idempotency-Keys; a random UUID by default. */
   newIdempotencyKey?: () => string
+}
+
+/** Options every method takes. */
+export interface CallOptions {
+  /** Ends the call, and a create's wait between attempts, at once: e.g. `AbortSignal.timeout(5000)`. */
+  signal?: AbortSignal
 }
 
 export interface ListQuery {
@@ -99,6 +106,33 @@ function nextCursor(response: Response): bigint | undefined {
 /** The first request under the same key is still running: worth waiting for, not an answer. */
 const IDEMPOTENCY_IN_PROGRESS = 40902
 
+/** The longest wait between create attempts, whatever a Retry-After asks: a caller is not held longer. */
+const MAX_RETRY_WAIT_MS = 10_000
+
+/** The wait before attempt `attempt`: growing backoff, or longer when the answer's Retry-After says so. */
+function retryWait(attempt: number, retryAfter: string | null): number {
+  const backoff = 50 * 2 ** attempt
+  const value = retryAfter?.trim() ?? ''
+  const asked = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now()
+  return Number.isNaN(asked) ? backoff : Math.min(Math.max(backoff, asked), MAX_RETRY_WAIT_MS)
+}
+
+/** Waits, unless the caller aborts first: then it ends at once with the abort's reason. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const stop = () => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', stop, { once: true })
+  })
+}
+
 /**
  * A typed client for the Plant Store API. Ids are bigint both ways, exact over the whole int64
  * range; `api` is the underlying openapi-fetch client for anything the methods do not cover.
@@ -118,7 +152,7 @@ export class PlantStoreClient {
         try {
           return await withExactJson(await inner(request))
         } catch (error) {
-          throw isAbort(error) ? error : unanswered(request, error)
+          throw isAbort(request, error) ? error : unanswered(request, error)
         }
       },
       bodySerializer: stringifyExactJson,
@@ -130,18 +164,25 @@ export class PlantStoreClient {
   /**
    * Creates a plant. An Idempotency-Key goes with it (a new one unless given), so the retries after
    * a network error or a 5xx, or while the first attempt is still running (409), cannot create twice.
+   * Between attempts it waits as the answer's Retry-After asks, up to MAX_RETRY_WAIT_MS.
    */
-  async createPlant(plant: NewPlant, options: { idempotencyKey?: string } = {}): Promise<TaggedPlant> {
+  async createPlant(
+    plant: NewPlant,
+    options: CallOptions & { idempotencyKey?: string } = {},
+  ): Promise<TaggedPlant> {
     const key = options.idempotencyKey ?? this.newKey()
+    const { signal } = options
+    let wait = 0
     for (let attempt = 0; ; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt))
+      if (attempt > 0) await pause(wait, signal)
       let result: Awaited<ReturnType<Client<paths>['POST']>>
       try {
-        result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key } })
+        result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key }, signal })
       } catch (error) {
         // Only no answer is worth another try: an unreadable one would be read no better next time.
         const unanswered = error instanceof PlantStoreError && error.status === 0
         if (attempt >= this.retries || !unanswered) throw error
+        wait = retryWait(attempt + 1, null)
         continue
       }
       const { data, error, response } = result
@@ -149,12 +190,16 @@ export class PlantStoreClient {
       const retryable =
         response.status >= 500 || (error as Partial<ErrorBody> | undefined)?.error === IDEMPOTENCY_IN_PROGRESS
       if (attempt >= this.retries || !retryable) fail(response, error)
+      wait = retryWait(attempt + 1, response.headers.get('retry-after'))
     }
   }
 
   /** One page in id order, and the cursor of the next page when there is one. */
-  async listPlants(query: ListQuery = {}): Promise<{ plants: StoredPlant[]; next?: bigint }> {
-    const { data, error, response } = await this.api.GET('/plants', { params: { query } })
+  async listPlants(
+    query: ListQuery = {},
+    { signal }: CallOptions = {},
+  ): Promise<{ plants: StoredPlant[]; next?: bigint }> {
+    const { data, error, response } = await this.api.GET('/plants', { params: { query }, signal })
     if (!response.ok) fail(response, error)
     if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
     const next = nextCursor(response)
@@ -162,43 +207,57 @@ export class PlantStoreClient {
   }
 
   /** Every plant (matching the tag), page after page. */
-  async *allPlants(query: Omit<ListQuery, 'after'> = {}): AsyncGenerator<StoredPlant> {
+  async *allPlants(
+    query: Omit<ListQuery, 'after'> = {},
+    options: CallOptions = {},
+  ): AsyncGenerator<StoredPlant> {
     let after: bigint | undefined
     do {
-      const page = await this.listPlants(after === undefined ? query : { ...query, after })
+      const page = await this.listPlants(after === undefined ? query : { ...query, after }, options)
       yield* page.plants
       after = page.next
     } while (after !== undefined)
   }
 
-  async getPlant(id: bigint): Promise<TaggedPlant> {
-    const { data, error, response } = await this.api.GET('/plants/{id}', { params: { path: { id } } })
+  async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<TaggedPlant> {
+    const { data, error, response } = await this.api.GET('/plants/{id}', { params: { path: { id } }, signal })
     if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
-  async replacePlant(id: bigint, plant: Plant, options: { ifMatch?: string } = {}): Promise<TaggedPlant> {
+  async replacePlant(
+    id: bigint,
+    plant: Plant,
+    options: CallOptions & { ifMatch?: string } = {},
+  ): Promise<TaggedPlant> {
     const { data, error, response } = await this.api.PUT('/plants/{id}', {
       params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
       body: plant,
+      signal: options.signal,
     })
     if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
-  async updatePlant(id: bigint, patch: PlantPatch, options: { ifMatch?: string } = {}): Promise<TaggedPlant> {
+  async updatePlant(
+    id: bigint,
+    patch: PlantPatch,
+    options: CallOptions & { ifMatch?: string } = {},
+  ): Promise<TaggedPlant> {
     const { data, error, response } = await this.api.PATCH('/plants/{id}', {
       params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
       body: patch,
       headers: { 'content-type': 'application/merge-patch+json' },
+      signal: options.signal,
     })
     if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
 
-  async deletePlant(id: bigint, options: { ifMatch?: string } = {}): Promise<void> {
+  async deletePlant(id: bigint, options: CallOptions & { ifMatch?: string } = {}): Promise<void> {
     const { error, response } = await this.api.DELETE('/plants/{id}', {
       params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      signal: options.signal,
     })
     if (!response.ok) fail(response, error)
     // The service answers a delete 204; any other success came from something else (a captive proxy).
