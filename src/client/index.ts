@@ -2,7 +2,7 @@ import createFetchClient, { type Client } from 'openapi-fetch'
 import { parseInt64 } from '../plants/int64.js'
 import { PlantStoreError } from './error.js'
 import { stringifyExactJson, withExactJson } from './json.js'
-import type { components, paths } from './schema.js'
+import type { components, operations, paths } from './schema.js'
 
 export { PlantStoreError } from './error.js'
 export { parseExactJson, stringifyExactJson } from './json.js'
@@ -59,11 +59,8 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
-export interface ListQuery {
-  limit?: number
-  after?: bigint
-  tag?: string
-}
+/** The query of GET /plants, as the document describes it. */
+export type ListQuery = NonNullable<operations['listPlants']['parameters']['query']>
 
 /**
  * Throws for an answer that is not a success. Callers decide by `response.ok`, not by `error`: an
