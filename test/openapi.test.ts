@@ -150,6 +150,16 @@ describe('the published contract', () => {
     }
   })
 
+  it("describes every response in its own words, none as the generator's Default Response", () => {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(pick(op, 'responses') as Record<string, unknown>)) {
+          expect(pick(response, 'description'), `${method} ${path} ${status}`).not.toBe('Default Response')
+        }
+      }
+    }
+  })
+
   it('lists under each error response the codes of that operation, not every code of the status', () => {
     const description = (path: string, method: string, status: string) =>
       pick(doc, 'paths', path, method, 'responses', status, 'description')

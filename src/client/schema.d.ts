@@ -526,7 +526,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process is up: `{"status": "ok"}` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -548,7 +548,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Ready to serve: `{"status": "ready"}` */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -12,7 +12,8 @@ export interface Lifecycle {
   draining: boolean
 }
 
-const Status = Type.Object({ status: Type.String() })
+/** The answer of a health check; the description says what it means for the operation's caller. */
+const Status = (description: string) => Type.Object({ status: Type.String() }, { description })
 
 export async function healthRoutes(
   app: FastifyInstance,
@@ -28,7 +29,7 @@ export async function healthRoutes(
         summary: 'Liveness: the process is up',
         tags: ['operations'],
         security: [],
-        response: { 200: Status },
+        response: { 200: Status('The process is up: `{"status": "ok"}`') },
       },
     },
     async () => ({ status: 'ok' }),
@@ -42,7 +43,10 @@ export async function healthRoutes(
         summary: 'Readiness: the database answers and the instance is not draining',
         tags: ['operations'],
         security: [],
-        response: { 200: Status, ...errorResponses(503) },
+        response: {
+          200: Status('Ready to serve: `{"status": "ready"}`'),
+          ...errorResponses(503),
+        },
       },
     },
     async (request, reply) => {
