@@ -272,6 +272,15 @@ describe('the published contract', () => {
     expect(page.headers['content-security-policy']).toContain("default-src 'self'")
   })
 
+  it.each(['/docs/static/', '/docs/static/index.html', '/docs/static/index.html?x=1'])(
+    'sends %s to the docs page instead of a page without the document',
+    async (url) => {
+      const res = await t.app.inject({ method: 'GET', url })
+      expect(res.statusCode).toBe(302)
+      expect(res.headers.location).toBe('/docs')
+    },
+  )
+
   it('gives the docs page a policy with only what it needs: no data: fonts, no form targets', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs' })
     const policy = new Map(

@@ -107,6 +107,14 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     routePrefix: '/docs',
     // No validator badge: it would send the document to validator.swagger.io.
     uiConfig: { deepLinking: true, validatorUrl: null },
+    // Its own redirect of /docs/static/index.html keeps the path whole only without a query string:
+    // /docs/static/index.html?x answered a redirect to itself, forever. The page is /docs.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        if (request.routeOptions.url !== '/docs/static/index.html') return done()
+        reply.redirect('/docs')
+      },
+    },
     // Every asset comes from this service: the page works offline and loads nothing from elsewhere.
     // No upgrade-insecure-requests, so try-it calls to a plain-HTTP instance stay on HTTP. Swagger UI
     // embeds no fonts (its images are data: URLs) and submits no form anywhere: default-src does not
@@ -114,6 +122,13 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     staticCSP:
       "default-src 'self'; base-uri 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   })
+  // The folder itself would be Swagger UI's stock index.html, whose initializer loads ./json from
+  // /docs/static/ (a 404): a page without the document. The page is /docs.
+  app.get(
+    '/docs/static/',
+    { schema: { hide: true } as FastifySchema, config: { public: true } },
+    (_request, reply) => reply.redirect('/docs'),
+  )
   for (const url of ['/openapi.json', '/docs', '/docs/*']) methodNotAllowed(app, url, ['GET', 'HEAD'])
 }
 
