@@ -68,9 +68,25 @@ describe('abuse limits and response headers', () => {
     ).toBe(404)
   })
 
-  it('does not limit when the limit is off, and never limits liveness', async () => {
+  it('does not limit when the limit is off, nor what needs no token', async () => {
     const { app: a } = await app({ rateLimit: { max: 1, windowMs: 60_000 } })
-    for (let i = 0; i < 5; i++) expect((await a.inject({ url: '/healthz' })).statusCode).toBe(200)
+    for (const [url, status] of [
+      ['/healthz', 200],
+      ['/readyz', 200],
+      ['/openapi.json', 200],
+      ['/docs', 200],
+      ['/nowhere', 404],
+    ] as const) {
+      for (let i = 0; i < 5; i++) {
+        const res = await a.inject({ url })
+        expect(res.statusCode).toBe(status)
+        expect(res.headers['ratelimit-limit']).toBeUndefined()
+      }
+    }
+    // The address's allowance is still whole: what went before was not counted against it.
+    const first = await a.inject({ url: '/plants/1' })
+    expect([first.statusCode, first.headers['ratelimit-remaining']]).toEqual([401, '0'])
+    expect((await a.inject({ url: '/plants/1' })).statusCode).toBe(429)
     const { app: b } = await app({ rateLimit: null })
     for (let i = 0; i < 5; i++) expect((await b.inject({ url: '/plants/1' })).statusCode).toBe(401)
   })
