@@ -10,6 +10,23 @@ import { makeApp, type TestApp } from './helpers/app.js'
 import { ROOT } from './helpers/process.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
+/** Each of the client's methods, called with placeholder arguments and the signal given, if any. */
+function everyMethod(
+  client: PlantStoreClient,
+  { withAllPlants = false } = {},
+): Array<(signal?: AbortSignal) => Promise<unknown>> {
+  const options = (signal?: AbortSignal) => (signal ? { signal } : {})
+  return [
+    (signal) => client.createPlant({ id: 1n, name: 'a' }, options(signal)),
+    (signal) => client.listPlants({}, options(signal)),
+    ...(withAllPlants ? [(signal?: AbortSignal) => client.allPlants({}, options(signal)).next()] : []),
+    (signal) => client.getPlant(1n, options(signal)),
+    (signal) => client.replacePlant(1n, { name: 'a' }, options(signal)),
+    (signal) => client.updatePlant(1n, { name: 'a' }, options(signal)),
+    (signal) => client.deletePlant(1n, options(signal)),
+  ]
+}
+
 describe.each(storeKinds)('the typed client against $name', (kind) => {
   let t: TestApp
   let client: PlantStoreClient
@@ -186,14 +203,7 @@ describe('the typed client when something else answers, such as a proxy', () => 
         },
       })
       const status = answer().status
-      const calling: Array<() => Promise<unknown>> = [
-        () => client.createPlant({ id: 1n, name: 'a' }),
-        () => client.listPlants(),
-        () => client.getPlant(1n),
-        () => client.replacePlant(1n, { name: 'a' }),
-        () => client.updatePlant(1n, { name: 'a' }),
-        () => client.deletePlant(1n),
-      ]
+      const calling = everyMethod(client)
       for (const call of calling) {
         const failure = await call().catch((error: unknown) => error)
         expect(failure).toBeInstanceOf(PlantStoreError)
@@ -241,14 +251,7 @@ describe("the typed client when a success is not the service's", () => {
           return answer()
         },
       })
-      const calling: Array<() => Promise<unknown>> = [
-        () => client.createPlant({ id: 1n, name: 'a' }),
-        () => client.listPlants(),
-        () => client.getPlant(1n),
-        () => client.replacePlant(1n, { name: 'a' }),
-        () => client.updatePlant(1n, { name: 'a' }),
-        () => client.deletePlant(1n),
-      ]
+      const calling = everyMethod(client)
       for (const call of calling) {
         const failure = await call().catch((error: unknown) => error)
         expect(failure).toBeInstanceOf(PlantStoreError)
@@ -300,15 +303,7 @@ describe('the typed client when the caller gives up', () => {
     const silent = await silentServer()
     try {
       const client = createClient({ baseUrl: silent.baseUrl, token: 't' })
-      const calling: Array<(signal: AbortSignal) => Promise<unknown>> = [
-        (signal) => client.createPlant({ id: 1n, name: 'a' }, { signal }),
-        (signal) => client.listPlants({}, { signal }),
-        (signal) => client.allPlants({}, { signal }).next(),
-        (signal) => client.getPlant(1n, { signal }),
-        (signal) => client.replacePlant(1n, { name: 'a' }, { signal }),
-        (signal) => client.updatePlant(1n, { name: 'a' }, { signal }),
-        (signal) => client.deletePlant(1n, { signal }),
-      ]
+      const calling = everyMethod(client, { withAllPlants: true })
       for (const call of calling) {
         const failure = await call(AbortSignal.timeout(50)).catch((error: unknown) => error)
         expect((failure as Error).name).toBe('TimeoutError')
