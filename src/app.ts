@@ -36,7 +36,12 @@ import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
-import { installCors, installLoadShedding, securityHeaders } from './http/security.js'
+import {
+  corsHeadersWithoutOrigin,
+  installCors,
+  installLoadShedding,
+  securityHeaders,
+} from './http/security.js'
 import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger, logsAt } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
@@ -314,7 +319,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       plants: options.store.plants,
       tokens: options.tokens,
       bodyLimit,
-      securityHeaders: security,
+      securityHeaders: { ...security, ...corsHeadersWithoutOrigin(options.corsOrigins) },
       requestId,
       record,
       limit,

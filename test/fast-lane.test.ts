@@ -40,10 +40,17 @@ interface Service {
   token: string
 }
 
-async function service(options: { rateLimit?: { max: number; windowMs: number } } = {}): Promise<Service> {
+async function service(
+  options: { rateLimit?: { max: number; windowMs: number }; corsOrigins?: string[] } = {},
+): Promise<Service> {
   const { store } = await openFresh(sqliteKind)
   const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, rateLimit: options.rateLimit ?? null })
+  const app = await buildApp({
+    store,
+    tokens,
+    rateLimit: options.rateLimit ?? null,
+    corsOrigins: options.corsOrigins ?? null,
+  })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { token } = await tokens.create('test', ['plants:read', 'plants:write'])
   return { app, store, port: (app.server.address() as AddressInfo).port, token }
@@ -264,6 +271,40 @@ describe('the create fast lane under a rate limit', () => {
       }
       // The first request of the token goes through the framework (it is not cached yet) and counts too.
       expect(statuses).toEqual([200, 200, 200, 429, 429])
+    } finally {
+      await stop(a)
+      await stop(b)
+    }
+  })
+})
+
+describe('the fast lane with CORS on', () => {
+  it('sends the CORS headers the framework sends to a request without Origin', async () => {
+    const a = await service({ corsOrigins: ['https://app.example.test'] })
+    const b = await service({ corsOrigins: ['https://app.example.test'] })
+    const take = vi.spyOn(FastLane.prototype, 'take')
+    try {
+      const requests: [string, string, string][] = [
+        ['POST', '/plants', '{"id": 1, "name": "first"}'],
+        ['POST', '/plants', '{"id": 2, "name": "second"}'],
+        ['POST', '/plants', '{"id": 1, "name": "again"}'],
+        ['GET', '/plants/1', ''],
+        ['GET', '/plants/3', ''],
+        ['GET', '/plants?limit=1', ''],
+      ]
+      for (const [i, [method, path, body]] of requests.entries()) {
+        take.mockClear()
+        const headers = (s: Service) =>
+          body === '' ? { authorization: `Bearer ${s.token}` } : headersFor(s, {}, body)
+        const fast = await overSocket(a.port, headers(a), body, method, path)
+        // The first request verifies the token through the framework; the lane answers the rest.
+        expect(take.mock.results.some((r) => r.value === true)).toBe(i > 0)
+        const framework = await injected(b.app, headers(b), body, method as 'GET' | 'POST', path)
+        const { 'x-request-id': _a, ...fastHeaders } = fast.headers
+        const { 'x-request-id': _b, ...frameworkHeaders } = framework.headers
+        expect({ ...fast, headers: fastHeaders }).toEqual({ ...framework, headers: frameworkHeaders })
+        expect(fast.headers.vary).toBe('Origin')
+      }
     } finally {
       await stop(a)
       await stop(b)

@@ -20,7 +20,7 @@ export interface FastLaneDeps {
   plants: PlantStore
   tokens: TokenService
   bodyLimit: number
-  /** The headers every API answer starts with after its request id (the security headers). */
+  /** The headers every API answer starts with after its request id (security headers, and CORS's when on). */
   securityHeaders: Readonly<Record<string, string>>
   requestId: (request: IncomingMessage) => string
   /** Counts and times an answer in its route's own series (the route as Fastify names it). */
