@@ -36,15 +36,19 @@ function comparable(status: number, headers: Record<string, unknown>, body: stri
 interface Service {
   app: FastifyInstance
   store: Store
+  tokens: TokenService
   port: number
   token: string
+  /** Token verifications counted, as the service's metric counts them. */
+  verified: { hit: number; miss: number }
 }
 
 async function service(
   options: { rateLimit?: { max: number; windowMs: number }; corsOrigins?: string[] } = {},
 ): Promise<Service> {
   const { store } = await openFresh(sqliteKind)
-  const tokens = new TokenService(store.tokens)
+  const verified = { hit: 0, miss: 0 }
+  const tokens = new TokenService(store.tokens, { onVerify: (cache) => verified[cache]++ })
   const app = await buildApp({
     store,
     tokens,
@@ -53,7 +57,7 @@ async function service(
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { token } = await tokens.create('test', ['plants:read', 'plants:write'])
-  return { app, store, port: (app.server.address() as AddressInfo).port, token }
+  return { app, store, tokens, port: (app.server.address() as AddressInfo).port, token, verified }
 }
 
 async function stop(s: Service): Promise<void> {
@@ -271,6 +275,43 @@ describe('the create fast lane under a rate limit', () => {
       }
       // The first request of the token goes through the framework (it is not cached yet) and counts too.
       expect(statuses).toEqual([200, 200, 200, 429, 429])
+    } finally {
+      await stop(a)
+      await stop(b)
+    }
+  })
+})
+
+describe('token verifications counted', () => {
+  const take = vi.spyOn(FastLane.prototype, 'take')
+
+  /** Sends GET /plants with `token` to each service, the socket's copy twice; the counts of both. */
+  async function counted(a: Service, b: Service, tokenOf: (s: Service) => string, status: number) {
+    for (let i = 0; i < 2; i++) {
+      take.mockClear()
+      const fast = await overSocket(a.port, { authorization: `Bearer ${tokenOf(a)}` }, '', 'GET', '/plants')
+      expect(take.mock.results.some((r) => r.value === true)).toBe(false)
+      const framework = await injected(b.app, { authorization: `Bearer ${tokenOf(b)}` }, '', 'GET', '/plants')
+      expect([fast.status, framework.status]).toEqual([status, status])
+    }
+    expect(a.verified).toEqual(b.verified)
+  }
+
+  it('are the same when the lane leaves a token to the framework', async () => {
+    const a = await service()
+    const b = await service()
+    try {
+      const writers = new Map<Service, string>()
+      for (const s of [a, b]) writers.set(s, (await s.tokens.create('w', ['plants:write'])).token)
+      // A token without the read scope: refused each time by the framework, counted once per request.
+      await counted(a, b, (s) => writers.get(s) as string, 403)
+      // A token revoked since it was cached.
+      for (const s of [a, b]) {
+        await s.tokens.verify(s.token)
+        const [id] = s.token.split('_').slice(1, 2)
+        expect(await s.tokens.revoke(id as string)).toBe(true)
+      }
+      await counted(a, b, (s) => s.token, 401)
     } finally {
       await stop(a)
       await stop(b)

@@ -112,9 +112,15 @@ export class TokenService {
     return this.verifyCached(token) ?? this.load(token, this.now())
   }
 
-  /** Whether the token is in the cache, without counting a verification or touching anything. */
-  remembers(token: string): boolean {
-    return this.cache.has(token)
+  /**
+   * The principal of a token verified before that has neither expired nor been revoked, without
+   * counting a verification or touching anything: for a caller that may yet leave the request to one
+   * that verifies it, so that the request is counted once.
+   */
+  remembered(token: string): Principal | undefined {
+    this.checkRevocations()
+    const cached = this.cache.get(token)
+    return cached !== undefined && cached.expiresAt > this.now() ? cached.principal : undefined
   }
 
   /**
