@@ -197,6 +197,44 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
   })
 
   it.each([
+    ['malformed JSON', '{"id": 60, "name": ', 'close'],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0xff, 0x7d]), 'close'],
+    ['a plant without an id', '{"name": "no id"}', 'keep-alive'],
+    ['a blank body', '  ', 'keep-alive'],
+  ])(
+    '%s: the connection is closed after the answer only as the framework closes it',
+    async (_case, body, connection) => {
+      const framework = await viaInject.app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers: headersFor(viaInject, {}, body),
+        payload: body,
+      })
+      expect(framework.headers.connection).toBe(connection)
+      take.mockClear()
+      const fast = await new Promise<string | undefined>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: viaSocket.port,
+            method: 'POST',
+            path: '/plants',
+            headers: headersFor(viaSocket, {}, body),
+          },
+          (res) => {
+            res.resume()
+            res.on('end', () => resolve(res.headers.connection))
+          },
+        )
+        req.on('error', reject)
+        req.end(body)
+      })
+      expect(take.mock.results.some((r) => r.value === true)).toBe(true)
+      expect(fast).toBe(connection)
+    },
+  )
+
+  it.each([
     ['with an Idempotency-Key', { 'idempotency-key': 'k-1' }, '{"id": 30, "name": "keyed"}'],
     ['from a browser origin', { origin: 'https://example.test' }, '{"id": 31, "name": "cors"}'],
     ['as a merge patch', { 'content-type': 'application/merge-patch+json' }, '{"id": 32, "name": "x"}'],

@@ -237,10 +237,20 @@ export class FastLane {
     // A client that goes away mid-body gets no answer; the socket is already closed.
     request.on('error', () => {})
     request.on('end', () => {
+      let body: unknown
       let plant: ReturnType<typeof validateNewPlant>
       try {
         const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
-        plant = validateNewPlant(parseJsonBody(utf8Text(bytes)))
+        body = parseJsonBody(utf8Text(bytes))
+      } catch (error) {
+        // Fastify closes the connection after a body its parser refused; so does the lane, or a
+        // client could tell which of the two answered.
+        answer.headers.connection = 'close'
+        this.fail(deps, response, answer, error)
+        return
+      }
+      try {
+        plant = validateNewPlant(body)
       } catch (error) {
         this.fail(deps, response, answer, error)
         return
