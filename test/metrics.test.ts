@@ -95,6 +95,23 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     expect(value('hit')).toBeGreaterThan(value('miss'))
   })
 
+  it('counts one miss for a request whose token is read from the store, one hit once it is cached', async () => {
+    const value = async (cache: string) =>
+      Number(
+        new RegExp(`plantstore_token_verifications_total\\{cache="${cache}"\\} (\\d+)`).exec(
+          (await scrape()).body,
+        )?.[1],
+      )
+    const fresh = (await tokens.create('fresh', ['metrics:read'])).token
+    const read = () => app.inject({ url: '/metrics', headers: { authorization: `Bearer ${fresh}` } })
+    const [miss, hit] = [await value('miss'), await value('hit')]
+    await read()
+    // Each scrape's own token is a hit too.
+    expect([await value('miss'), await value('hit')]).toEqual([miss + 1, hit + 2])
+    await read()
+    expect([await value('miss'), await value('hit')]).toEqual([miss + 1, hit + 5])
+  })
+
   it('times database operations by operation', async () => {
     const body = (await scrape()).body
     expect(body).toMatch(

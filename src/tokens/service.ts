@@ -131,8 +131,9 @@ export class TokenService {
   verifyCached(token: string): Principal | undefined {
     this.checkRevocations()
     const cached = this.cache.get(token)
-    this.onVerify(cached ? 'hit' : 'miss')
+    // A miss is counted by load, which the caller goes on to: once per request, not per look.
     if (!cached) return undefined
+    this.onVerify('hit')
     const now = this.now()
     if (cached.expiresAt <= now) {
       this.cache.delete(token)
@@ -163,6 +164,7 @@ export class TokenService {
   }
 
   private async load(token: string, now: number): Promise<Principal> {
+    this.onVerify('miss')
     const parsed = parseToken(token)
     if (!parsed) throw new AppError(errors.TOKEN_MALFORMED)
     // A revocation seen while the row was being read may have been committed after the read: the
