@@ -467,6 +467,7 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
     ['an id that is not a number', '/plants/seven', {}],
     ['a read with a query', '/plants/7?x=1', {}],
     ['a conditional read', '/plants/7', { 'if-none-match': '"anything"' }],
+    ['a read on a condition it no longer meets (412)', '/plants/7', { 'if-match': '"anything"' }],
     ['a limit out of range', '/plants?limit=0', {}],
     ['a repeated limit', '/plants?limit=1&limit=2', {}],
     ['an unknown parameter', '/plants?colour=green', {}],

@@ -163,6 +163,24 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect((await call('GET', '/plants/100', { headers: { 'if-none-match': '*' } })).statusCode).toBe(304)
     })
 
+    it('answers 412 to an If-Match the plant no longer has, before looking at If-None-Match', async () => {
+      const etag = (await call('GET', '/plants/100')).headers.etag as string
+      for (const ifMatch of [etag, `"x", ${etag}`, '*']) {
+        expect((await call('GET', '/plants/100', { headers: { 'if-match': ifMatch } })).statusCode).toBe(200)
+      }
+      for (const ifMatch of ['"other"', `W/${etag}`]) {
+        const res = await call('GET', '/plants/100', {
+          headers: { 'if-match': ifMatch, 'if-none-match': etag },
+        })
+        expect(res.statusCode).toBe(412)
+        expect(errorOf(res).error).toBe(errors.PRECONDITION_FAILED.code)
+      }
+      const both = await call('GET', '/plants/100', { headers: { 'if-match': etag, 'if-none-match': etag } })
+      expect(both.statusCode).toBe(304)
+      const head = await call('HEAD', '/plants/100', { headers: { 'if-match': '"other"' } })
+      expect(head.statusCode).toBe(412)
+    })
+
     it('answers HEAD with the headers of GET', async () => {
       const res = await call('HEAD', '/plants/100')
       expect(res.statusCode).toBe(200)

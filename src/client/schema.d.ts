@@ -808,6 +808,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Apply only if the plant still has one of these ETags (else 412) */
+                "if-match"?: string;
                 /** @description Answer 304 without a body if the plant still has one of these ETags */
                 "if-none-match"?: string;
             };
@@ -875,6 +877,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40402) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition failed (error codes: 41201) */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -130,7 +130,7 @@ export class FastLane {
     const url = request.url ?? ''
     const headers = request.headers
     if (url.startsWith('/plants/')) {
-      if (headers['if-none-match'] !== undefined) return false
+      if (headers['if-none-match'] !== undefined || headers['if-match'] !== undefined) return false
       const digits = url.slice(8)
       const id = INT64_TEXT.test(digits) ? parseInt64(digits) : null
       if (id === null) return false

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
-import { etagOf, matchesWeak, parseEntityTags } from '../../plants/etag.js'
+import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
 import { parseInt64 } from '../../plants/int64.js'
 import { type NewPlant as NewPlantValue, TAG_MAX_LENGTH } from '../../plants/model.js'
@@ -229,6 +229,7 @@ export async function plantRoutes(
         tags: ['plants'],
         params: PlantIdParams,
         headers: Type.Object({
+          ...IF_MATCH,
           'if-none-match': Type.Optional(
             Type.String({
               description: 'Answer 304 without a body if the plant still has one of these ETags',
@@ -242,12 +243,16 @@ export async function plantRoutes(
             description: 'Not modified: the plant still has the ETag given',
             headers: { ETag },
           },
-          ...errorResponses(errors.PATH_ID_INVALID, 401, 403, errors.PLANT_NOT_FOUND, 500),
+          ...errorResponses(errors.PATH_ID_INVALID, 401, 403, errors.PLANT_NOT_FOUND, 412, 500),
         },
       },
     },
     async (request, reply) => {
       const { plant, etag } = await readPlant(store.plants, pathId(request))
+      // RFC 9110 §13.2.2: If-Match is evaluated before If-None-Match, for a read as for a write.
+      const ifMatch = ifMatchOf(request)
+      if (ifMatch !== undefined && !matchesStrong(ifMatch, etag))
+        throw new AppError(errors.PRECONDITION_FAILED)
       reply.header('etag', etag)
       const ifNoneMatch = request.headers['if-none-match']
       if (ifNoneMatch !== undefined && matchesWeak(parseEntityTags(ifNoneMatch), etag)) {
