@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
+import { admin } from './helpers/postgres.js'
 import { BIN, ROOT, runCli } from './helpers/process.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
@@ -107,7 +109,43 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     const res = await runCli(['migrate', '--database-url', url])
     expect(res.code).toBe(0)
   })
+
+  it('refuses a database a newer release migrated, and leaves it as it was', async () => {
+    const url = await kind.freshUrl()
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    // PostgreSQL fills applied_at itself.
+    await onDatabase(
+      url,
+      kind.name === 'sqlite'
+        ? "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '999_future', 0)"
+        : "INSERT INTO schema_migrations (version, name) VALUES (999, '999_future')",
+    )
+    for (const command of [['migrate'], ['token', 'list'], ['serve', '--port', '0']]) {
+      const res = await runCli([...command, '--database-url', url])
+      expect(res.code).toBe(1)
+      expect(res.stderr).toMatch(
+        /^plantstore: the database has schema version 999, which this plantstore does not know .*\n$/,
+      )
+    }
+    expect(await onDatabase(url, 'SELECT max(version) AS v FROM schema_migrations')).toEqual([{ v: 999 }])
+  })
 })
+
+/** Runs one statement straight on the database a URL names; the rows it returns. */
+async function onDatabase(url: string, sql: string): Promise<unknown[]> {
+  if (url.startsWith('sqlite:')) {
+    const db = new Database(url.slice('sqlite:'.length))
+    try {
+      const statement = db.prepare(sql)
+      if (statement.reader) return statement.all()
+      statement.run()
+      return []
+    } finally {
+      db.close()
+    }
+  }
+  return admin(url, async (client) => (await client.query(sql)).rows)
+}
 
 describe('plantstore usage errors', () => {
   const dbUrl = () => `sqlite:${join(tempDir(), 'p.db')}`

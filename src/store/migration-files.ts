@@ -17,3 +17,18 @@ export function readMigrations(dir: URL): Migration[] {
       sql: readFileSync(new URL(file, dir), 'utf8'),
     }))
 }
+
+/**
+ * Refuses a database that a newer release migrated: this one would otherwise serve from a schema it
+ * does not know (a column it never writes, a constraint it breaks) and record nothing of it, so the
+ * damage shows up only later, and only in the newer release.
+ */
+export function refuseNewerSchema(applied: Iterable<number>, known: Migration[]): void {
+  const versions = new Set(known.map((m) => m.version))
+  const unknown = [...applied].filter((v) => !versions.has(v)).sort((a, b) => a - b)
+  if (unknown.length === 0) return
+  const latest = Math.max(0, ...versions)
+  throw new Error(
+    `the database has schema version ${unknown.join(', ')}, which this plantstore does not know (it knows up to ${latest}): it was migrated by a newer release; run that release, or restore a backup taken before the upgrade`,
+  )
+}

@@ -1,5 +1,5 @@
 import pg, { type ClientBase, type ClientConfig } from 'pg'
-import { type Migration, readMigrations } from '../migration-files.js'
+import { type Migration, readMigrations, refuseNewerSchema } from '../migration-files.js'
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
 
@@ -30,6 +30,7 @@ export async function migrate(
     )`)
     const done = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
     const applied = new Set(done.rows.map((r) => r.version))
+    refuseNewerSchema(applied, migrations)
     const pending = migrations.filter((m) => !applied.has(m.version))
     for (const m of pending) {
       await client.query(m.sql)

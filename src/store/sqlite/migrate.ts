@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { type Migration, readMigrations } from '../migration-files.js'
+import { type Migration, readMigrations, refuseNewerSchema } from '../migration-files.js'
 
 export type { Migration }
 
@@ -29,6 +29,7 @@ export function migrate(db: Database, migrations: Migration[] = loadMigrations()
         .all()
         .map((v) => Number(v)),
     )
+    refuseNewerSchema(done, migrations)
     const pending = migrations.filter((m) => !done.has(m.version))
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
     for (const m of pending) {
