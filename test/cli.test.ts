@@ -323,4 +323,28 @@ describe('plantstore usage errors', () => {
     expect(res.code).toBe(0)
     expect(statSync(join(dir, 'p.db')).isFile()).toBe(true)
   })
+
+  it('refuses a file that is not a plantstore database, naming it, and leaves it as it was', async () => {
+    const dir = tempDir()
+    const foreign = join(dir, 'other-app.db')
+    const other = new Database(foreign)
+    other.exec(
+      'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers VALUES (1, 0)',
+    )
+    other.close()
+    const text = join(dir, 'notes.db')
+    writeFileSync(text, 'not a database, just some words long enough to fill a SQLite header.\n'.repeat(4))
+    for (const [file, said] of [
+      [foreign, 'is a SQLite database of another application (tables customers), not a plantstore one'],
+      [text, 'is not a SQLite database'],
+    ] as const) {
+      const before = readFileSync(file)
+      const res = await runCli(['migrate', '--database-url', `sqlite:${file}`])
+      expect(res.code).toBe(1)
+      expect(res.stderr.startsWith(`plantstore: ${file} ${said}`), res.stderr).toBe(true)
+      expect(res.stderr).toMatch(/: it was left as it was\n$/)
+      expect(readFileSync(file).equals(before)).toBe(true)
+      expect(existsSync(`${file}-wal`)).toBe(false)
+    }
+  })
 })

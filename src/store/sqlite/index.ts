@@ -6,7 +6,7 @@ import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
-import { migrate } from './migrate.js'
+import { migrate, refuseForeignDatabase } from './migrate.js'
 import { OpenedFile } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
@@ -100,6 +100,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   try {
     // Opening and migrating always wait for another process's lock; the option applies afterwards.
     db.pragma('busy_timeout = 5000')
+    refuseForeignDatabase(db, options.path)
     // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
     // create survives power loss, not just a process crash.
     db.pragma('journal_mode = WAL')
@@ -129,6 +130,11 @@ export function explainOpenFailure(error: unknown, path: string): unknown {
       `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
       { cause: error },
     )
+  }
+  if (code === 'SQLITE_NOTADB') {
+    return new Error(`${path} is not a SQLite database (${said}): it was left as it was`, {
+      cause: error,
+    })
   }
   if (code === 'SQLITE_FULL') {
     return new Error(`cannot write to ${path} (${said}): the disk holding it has no room left`, {

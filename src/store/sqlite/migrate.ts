@@ -11,6 +11,22 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 }
 
 /**
+ * Refuses a file that holds another application's tables: migrating would add this schema beside
+ * them and switch the file to WAL, changing a database that was named by mistake. Runs before
+ * anything writes.
+ */
+export function refuseForeignDatabase(db: Database, path: string): void {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+    .pluck()
+    .all() as string[]
+  if (tables.length === 0 || tables.includes('schema_migrations')) return
+  throw new Error(
+    `${path} is a SQLite database of another application (tables ${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}), not a plantstore one: it was left as it was`,
+  )
+}
+
+/**
  * Applies the migrations the database lacks, all in one IMMEDIATE transaction: a second process
  * starting at the same moment waits on the write lock, then finds nothing left to do. Throws
  * SQLITE_READONLY… when the database cannot be written, even with nothing to apply.
