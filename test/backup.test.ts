@@ -1,8 +1,9 @@
-import { copyFileSync, readFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { copyFileSync, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type RunningServer, runCli, startServer } from './helpers/process.js'
+import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 describe('plantstore backup (SQLite)', () => {
@@ -79,5 +80,36 @@ describe('plantstore backup (SQLite)', () => {
     const read = await fetch(`${revived.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } })
     expect(read.status).toBe(200)
     expect(await read.json()).toEqual({ id, name: `plant ${id}` })
+  })
+
+  it('fails with no file left behind when the copy runs out of room, so that a retry can succeed', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'live.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
+    const live = new Database(db)
+    const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
+    live.transaction(() => {
+      for (let id = 1; id <= 5000; id++) insert.run(id, `plant number ${id}`)
+    })()
+    live.close()
+    const backupFile = join(dir, 'copy.db')
+    // A 64 KiB limit on the size of any file this process writes stands for a disk that fills up.
+    const full = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        'sh',
+        ['-c', 'ulimit -f 64 && exec "$0" "$@"', BIN, 'backup', backupFile, '--database-url', `sqlite:${db}`],
+        { cwd: ROOT, timeout: 30_000 },
+        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
+      )
+    })
+    expect(full.code).toBe(1)
+    expect(full.stderr).toMatch(/^plantstore: backup to .*copy\.db failed, and nothing was left there: /)
+    expect(existsSync(backupFile)).toBe(false)
+
+    const retried = await runCli(['backup', backupFile, '--database-url', `sqlite:${db}`])
+    expect(retried.code).toBe(0)
+    const copy = new Database(backupFile, { readonly: true })
+    expect(copy.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(5000)
+    copy.close()
   })
 })

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
@@ -65,16 +65,33 @@ export class SqliteStore implements Store {
    * wrote. Writers are not blocked (WAL); the copy is compact and has no WAL of its own.
    */
   async backup(file: string): Promise<void> {
-    if (existsSync(file)) throw new Error(`${file} already exists; backups never overwrite`)
     mkdirSync(dirname(file), { recursive: true })
-    this.db.prepare('VACUUM INTO ?').run(file)
-    const copy = new Database(file, { readonly: true })
+    // Created empty here, and only if absent (VACUUM INTO accepts an empty file): the file is then
+    // this backup's own, so a failed one can be removed without touching one that appeared meanwhile.
     try {
-      const check = copy.pragma('quick_check', { simple: true })
-      if (check !== 'ok')
-        throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
-    } finally {
-      copy.close()
+      closeSync(openSync(file, 'wx'))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new Error(`${file} already exists; backups never overwrite`)
+      }
+      throw error
+    }
+    try {
+      this.db.prepare('VACUUM INTO ?').run(file)
+      const copy = new Database(file, { readonly: true })
+      try {
+        const check = copy.pragma('quick_check', { simple: true })
+        if (check !== 'ok')
+          throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
+      } finally {
+        copy.close()
+      }
+    } catch (error) {
+      // A partial copy looks like a backup and blocks the retry ("already exists").
+      rmSync(file, { force: true })
+      throw new Error(`backup to ${file} failed, and nothing was left there: ${(error as Error).message}`, {
+        cause: error,
+      })
     }
   }
 
