@@ -25,7 +25,7 @@ export async function sweepOnce(
     ...(signal ? { signal } : {}),
   })
   // Requests purge expired keys now and then too, but only while creates with keys keep coming.
-  counts.idempotency_keys = await store.idempotency.purgeExpired(now)
+  counts.idempotency_keys = await store.idempotency.purgeExpired(now, signal)
   return counts
 }
 

@@ -281,6 +281,47 @@ describe('SQLite idempotency key retention', () => {
       await store.close()
     }
   })
+
+  it('deletes a backlog of expired keys in chunks, letting requests run between them and stopping between them', async () => {
+    const store = openSqlite({ path: ':memory:' })
+    try {
+      const now = Date.now()
+      const insert = store.db.prepare(
+        "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
+      )
+      const expire = (count: number) =>
+        store.db.transaction(() => {
+          for (let i = 0; i < count; i++) insert.run(`old-${i}`, now - 1000)
+        })()
+      insert.run('live', now + 60_000)
+      const left = () => store.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get()
+
+      // Turns of the event loop taken while the sweep runs, as requests waiting on it would.
+      expire(2500)
+      let turns = 0
+      let sweeping = true
+      const turn = () => {
+        if (!sweeping) return
+        turns++
+        setImmediate(turn)
+      }
+      setImmediate(turn)
+      const counts = await sweepOnce(store, settings, new Date(now))
+      sweeping = false
+      expect(counts).toMatchObject({ idempotency_keys: 2500 })
+      expect(turns).toBeGreaterThanOrEqual(2)
+      expect(left()).toBe(1)
+
+      // Stopped after its first chunk, it deletes no further one.
+      expire(2500)
+      const stopping = new AbortController()
+      setImmediate(() => stopping.abort())
+      await expect(sweepOnce(store, settings, new Date(now), stopping.signal)).rejects.toThrow()
+      expect(left()).toBe(1 + 1500)
+    } finally {
+      await store.close()
+    }
+  })
 })
 
 describe.each(storeKinds)('a retention sweep on $name that meets a lock held elsewhere', (kind) => {

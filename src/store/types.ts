@@ -140,8 +140,11 @@ export interface PlantStore {
 export interface IdempotencyStore {
   /** The unexpired record for this token and key, if any. */
   find(tokenId: string, key: string, now: Date): Promise<IdempotencyRecord | undefined>
-  /** Deletes records that expired before `now`; returns how many. */
-  purgeExpired(now: Date): Promise<number>
+  /**
+   * Deletes records that expired before `now`, in chunks of their own transaction; returns how many.
+   * Once `signal` is aborted it deletes no further chunk.
+   */
+  purgeExpired(now: Date, signal?: AbortSignal): Promise<number>
 }
 
 export interface TokenRecord {

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
 import { guarded } from './errors.js'
+import { CHUNK } from './maintenance.js'
 
 interface KeyRow {
   token_id: string
@@ -35,10 +36,22 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     )
   }
 
-  async purgeExpired(now: Date): Promise<number> {
-    const result = await guarded(() =>
-      this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]),
-    )
-    return result.rowCount ?? 0
+  async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
+    let total = 0
+    for (;;) {
+      signal?.throwIfAborted()
+      // Chunks, as the retention sweep's: one DELETE of a day of expired keys may run past
+      // --database-timeout, and then fails, whole, on every run.
+      const result = await guarded(() =>
+        this.pool.query(
+          `DELETE FROM idempotency_keys WHERE (token_id, key) IN (
+             SELECT token_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`,
+          [now, CHUNK],
+        ),
+      )
+      const deleted = result.rowCount ?? 0
+      total += deleted
+      if (deleted < CHUNK) return total
+    }
   }
 }

@@ -3,7 +3,7 @@ import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js
 import { inTransaction } from './transaction.js'
 
 /** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
-const CHUNK = 1000
+export const CHUNK = 1000
 
 /**
  * How long a chunk waits for a lock before the sweep gives up until its next run. Housekeeping must

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
+import { CHUNK } from './maintenance.js'
 
 interface KeyRow {
   token_id: string
@@ -19,7 +20,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.selectOne = db.prepare(
       'SELECT * FROM idempotency_keys WHERE token_id = ? AND key = ? AND expires_at > ?',
     )
-    this.purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?')
+    this.purge = db.prepare(
+      'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)',
+    )
   }
 
   async find(tokenId: string, key: string, now: Date): Promise<IdempotencyRecord | undefined> {
@@ -36,7 +39,16 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     )
   }
 
-  async purgeExpired(now: Date): Promise<number> {
-    return this.purge.run(now.getTime()).changes
+  async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
+    let total = 0
+    for (;;) {
+      signal?.throwIfAborted()
+      const deleted = this.purge.run(now.getTime(), CHUNK).changes
+      total += deleted
+      if (deleted < CHUNK) return total
+      // A day of keys can expire at once (a bulk load with keys, then quiet), and one DELETE of them
+      // all would hold the event loop, and every request, for seconds: let requests run between chunks.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 
 /** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
-const CHUNK = 1000
+export const CHUNK = 1000
 
 interface Sweep {
   kind: string
