@@ -324,6 +324,15 @@ describe('plantstore usage errors', () => {
     expect(statSync(join(dir, 'p.db')).isFile()).toBe(true)
   })
 
+  it('refuses a sqlite path that is a folder, naming it', async () => {
+    const dir = tempDir()
+    const res = await runCli(['migrate', '--database-url', `sqlite:${dir}`])
+    expect(res.code).toBe(1)
+    expect(res.stderr).toBe(
+      `plantstore: cannot open ${dir} (unable to open database file): it must be a file (or the name of a new one) that this user may read and write, in a folder it may enter\n`,
+    )
+  })
+
   it('refuses a file that is not a plantstore database, naming it, and leaves it as it was', async () => {
     const dir = tempDir()
     const foreign = join(dir, 'other-app.db')

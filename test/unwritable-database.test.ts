@@ -56,6 +56,18 @@ describe.skipIf(!canDropPrivileges)('a SQLite database this user cannot write', 
     ])
   })
 
+  it('in a folder this user may not enter is refused with one line naming it', async () => {
+    const url = await readOnlyDatabase()
+    chmodSync(join(url.slice('sqlite:'.length), '..'), 0o700)
+    const result = await runAsNobody(['migrate', '--database-url', url])
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^plantstore: cannot open .*ro\.db \(unable to open database file\): it must be a file/,
+      ),
+    ])
+  })
+
   it('is refused by serve --workers 2 before any worker starts', async () => {
     const url = await readOnlyDatabase()
     const result = await runAsNobody(['serve', '--port', '0', '--workers', '2', '--database-url', url])

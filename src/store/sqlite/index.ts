@@ -113,7 +113,12 @@ export class SqliteStore implements Store {
 /** Opens (creating if needed) and migrates a SQLite database in durable WAL mode. */
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
-  const db = new Database(options.path)
+  let db: Database.Database
+  try {
+    db = new Database(options.path)
+  } catch (error) {
+    throw explainOpenFailure(error, options.path)
+  }
   try {
     // Opening and migrating always wait for another process's lock; the option applies afterwards.
     db.pragma('busy_timeout = 5000')
@@ -136,7 +141,8 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
 
 /**
  * SQLite's errors at open do not say which file, nor what to do: a read-only one that the folder
- * matters too (WAL files), a full one that it is the disk, not the database, that has no room.
+ * matters too (WAL files), a full one that it is the disk, not the database, that has no room, and
+ * "unable to open database file" (a folder this user may not enter, a file it may not read) nothing.
  */
 export function explainOpenFailure(error: unknown, path: string): unknown {
   const code = (error as { code?: unknown }).code
@@ -145,6 +151,12 @@ export function explainOpenFailure(error: unknown, path: string): unknown {
   if (code.startsWith('SQLITE_READONLY')) {
     return new Error(
       `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
+      { cause: error },
+    )
+  }
+  if (code === 'SQLITE_CANTOPEN') {
+    return new Error(
+      `cannot open ${path} (${said}): it must be a file (or the name of a new one) that this user may read and write, in a folder it may enter`,
       { cause: error },
     )
   }
