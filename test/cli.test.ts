@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -104,10 +104,16 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     expect(Date.parse(rows[0].expiresAt) - Date.parse(rows[0].createdAt)).toBe(36_500 * 86_400_000)
   })
 
-  it('migrate creates the schema and exits 0', async () => {
+  it('migrate creates the schema, says which migrations it applied, and exits 0', async () => {
     const url = await kind.freshUrl()
     const res = await runCli(['migrate', '--database-url', url])
     expect(res.code).toBe(0)
+    const migrations = readdirSync(join(ROOT, `src/store/${kind.name}/migrations`))
+      .sort()
+      .map((file) => file.replace(/\.sql$/, ''))
+    expect(res.stderr).toBe(`schema is up to date (applied ${migrations.join(', ')})\n`)
+    const again = await runCli(['migrate', '--database-url', url])
+    expect(again).toMatchObject({ code: 0, stderr: 'schema is up to date (no migration to apply)\n' })
   })
 
   it('refuses a database a newer release migrated, and leaves it as it was', async () => {

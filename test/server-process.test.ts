@@ -271,6 +271,24 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
   })
 })
 
+describe('a serve process on a database of an older schema', () => {
+  it('logs the migrations it applied at start, and none on the next start', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const first = await start(['--database-url', databaseUrl])
+    const migrated = first
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"schema migrated"'))
+      .map((line) => JSON.parse(line) as { migrations: string[] })
+    expect(migrated).toHaveLength(1)
+    expect(migrated[0]?.migrations[0]).toBe('001_init')
+    expect(await first.stop()).toBe(0)
+    const second = await start(['--database-url', databaseUrl])
+    expect(second.output()).toContain('listening on')
+    expect(second.output()).not.toContain('schema migrated')
+  })
+})
+
 describe('a serve process whose log reader goes away', () => {
   it('goes on serving, says so once on stderr, and still stops cleanly on SIGTERM', async () => {
     const dir = tempDir()

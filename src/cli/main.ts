@@ -87,8 +87,11 @@ function buildProgram(): Command {
     .description('create or update the database schema, then exit')
     .addOption(databaseOption())
     .action(async (options: { databaseUrl?: string }) => {
-      await withStore(options, async () => {
-        process.stderr.write('schema is up to date\n')
+      await withStore(options, async (store) => {
+        // Which ones ran is what an operator upgrading wants to see; a second run says nothing ran.
+        const applied =
+          store.migrated.length === 0 ? 'no migration to apply' : `applied ${store.migrated.join(', ')}`
+        process.stderr.write(`schema is up to date (${applied})\n`)
       })
     })
 

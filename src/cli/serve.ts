@@ -164,7 +164,7 @@ async function openStoreForServing(config: ServeConfig, logger: Logger): Promise
   process.on('SIGTERM', stopBeforeStart)
   process.on('SIGINT', stopBeforeStart)
   try {
-    return await openStoreRetrying(
+    const store = await openStoreRetrying(
       config.database,
       { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
       {
@@ -173,6 +173,8 @@ async function openStoreForServing(config: ServeConfig, logger: Logger): Promise
           logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
       },
     )
+    if (store.migrated.length > 0) logger.info({ migrations: store.migrated }, 'schema migrated')
+    return store
   } finally {
     process.off('SIGTERM', stopBeforeStart)
     process.off('SIGINT', stopBeforeStart)

@@ -418,6 +418,8 @@ export interface MaintenanceStore {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
+  /** The migrations opening this store applied (`005_webhooks`, …), oldest first; empty when current. */
+  readonly migrated: readonly string[]
   readonly plants: PlantStore
   readonly tokens: TokenStore
   readonly events: EventStore

@@ -43,6 +43,7 @@ export class PostgresStore implements Store {
   constructor(
     readonly pool: pg.Pool,
     private readonly watch: RevocationWatch,
+    readonly migrated: readonly string[] = [],
   ) {
     const size = pool.options.max ?? DEFAULT_POOL_SIZE
     this.tokens = new PostgresTokenStore(pool, watch)
@@ -101,13 +102,14 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
     pool,
     pollIntervalMs: options.revocationPollMs ?? DEFAULT_REVOCATION_POLL_MS,
   })
+  let migrated: string[]
   try {
-    await guarded(() => migrateDatabase(connection))
+    migrated = (await guarded(() => migrateDatabase(connection))).map((m) => m.name)
     if (options.watchRevocations !== false) await guarded(() => watch.start())
   } catch (error) {
     await watch.close()
     await pool.end().catch(() => {})
     throw error
   }
-  return new PostgresStore(pool, watch)
+  return new PostgresStore(pool, watch, migrated)
 }

@@ -37,6 +37,7 @@ export class SqliteStore implements Store {
   constructor(
     readonly db: Database.Database,
     options: { path: string; busyTimeoutMs: number },
+    readonly migrated: readonly string[] = [],
   ) {
     // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
     // only on this connection, so it commits here.
@@ -119,6 +120,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   } catch (error) {
     throw explainOpenFailure(error, options.path)
   }
+  let migrated: string[]
   try {
     // Opening and migrating always wait for another process's lock; the option applies afterwards.
     db.pragma('busy_timeout = 5000')
@@ -129,14 +131,14 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
     db.pragma(PAGE_CACHE_PRAGMA)
-    migrate(db)
+    migrated = migrate(db).map((m) => m.name)
   } catch (error) {
     db.close()
     throw explainOpenFailure(error, options.path)
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs })
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
 }
 
 /**
