@@ -113,3 +113,21 @@ describe('plantstore backup (SQLite)', () => {
     copy.close()
   })
 })
+
+describe('plantstore backup on PostgreSQL', () => {
+  it('names pg_dump at once, before connecting (so before creating or migrating any schema)', async () => {
+    // Nothing listens on port 1: a command that connected first would fail as unreachable instead.
+    const target = join(tempDir(), 'never.db')
+    const result = await runCli([
+      'backup',
+      target,
+      '--database-url',
+      'postgres://plantstore:x@127.0.0.1:1/plantstore',
+    ])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(
+      /^plantstore: backup copies SQLite databases only; for PostgreSQL use pg_dump/,
+    )
+    expect(existsSync(target)).toBe(false)
+  })
+})

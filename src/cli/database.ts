@@ -1,9 +1,14 @@
 import { DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
-import { openStore } from '../store/open.js'
+import { type DatabaseLocation, openStore } from '../store/open.js'
 import type { Store } from '../store/types.js'
 
 export interface CliDatabaseOptions {
   databaseUrl?: string
+}
+
+/** The database a command names: its --database-url, else DATABASE_URL, else the default file. */
+export function databaseLocation(options: CliDatabaseOptions): DatabaseLocation {
+  return parseDatabaseSetting(options.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL)
 }
 
 /** Opens (creating and migrating) the database a command names, runs `work`, and always closes it. */
@@ -11,10 +16,7 @@ export async function withStore<T>(
   options: CliDatabaseOptions,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const location = parseDatabaseSetting(
-    options.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
-  )
-  const store = await openStore(location)
+  const store = await openStore(databaseLocation(options))
   try {
     return await work(store)
   } finally {

@@ -7,6 +7,10 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
 }
 
+/** Why a PostgreSQL database has no file backup, and what to use instead. */
+export const NO_FILE_BACKUP_ON_POSTGRES =
+  'backup copies SQLite databases only; for PostgreSQL use pg_dump (e.g. pg_dump -Fc -f plantstore.dump "$DATABASE_URL")'
+
 /**
  * SQLite's errors that say the database cannot be used at the moment rather than that the request or
  * the code is wrong: the disk is full, another process held the write lock past the busy timeout, the

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { NO_FILE_BACKUP_ON_POSTGRES } from '../errors.js'
 import type { Store } from '../types.js'
 import { guarded } from './errors.js'
 import { PostgresEventStore } from './events.js'
@@ -60,9 +61,7 @@ export class PostgresStore implements Store {
 
   /** There is no consistent single-file copy of a PostgreSQL database to take from a client. */
   async backup(_file: string): Promise<void> {
-    throw new Error(
-      'backup copies SQLite databases only; for PostgreSQL use pg_dump (e.g. pg_dump -Fc -f plantstore.dump "$DATABASE_URL")',
-    )
+    throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
   }
 
   async ping(): Promise<void> {
