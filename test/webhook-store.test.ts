@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { AttemptResult, Store } from '../src/store/types.js'
@@ -205,6 +205,23 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     expect(
       await store.webhooks.requeueDelivery(hook.id, 'dlv_000000000000000000000000', new Date()),
     ).toBeUndefined()
+  })
+
+  it("makes a released delivery due by this process's clock, the one its claims compare with", async () => {
+    await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    const [d] = await claim(store, 'x')
+    // This process's clock a year behind the database server's: released by the server's clock, the
+    // delivery would not be due to this process for a year.
+    const behind = new Date(Date.now() - 365 * 86_400_000)
+    vi.useFakeTimers({ toFake: ['Date'], now: behind })
+    try {
+      await store.webhooks.release('x', [d?.id as string])
+    } finally {
+      vi.useRealTimers()
+    }
+    expect((await claim(store, 'y', new Date(behind.getTime() + 1000))).map((c) => c.id)).toEqual([d?.id])
   })
 
   it('requeues a delivery in flight without freeing it: it is claimable again once the attempt ends', async () => {

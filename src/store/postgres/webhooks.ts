@@ -454,10 +454,12 @@ export class PostgresWebhookStore implements WebhookStore {
     if (deliveryIds.length === 0) return
     await guarded(() =>
       this.pool.query(
-        `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now(),
+        // Due from this process's clock, the one claims compare with: the server's now() could be a
+        // fraction of a millisecond (or a clock skew) ahead, and a claim right after would pass it over.
+        `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = $3,
            attempts = greatest(attempts - 1, 0)
          WHERE id = ANY ($1::text[]) AND lease_owner = $2`,
-        [deliveryIds, owner],
+        [deliveryIds, owner, new Date()],
       ),
     )
   }
