@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerOptions,
+  ServerResponse,
+} from 'node:http'
 import { constants as zlib } from 'node:zlib'
 import compress from '@fastify/compress'
 import Fastify, {
@@ -209,7 +215,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         if (refuse) refuse(res, stamped(req))
         else if (!fastLane.take(req, res)) handler(req, res)
       }
-      const server = createServer({ ...settings.http, requireHostHeader: false }, onRequest)
+      // A connection whose answer is written once closing has begun is ended after it, unless a
+      // request is already queued behind it (pipelined; that one gets the 503 above). Kept alive, a
+      // connection whose client sends nothing more would hold the shutdown up until
+      // --keep-alive-timeout, past --shutdown-timeout if that is longer. Every answer, fast lane or
+      // Fastify, writes its head here.
+      class Response extends ServerResponse {
+        override writeHead(statusCode: number, ...rest: unknown[]): this {
+          if (closing) {
+            const socket = this.socket
+            // Node's own listener, added before this one, has by then moved the connection on to the
+            // next queued answer, if any (_httpMessage, as Node's closeIdleConnections reads it).
+            this.once('finish', () => {
+              if (socket && !(socket as { _httpMessage?: unknown })._httpMessage) socket.destroySoon()
+            })
+          }
+          return super.writeHead(statusCode, ...(rest as [string?, OutgoingHttpHeaders?]))
+        }
+      }
+      const server = createServer(
+        { ...settings.http, requireHostHeader: false, ServerResponse: Response },
+        onRequest,
+      )
       server.on('checkContinue', (req, res) => {
         awaitContinue(req, res)
         onRequest(req, res)

@@ -80,6 +80,44 @@ describe('a request that arrives on an open connection once shutdown has begun',
   })
 })
 
+describe('a request in flight when shutdown begins, on a connection the client would keep open', () => {
+  it('has its connection closed after the answer, so the idle connection does not hold the exit up', async () => {
+    const dir = tempDir()
+    const server = await startServer([
+      '--database-url',
+      `sqlite:${join(dir, 'p.db')}`,
+      '--bootstrap-token-file',
+      join(dir, 'token'),
+      // Longer than the shutdown may take: kept alive, the connection would outlast it.
+      '--keep-alive-timeout',
+      '60s',
+      '--shutdown-timeout',
+      '8s',
+    ])
+    try {
+      const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
+      const socket = await openSocket(server.port)
+      const answers = readUntilClose(socket, 6_000)
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
+      )
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const signalled = Date.now()
+      server.process.kill('SIGTERM')
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      // The rest of the body, and nothing after it: the client would keep the connection for later.
+      socket.write(' "name": "late"}')
+      const responses = parseResponses(await answers)
+      // The connection closed well before the client's read gave up, and before --keep-alive-timeout.
+      expect(responses.map((r) => r.status)).toEqual([200])
+      expect(await server.exited).toBe(0)
+      expect(Date.now() - signalled).toBeLessThan(5_000)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
 describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on a lock', (kind) => {
   it.skipIf(kind.name !== 'postgres')(
     'exits 0 once the sweep gives up its chunk, not at --shutdown-timeout with exit 1',
