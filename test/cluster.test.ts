@@ -1,6 +1,6 @@
-import cluster from 'node:cluster'
+import cluster, { type Worker } from 'node:cluster'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { startCluster } from '../src/cli/cluster.js'
 import { resolveServeConfig } from '../src/config.js'
 import { createLogger } from '../src/log.js'
@@ -61,6 +61,42 @@ describe('the cluster primary', () => {
     for (const line of exited) {
       expect(line.match(/"pid":/g)).toHaveLength(1)
       expect(JSON.parse(line)).toMatchObject({ pid: process.pid, worker: expect.any(Number) })
+    }
+  })
+
+  it('announces only once N workers listen at the same time, counting each worker once', async () => {
+    // Nothing listens on port 1: the workers go on retrying the database and never listen
+    // themselves, so every listen here is one the test reports for them.
+    const { running, log } = primary('postgres://plantstore:x@127.0.0.1:1/plantstore')
+    try {
+      await vi.waitFor(() => expect(Object.keys(cluster.workers ?? {})).toHaveLength(2))
+      const [first, second] = Object.values(cluster.workers ?? {}) as [Worker, Worker]
+      const address = { address: '127.0.0.1', port: 8080, addressType: 4 }
+      let announced: string | undefined
+      void running.ready.then((url) => {
+        announced = url
+      })
+      const settle = () => new Promise((resolve) => setImmediate(resolve))
+      // A worker listening on two addresses (a --host that resolves to both) is one worker.
+      cluster.emit('listening', first, address)
+      cluster.emit('listening', first, address)
+      await settle()
+      expect(announced).toBeUndefined()
+      // It crashes while its sibling is still starting; its replacement and it are not two.
+      cluster.emit('exit', first, 1, null)
+      await vi.waitFor(() => expect(Object.keys(cluster.workers ?? {})).toHaveLength(3), { timeout: 5000 })
+      const replacement = Object.values(cluster.workers ?? {}).find(
+        (w) => w !== first && w !== second,
+      ) as Worker
+      cluster.emit('listening', replacement, address)
+      await settle()
+      expect(announced).toBeUndefined()
+      expect(log()).toContain('replacement worker listening')
+      cluster.emit('listening', second, address)
+      await settle()
+      expect(announced).toBe('http://127.0.0.1:8080')
+    } finally {
+      expect(await running.stop('test')).toBe(0)
     }
   })
 

@@ -57,7 +57,9 @@ export function startCluster(
 ): RunningCluster {
   let stopping: Promise<number> | undefined
   let failed = false
-  let ready = 0
+  let announced = false
+  /** The workers forked at start; any other is a replacement. */
+  const initial = new Set<Worker>()
   const listening = new Set<Worker>()
   /** When each listening worker started to listen. */
   const listenedAt = new Map<Worker, number>()
@@ -76,13 +78,17 @@ export function startCluster(
   const fork = (): Worker => cluster.fork({ [WORKER_PORT_ENV]: String(port) })
 
   const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
+    // A worker listens once per address its --host resolves to; it counts once.
+    if (listening.has(worker)) return
     listening.add(worker)
     listenedAt.set(worker, Date.now())
-    ready += 1
     // The primary's word, not the worker's own "ready" line, says a replacement counts as having
     // served: whoever watches the log can tell a crash from a failed start by it.
-    if (ready > config.workers) logger.info({ worker: worker.process.pid }, 'replacement worker listening')
-    if (ready !== config.workers) return
+    if (!initial.has(worker)) logger.info({ worker: worker.process.pid }, 'replacement worker listening')
+    // Announced once N workers listen at the same time: a worker that crashed while its siblings
+    // were starting, and its replacement, do not make two.
+    if (announced || listening.size !== config.workers) return
+    announced = true
     const host = address.address ?? config.host
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
     const pids = Object.values(cluster.workers ?? {}).map((w) => w?.process.pid)
@@ -165,7 +171,7 @@ export function startCluster(
     // start and the cluster stops: never workers serving a port other than the one announced.
     if (port === 0) port = await freePort(config.host)
     if (stopping) return
-    for (let i = 0; i < config.workers; i++) fork()
+    for (let i = 0; i < config.workers; i++) initial.add(fork())
   }
   start().catch((err: unknown) => {
     logger.fatal({ err }, 'cannot find a free port; stopping')
