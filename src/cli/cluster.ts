@@ -130,15 +130,15 @@ export function startCluster(
     for (const timer of replacing) clearTimeout(timer)
     replacing.clear()
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
-    // A worker still starting has no handler yet and dies of the signal itself: it had served
-    // nothing, so that is a clean stop too.
+    // A worker still starting has no handler yet and dies of the signal itself (SIGINT too, when
+    // Ctrl-C reached the whole process group): it had served nothing, so that is a clean stop too.
     const exits = workers.map(
       (w) =>
         new Promise<number>((resolve) => {
           if (w.isDead()) resolve(w.process.exitCode ?? 1)
           else
             w.once('exit', (code: number | null, signal: string | null) =>
-              resolve(signal === 'SIGTERM' ? 0 : (code ?? 1)),
+              resolve(signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : (code ?? 1)),
             )
         }),
     )
