@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   callOnNewConnection as call,
   leaseTakers,
@@ -253,5 +253,15 @@ describe('serve --workers', () => {
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
     expect(pids.filter(alive)).toEqual([])
+  })
+
+  it('leaves no worker serving on its own when the first process is killed outright', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
+    const pids = workerPids(server.output())
+    expect(pids.filter(alive)).toHaveLength(2)
+    await server.stop('SIGKILL')
+    server = undefined
+    await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 5000 })
   })
 })
