@@ -248,7 +248,7 @@ describe('abuse limits and response headers', () => {
     const bearer = await token()
     const origin = 'https://app.example.com'
     const send = (
-      method: 'GET' | 'POST' | 'PUT',
+      method: 'GET' | 'POST' | 'PUT' | 'PATCH',
       url: string,
       headers: Record<string, string> = {},
       payload?: string,
@@ -269,6 +269,7 @@ describe('abuse limits and response headers', () => {
       Link: await send('GET', '/plants?limit=1'),
       'Idempotent-Replayed': await create(1),
       Allow: await send('PUT', '/plants'),
+      'Accept-Patch': await send('PATCH', '/plants/1', { 'content-type': 'text/plain' }, 'a'),
       'RateLimit-Remaining': await send('GET', '/plants/2'),
       'X-Request-Id': await send('GET', '/plants/2'),
     }
