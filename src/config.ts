@@ -472,12 +472,7 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '100ms',
     description:
       'how often the dispatcher looks for new events and due retries when idle (and, until one runs, whether there is work for one)',
-    parse: (raw) => {
-      const ms = parseDuration(raw, MAX_TIMER_MS)
-      return ms !== null && ms >= 1
-        ? ms
-        : fail('webhook-poll-interval', raw, `a duration such as 100ms, at most ${inDays(MAX_TIMER_MS)}`)
-    },
+    parse: duration('webhook-poll-interval', { min: 1 }),
   },
   {
     key: 'webhookLeaseTtlMs',

@@ -134,6 +134,10 @@ describe('webhook settings', () => {
     expect(() => resolveServeConfig(flags, {})).toThrow(ConfigError)
   })
 
+  it('says a poll interval must be above zero when given none', () => {
+    expect(() => resolveServeConfig({ webhookPollInterval: '0ms' }, {})).toThrow(/above zero/)
+  })
+
   it('spreads each retry delay by at most 20% and stops after the schedule', () => {
     const schedule = parseRetrySchedule('10s,1m') as number[]
     expect(nextAttemptDelay(schedule, 1, () => 0)).toBe(8000)
