@@ -34,7 +34,7 @@ import { FailureLog } from './http/failure-log.js'
 import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
-import { installRateLimit, type Limiter } from './http/rate-limit.js'
+import { installRateLimit, LIMIT_KEY_KINDS, type Limiter } from './http/rate-limit.js'
 import { recordRequestMetrics, requestRecorder } from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
@@ -302,6 +302,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limit = await installRateLimit(app, options.rateLimit, {
       onLimited: (key) => metrics.rateLimited.inc({ key }),
     })
+    // Each series exists from the start at 0, so a rate() over it or an alert on it has a baseline.
+    for (const key of LIMIT_KEY_KINDS) metrics.rateLimited.inc({ key }, 0)
   }
 
   for (const schema of sharedSchemas) app.addSchema(schema)

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from './metrics/registry.js'
-import type { Store } from './store/types.js'
+import { type Store, SWEPT_KINDS } from './store/types.js'
 
 export interface RetentionSettings {
   eventsRetentionMs: number
@@ -69,6 +69,8 @@ export function scheduleRetention(
       timers.push(first)
     }
   }
+  // Each kind's series exists from the start at 0, so a rate() over it has a baseline.
+  for (const kind of SWEPT_KINDS) metrics?.retentionDeleted.inc({ kind }, 0)
   every(
     settings.retentionIntervalMs,
     'retention sweep',

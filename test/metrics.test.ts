@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { errors } from '../src/errors.js'
@@ -7,7 +8,8 @@ import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf, postPlant } from './helpers/app.js'
 import { type ContractWatch, watchContract } from './helpers/contract.js'
-import { openFresh, storeKinds } from './helpers/stores.js'
+import { issueToken, startServer } from './helpers/process.js'
+import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
 
 describe.each(storeKinds)('GET /metrics on $name', (kind) => {
@@ -145,5 +147,25 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     expect(gauge(fanned, 'plantstore_webhook_events_awaiting_fan_out')).toBe(0)
     expect(gauge(fanned, 'plantstore_webhook_deliveries{status="pending"}')).toBe(1)
     expect(gauge(fanned, 'plantstore_webhook_deliveries{status="failed"}')).toBe(0)
+  })
+})
+
+describe('a fresh serve process', () => {
+  it('shows every rate-limit and retention series at 0 from the start, before anything is counted', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = await issueToken(url, 'prometheus', 'metrics:read')
+    const server = await startServer(['--database-url', url])
+    try {
+      const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+      const body = await res.text()
+      for (const key of ['token', 'address']) {
+        expect(body).toMatch(new RegExp(`^plantstore_rate_limited_total\\{key="${key}"\\} 0$`, 'm'))
+      }
+      for (const kind of ['webhook_deliveries', 'events', 'tokens', 'idempotency_keys']) {
+        expect(body).toMatch(new RegExp(`^plantstore_retention_deleted_total\\{kind="${kind}"\\} 0$`, 'm'))
+      }
+    } finally {
+      await server.stop()
+    }
   })
 })

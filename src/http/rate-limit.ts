@@ -11,6 +11,9 @@ import { AppError, errors } from '../errors.js'
  */
 export type Limiter = (key: string) => Promise<Record<string, string> | undefined>
 
+/** What a request is counted against: its token, or its address when it has no valid token. */
+export const LIMIT_KEY_KINDS = ['token', 'address'] as const
+
 export interface RateLimitHooks {
   /** Told each time a request is refused, with the kind of key it was counted against. */
   onLimited?: (kind: string) => void

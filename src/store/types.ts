@@ -398,7 +398,9 @@ export interface RetentionPolicy {
 }
 
 /** Rows deleted per kind, e.g. `{events: 120, tokens: 2}`; a kind the store does not hold is absent. */
-export type SweepCounts = Record<string, number>
+/** What the retention sweep deletes, by kind (the label of plantstore_retention_deleted_total). */
+export const SWEPT_KINDS = ['webhook_deliveries', 'events', 'tokens', 'idempotency_keys'] as const
+export type SweepCounts = Partial<Record<(typeof SWEPT_KINDS)[number], number>>
 
 export interface MaintenanceStore {
   /**

@@ -13,7 +13,7 @@ export const CHUNK = 1000
 const LOCK_TIMEOUT = '2s'
 
 interface Sweep {
-  kind: string
+  kind: keyof SweepCounts
   /** A DELETE of at most $2 rows older than $1. */
   sql: string
   cutoff: (policy: RetentionPolicy) => Date

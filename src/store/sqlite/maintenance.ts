@@ -5,7 +5,7 @@ import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js
 export const CHUNK = 1000
 
 interface Sweep {
-  kind: string
+  kind: keyof SweepCounts
   /** A DELETE of at most @limit rows older than @cutoff. */
   sql: string
   cutoff: (policy: RetentionPolicy) => number
