@@ -397,9 +397,9 @@ export interface RetentionPolicy {
   signal?: AbortSignal
 }
 
-/** Rows deleted per kind, e.g. `{events: 120, tokens: 2}`; a kind the store does not hold is absent. */
 /** What the retention sweep deletes, by kind (the label of plantstore_retention_deleted_total). */
 export const SWEPT_KINDS = ['webhook_deliveries', 'events', 'tokens', 'idempotency_keys'] as const
+/** Rows deleted per kind, e.g. `{events: 120, tokens: 2}`; a kind the sweep did not reach is absent. */
 export type SweepCounts = Partial<Record<(typeof SWEPT_KINDS)[number], number>>
 
 export interface MaintenanceStore {
