@@ -111,7 +111,6 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
   })
 }
 
-/** Returns false when no token has that id (the command then exits 1). */
 /**
  * The public id `revoke` was given: the id itself in either case, the `pst_<id>_` prefix `token list`
  * shows, or the whole token, as an operator who found it leaked would paste it. Anything else is
@@ -123,6 +122,7 @@ export function publicIdOf(given: string): string {
   return id === undefined ? trimmed : id.toLowerCase()
 }
 
+/** Returns false when no token has that id (the command then exits 1). */
 export async function tokenRevoke(given: string, options: CliDatabaseOptions): Promise<boolean> {
   const id = publicIdOf(given)
   return withStore(options, async (store) => {
