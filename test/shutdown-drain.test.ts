@@ -102,7 +102,6 @@ describe('a request in flight when shutdown begins, on a connection the client w
         `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
       )
       await new Promise((resolve) => setTimeout(resolve, 300))
-      const signalled = Date.now()
       server.process.kill('SIGTERM')
       await new Promise((resolve) => setTimeout(resolve, 500))
       // The rest of the body, and nothing after it: the client would keep the connection for later.
@@ -110,8 +109,8 @@ describe('a request in flight when shutdown begins, on a connection the client w
       const responses = parseResponses(await answers)
       // The connection closed well before the client's read gave up, and before --keep-alive-timeout.
       expect(responses.map((r) => r.status)).toEqual([200])
+      // Held up past --shutdown-timeout by the idle connection, it would exit 1.
       expect(await server.exited).toBe(0)
-      expect(Date.now() - signalled).toBeLessThan(5_000)
     } finally {
       await server.stop()
     }
