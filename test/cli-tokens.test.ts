@@ -94,6 +94,14 @@ describe('token commands', () => {
     expect(unknown.stderr).toBe('no token with id ffffffffffffffff\n')
   })
 
+  it('leaves one error listener on stdout however many commands run in the process', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    await cli(['token', 'list', '--database-url', url])
+    const before = process.stdout.listenerCount('error')
+    for (let i = 0; i < 12; i++) await cli(['token', 'list', '--database-url', url])
+    expect(process.stdout.listenerCount('error')).toBe(before)
+  })
+
   it('refuses bad scopes, names and lifetimes with exit code 2', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     for (const args of [

@@ -33,6 +33,16 @@ function packageVersion(): string {
   return String((manifest as { version: unknown }).version)
 }
 
+// The stdout listener of the command being run. main() runs more than once in a process that embeds
+// the CLI; each run replaces its predecessor's listener rather than piling one more onto stdout.
+let stdoutListener: ((error: NodeJS.ErrnoException) => void) | undefined
+
+function listenToStdout(listener: (error: NodeJS.ErrnoException) => void): void {
+  if (stdoutListener) process.stdout.off('error', stdoutListener)
+  stdoutListener = listener
+  process.stdout.on('error', listener)
+}
+
 function buildProgram(): Command {
   const program = new Command('plantstore')
     .description('Plant Store: a plant store HTTP API')
@@ -53,7 +63,7 @@ function buildProgram(): Command {
       // the service down, nor end a graceful stop as a crash when its "shutting down" line cannot
       // be written. It says so once on stderr and serves on without a log.
       let told = false
-      process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      listenToStdout((error) => {
         if (told) return
         told = true
         process.stderr.write(
@@ -65,7 +75,7 @@ function buildProgram(): Command {
     // Any other failure to write (a full disk under `export > file`) is the command's failure, but
     // thrown from this listener it escaped as an uncaught exception with a stack: say it in one line.
     // The command cannot go on without its output, and what it committed is already durable.
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    listenToStdout((error) => {
       if (error.code === 'EPIPE') return
       process.stderr.write(`plantstore: cannot write to standard output: ${error.message}\n`)
       process.exit(EXIT_FAILED)
