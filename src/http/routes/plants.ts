@@ -75,11 +75,11 @@ const ListQuery = checkedBy(
   validateListQuery,
 )
 
-/** What a plant's fields can be refused with, in a create, a replacement or a merge patch. */
 // An answer holding one plant is a few hundred bytes at most (about 1.2 KB with its name and tag at
 // their longest, all in four-byte characters): too little for gzip to repay its per-request hooks.
 const ONE_PLANT_COMPRESSED = false
 
+/** What a plant's fields can be refused with, in a create, a replacement or a merge patch. */
 const PLANT_FIELD_ERRORS = [
   errors.ID_INVALID,
   errors.NAME_INVALID,
