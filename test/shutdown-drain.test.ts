@@ -45,75 +45,73 @@ describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => 
   })
 })
 
+/**
+ * Starts a server and, on one connection, sends half of a create's body, then SIGTERM, then (half a
+ * second later) what `rest` gives: the rest of the body and whatever follows it. Resolves with the
+ * answers read until the server closed the connection (or `readMs` passed) and whether it exited 0.
+ */
+async function createInFlightAtShutdown(
+  serveArgs: string[],
+  readMs: number,
+  rest: (auth: string) => string,
+): Promise<{ responses: ReturnType<typeof parseResponses>; exitCode: number | null }> {
+  const dir = tempDir()
+  const server = await startServer([
+    '--database-url',
+    `sqlite:${join(dir, 'p.db')}`,
+    '--bootstrap-token-file',
+    join(dir, 'token'),
+    ...serveArgs,
+  ])
+  try {
+    const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
+    const socket = await openSocket(server.port)
+    const answers = readUntilClose(socket, readMs)
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    server.process.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    socket.write(rest(auth))
+    const responses = parseResponses(await answers)
+    return { responses, exitCode: await server.exited }
+  } finally {
+    await server.stop()
+  }
+}
+
 describe('a request that arrives on an open connection once shutdown has begun', () => {
   it('finishes the request in flight and answers the next with 503 in the Error shape', async () => {
-    const dir = tempDir()
-    const server = await startServer([
-      '--database-url',
-      `sqlite:${join(dir, 'p.db')}`,
-      '--bootstrap-token-file',
-      join(dir, 'token'),
-    ])
-    try {
-      const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
-      const socket = await openSocket(server.port)
-      const answers = readUntilClose(socket, 10_000)
-      // A create in flight (its body half sent) holds the connection open through the shutdown.
-      socket.write(
-        `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
-      )
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      server.process.kill('SIGTERM')
-      await new Promise((resolve) => setTimeout(resolve, 500))
-      socket.write(` "name": "late"}GET /plants/8 HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`)
-      const responses = parseResponses(await answers)
-      expect(responses.map((r) => r.status)).toEqual([200, 503])
-      const refused = responses[1] as (typeof responses)[number]
-      expect(errorOf(refused).error).toBe(errors.UNAVAILABLE.code)
-      expect(refused.headers['retry-after']).toBe('1')
-      expect(refused.headers.connection).toBe('close')
-      expect(refused.headers['x-request-id']).toEqual(expect.any(String))
-      expect(await server.exited).toBe(0)
-    } finally {
-      await server.stop()
-    }
+    // A create in flight (its body half sent) holds the connection open through the shutdown.
+    const { responses, exitCode } = await createInFlightAtShutdown(
+      [],
+      10_000,
+      (auth) => ` "name": "late"}GET /plants/8 HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`,
+    )
+    expect(responses.map((r) => r.status)).toEqual([200, 503])
+    const refused = responses[1] as (typeof responses)[number]
+    expect(errorOf(refused).error).toBe(errors.UNAVAILABLE.code)
+    expect(refused.headers['retry-after']).toBe('1')
+    expect(refused.headers.connection).toBe('close')
+    expect(refused.headers['x-request-id']).toEqual(expect.any(String))
+    expect(exitCode).toBe(0)
   })
 })
 
 describe('a request in flight when shutdown begins, on a connection the client would keep open', () => {
   it('has its connection closed after the answer, so the idle connection does not hold the exit up', async () => {
-    const dir = tempDir()
-    const server = await startServer([
-      '--database-url',
-      `sqlite:${join(dir, 'p.db')}`,
-      '--bootstrap-token-file',
-      join(dir, 'token'),
+    const { responses, exitCode } = await createInFlightAtShutdown(
       // Longer than the shutdown may take: kept alive, the connection would outlast it.
-      '--keep-alive-timeout',
-      '60s',
-      '--shutdown-timeout',
-      '8s',
-    ])
-    try {
-      const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
-      const socket = await openSocket(server.port)
-      const answers = readUntilClose(socket, 6_000)
-      socket.write(
-        `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
-      )
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      server.process.kill('SIGTERM')
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      ['--keep-alive-timeout', '60s', '--shutdown-timeout', '8s'],
+      6_000,
       // The rest of the body, and nothing after it: the client would keep the connection for later.
-      socket.write(' "name": "late"}')
-      const responses = parseResponses(await answers)
-      // The connection closed well before the client's read gave up, and before --keep-alive-timeout.
-      expect(responses.map((r) => r.status)).toEqual([200])
-      // Held up past --shutdown-timeout by the idle connection, it would exit 1.
-      expect(await server.exited).toBe(0)
-    } finally {
-      await server.stop()
-    }
+      () => ' "name": "late"}',
+    )
+    // The connection closed well before the client's read gave up, and before --keep-alive-timeout.
+    expect(responses.map((r) => r.status)).toEqual([200])
+    // Held up past --shutdown-timeout by the idle connection, it would exit 1.
+    expect(exitCode).toBe(0)
   })
 })
 
