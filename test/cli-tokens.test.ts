@@ -115,6 +115,20 @@ describe('token commands', () => {
     }
   })
 
+  it('refuses a token given as the name, so that token list never shows its secret', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (await cli(['token', 'create', '--name', 'ci', '--database-url', url])).stdout.trim()
+    const res = await cli(['token', 'create', '--name', `deploy ${token}`, '--database-url', url])
+    expect(res.code).toBe(2)
+    expect(res.stdout).toBe('')
+    expect(res.stderr).toBe(
+      'plantstore: invalid --name: it holds a token; name what the token is for instead\n',
+    )
+    const listed = await cli(['token', 'list', '--database-url', url])
+    expect(listed.stdout).not.toContain(token.slice(21))
+    expect(listed.stdout.trim().split('\n')).toHaveLength(2)
+  })
+
   it('issues tokens an app on the same database accepts', async () => {
     const t = await makeApp({
       name: 'sqlite',

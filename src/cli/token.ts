@@ -2,6 +2,7 @@ import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
 import { redactTokens } from '../log.js'
 import type { TokenRecord } from '../store/types.js'
+import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
@@ -39,6 +40,11 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
     throw new ConfigError(
       'invalid --name: bidirectional formatting characters such as U+202E are not allowed',
     )
+  }
+  // A token pasted where its name belongs (`--name "$TOKEN"`) would be stored whole and shown by every
+  // `token list`, where only the hash of a secret is ever kept.
+  if (holdsToken(name)) {
+    throw new ConfigError('invalid --name: it holds a token; name what the token is for instead')
   }
   // Counted in code points, as plant names are: an emoji is one character, not two UTF-16 units.
   const length = [...name].length

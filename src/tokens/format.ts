@@ -6,7 +6,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 // so there is nothing for a slow password hash to protect.
 
 const PREFIX = 'pst_'
-const TOKEN_SHAPE = /^pst_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/
+const TOKEN_TEXT = 'pst_([0-9a-f]{16})_([A-Za-z0-9_-]{43})'
+const TOKEN_SHAPE = new RegExp(`^${TOKEN_TEXT}$`)
+const TOKEN_WITHIN = new RegExp(TOKEN_TEXT)
 
 export interface ParsedToken {
   publicId: string
@@ -22,6 +24,11 @@ export function generateToken(): { token: string; publicId: string; secretHash: 
 export function parseToken(token: string): ParsedToken | null {
   const match = TOKEN_SHAPE.exec(token)
   return match ? { publicId: match[1] as string, secret: match[2] as string } : null
+}
+
+/** Whether a token, secret and all, appears anywhere in the text. */
+export function holdsToken(text: string): boolean {
+  return TOKEN_WITHIN.test(text)
 }
 
 export function hashSecret(secret: string): string {
