@@ -106,6 +106,22 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     )
   })
 
+  it('rejects a CSV record with more fields than the header names, rather than shifting them', async () => {
+    const db = await kind.freshUrl()
+    const file = write(
+      'plants.csv',
+      'id,name,tag\n1,Monstera, deliciosa,aroid\n2,"Monstera, deliciosa",aroid\n',
+    )
+    const result = await runCli(['import', file, '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe(
+      'line 2: 4 fields where the header names 3 columns (quote a field that holds a comma)\n',
+    )
+    expect((await runCli(['export', '--database-url', db])).stdout).toBe(
+      '{"id":2,"name":"Monstera, deliciosa","tag":"aroid"}\n',
+    )
+  })
+
   it('writes outbox events only with --emit-events', async () => {
     const db = await kind.freshUrl()
     const quiet = write('quiet.jsonl', '{"id": 1, "name": "a"}\n')

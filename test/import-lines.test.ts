@@ -27,8 +27,8 @@ describe('import lines', () => {
   })
 
   it('reads columns by header name in any order, tag optional', () => {
-    expect(csvColumns('Name, ID ,tag')).toEqual({ id: 1, name: 0, tag: 2 })
-    expect(csvColumns('id,name')).toEqual({ id: 0, name: 1, tag: -1 })
+    expect(csvColumns('Name, ID ,tag')).toEqual({ id: 1, name: 0, tag: 2, count: 3 })
+    expect(csvColumns('id,name')).toEqual({ id: 0, name: 1, tag: -1, count: 2 })
     expect(() => csvColumns('id,title')).toThrow(/header must name/)
   })
 

@@ -79,6 +79,8 @@ export interface CsvColumns {
   id: number
   name: number
   tag: number
+  /** How many columns the header names; a record may not have more. */
+  count: number
 }
 
 export function csvColumns(header: string): CsvColumns {
@@ -87,7 +89,7 @@ export function csvColumns(header: string): CsvColumns {
   const name = names.indexOf('name')
   if (id === -1 || name === -1)
     throw new RejectedLine('the header must name the columns id, name and (optionally) tag')
-  return { id, name, tag: names.indexOf('tag') }
+  return { id, name, tag: names.indexOf('tag'), count: names.length }
 }
 
 /**
@@ -96,6 +98,14 @@ export function csvColumns(header: string): CsvColumns {
  */
 export function plantFromCsvRecord(line: string, columns: CsvColumns): NewPlant {
   const fields = splitCsvRecord(line)
+  // A field the header names no column for is most often a comma left unquoted in a name, which
+  // shifts the fields after it: read anyway, `1,Monstera, deliciosa,aroid` would be stored as the
+  // plant "Monstera" tagged " deliciosa".
+  if (fields.length > columns.count) {
+    throw new RejectedLine(
+      `${fields.length} fields where the header names ${columns.count} columns (quote a field that holds a comma)`,
+    )
+  }
   const idText = fields[columns.id]
   const tag = columns.tag === -1 ? undefined : fields[columns.tag]
   const record: Record<string, unknown> = {
