@@ -308,7 +308,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   // Large pages are worth compressing; brotli at quality 4 compresses well without the CPU of 11.
+  // Request bodies are never decompressed: unreadableBody answers a body's content coding, and the
+  // plugin's own check would refuse a coding it does not know (or IDENTITY) even on a GET or a DELETE.
   await app.register(compress, {
+    globalDecompression: false,
     threshold: 1024,
     encodings: ['br', 'gzip', 'deflate'],
     brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },

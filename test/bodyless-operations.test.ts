@@ -18,6 +18,12 @@ describe.each(storeKinds)('operations without a request body on $name', (kind) =
     ['malformed JSON', { 'content-type': 'application/json' }, '{'],
     ['a body past the body limit', { 'content-type': 'application/json' }, `"${'x'.repeat(4096)}"`],
     ['a compressed body', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, 'xx'],
+    [
+      'an unknown content coding',
+      { 'content-type': 'application/json', 'content-encoding': 'x-unknown' },
+      'xx',
+    ],
+    ['an unknown content coding and no body', { 'content-encoding': 'x-unknown' }, ''],
     ['a body in another charset', { 'content-type': 'application/json; charset=latin1' }, '{}'],
   ]
   const send = (method: 'POST' | 'DELETE', url: string, headers: Record<string, string>, payload: string) =>

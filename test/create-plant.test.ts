@@ -309,6 +309,9 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['application/json', { 'content-encoding': 'gzip' }, 415],
     ['application/json', { 'content-encoding': 'br' }, 415],
     ['application/json', { 'content-encoding': 'identity' }, 200],
+    // Content codings are case-insensitive (RFC 9110 §8.4.1).
+    ['application/json', { 'content-encoding': 'IDENTITY' }, 200],
+    ['application/json', { 'content-encoding': 'x-unknown' }, 415],
   ])('reads a body sent as %s %j only when it is plain UTF-8', async (type, extra, status) => {
     const id = nextCharsetId++
     const res = await postPlant(t.app, token, `{"id": ${id}, "name": "caf\u00e9"}`, {
@@ -328,14 +331,19 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
   })
 
-  it('takes a Content-Encoding header on a request without a body', async () => {
-    const res = await t.app.inject({
-      method: 'GET',
-      url: '/plants?limit=1',
-      headers: { authorization: `Bearer ${token}`, 'content-encoding': 'gzip' },
-    })
-    expect(res.statusCode).toBe(200)
-  })
+  it.each(['gzip', 'x-unknown', 'IDENTITY'])(
+    'takes a Content-Encoding: %s header on a request without a body',
+    async (coding) => {
+      for (const url of ['/plants?limit=1', '/healthz']) {
+        const res = await t.app.inject({
+          method: 'GET',
+          url,
+          headers: { authorization: `Bearer ${token}`, 'content-encoding': coding },
+        })
+        expect(res.statusCode).toBe(200)
+      }
+    },
+  )
 
   it('orders errors: 401 before 415, 413 and 400', async () => {
     const res = await t.app.inject({

@@ -449,6 +449,17 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
     expect(taken).toBe(true)
   })
 
+  it.each(['gzip', 'x-unknown', 'IDENTITY'])(
+    'a read with a Content-Encoding: %s header and no body',
+    async (coding) => {
+      for (const path of ['/plants/7', '/plants']) {
+        const { taken, answer } = await both(path, { 'content-encoding': coding })
+        expect(answer.status).toBe(200)
+        expect(taken).toBe(true)
+      }
+    },
+  )
+
   it('sends every id exactly and pages through the whole listing', async () => {
     const ids: string[] = []
     let path: string | undefined = '/plants?limit=2'
