@@ -142,19 +142,23 @@ function appliesTransferCoding(req: IncomingMessage): boolean {
   return coding !== undefined && coding.toLowerCase() !== 'chunked'
 }
 
-/** The name of a Host or Authorization field the request carries more than once, if any. */
+/** The name of a Host, Authorization or Content-Type field the request carries more than once, if any. */
 function repeatedSingleField(req: IncomingMessage): string | undefined {
   const raw = req.rawHeaders
   let host = 0
   let authorization = 0
+  let contentType = 0
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string
-    // Length first: most fields are neither, and this runs on every request.
+    // Length first: most fields are none of these, and this runs on every request.
     if (name.length === 4 && name.toLowerCase() === 'host') host++
     else if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++
+    else if (name.length === 12 && name.toLowerCase() === 'content-type') contentType++
   }
   if (host > 1) return 'Host'
-  return authorization > 1 ? 'Authorization' : undefined
+  if (authorization > 1) return 'Authorization'
+  // Node reads the body as the first Content-Type says, where a proxy may have checked the last.
+  return contentType > 1 ? 'Content-Type' : undefined
 }
 
 /**

@@ -56,6 +56,12 @@ describe('requests refused before routing, in process', () => {
       400,
       errors.BAD_REQUEST,
     ],
+    [
+      'two Content-Type headers',
+      'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\nContent-Length: 2\r\n\r\n{}',
+      400,
+      errors.BAD_REQUEST,
+    ],
   ])('answers %s in the Error shape and closes', async (_what, bytes, status, entry) => {
     const { received, closed } = await rawExchange(port, [bytes])
     expect(closed).toBe(true)
