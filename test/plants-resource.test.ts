@@ -340,6 +340,26 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect(ok.statusCode).toBe(method === 'DELETE' ? 204 : 200)
     })
 
+    it('takes a header that is not a list of entity tags for one that names none', async () => {
+      const created = await create('530', 'strict')
+      const etag = created.headers.etag as string
+      for (const malformed of [`junk${etag}`, `${etag}${etag}`, `${etag} x`]) {
+        const res = await call('PUT', '/plants/530', {
+          body: '{"name":"b"}',
+          headers: { 'if-match': malformed },
+        })
+        expect(res.statusCode).toBe(412)
+        const read = await call('GET', '/plants/530', { headers: { 'if-none-match': malformed } })
+        expect(read.statusCode).toBe(200)
+        expect(read.body).toBe('{"id":530,"name":"strict"}')
+      }
+      const listed = await call('PUT', '/plants/530', {
+        body: '{"name":"b"}',
+        headers: { 'if-match': ` "nope" ,, ${etag} ` },
+      })
+      expect(listed.statusCode).toBe(200)
+    })
+
     it('lets exactly one of two writers holding the same ETag win', async () => {
       const etag = (await create('510', 'race')).headers.etag as string
       const results = await Promise.all(

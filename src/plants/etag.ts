@@ -16,13 +16,25 @@ export function etagOfJson(json: string, version: number): string {
   return `"${version}-${digest}"`
 }
 
+// entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text (RFC 9110 §8.8.3).
+const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"'
+/**
+ * A comma-separated list of entity tags, empty elements and optional whitespace allowed (§5.6.1).
+ * Each run of whitespace has one place to go (after a tag, then a comma or the end): no backtracking.
+ */
+const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:${ENTITY_TAG}[ \\t]*)?(?:,[ \\t]*(?:${ENTITY_TAG}[ \\t]*)?)*$`)
+const ENTITY_TAGS = new RegExp(ENTITY_TAG, 'g')
+
 /**
  * The entity tags of an If-Match / If-None-Match header (RFC 9110 §13.1): '*' or a list.
  * Weak tags keep their `W/` prefix, so only the weak comparison of If-None-Match can match them.
+ * A header that is not such a list (`junk"1-abc"`, two tags without a comma) names no tag: it then
+ * matches nothing, rather than whatever quoted text could be picked out of it.
  */
 export function parseEntityTags(header: string): '*' | string[] {
   if (header.trim() === '*') return '*'
-  return header.match(/(?:W\/)?"[^"]*"/g) ?? []
+  if (!ENTITY_TAG_LIST.test(header)) return []
+  return header.match(ENTITY_TAGS) ?? []
 }
 
 /** If-Match uses the strong comparison: a weak tag never matches. */
