@@ -135,6 +135,30 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(errorOf(res).error).toBe(entry.code)
   })
 
+  // The limit holds for the URL as stored and sent: the parser percent-encodes what it must (an é
+  // becomes %C3%A9), so 1,900 of them would have been stored as 11,000 characters, a URL that a
+  // GET shows and a PATCH with that very value refuses.
+  it.each([
+    ['longer than 2000 characters', `https://r.example/${'a'.repeat(1983)}`],
+    ['longer than 2000 characters once percent-encoded', `https://r.example/${'é'.repeat(1900)}`],
+  ])('refuses a url %s with 400, saying so', async (_name, url) => {
+    const res = await call('POST', '/webhooks', { url })
+    expect(res.statusCode).toBe(400)
+    expect(errorOf(res)).toEqual({
+      error: errors.WEBHOOK_URL_INVALID.code,
+      message: 'The field url must be at most 2000 characters.',
+    })
+  })
+
+  it('takes a url of 2000 characters as stored, and the same url back in a PATCH', async () => {
+    const url = `https://r.example/${'%C3%A9'.repeat(330)}${'a'.repeat(2)}`
+    expect(url).toHaveLength(2000)
+    const hook = await subscribe({ url: `https://r.example/${'é'.repeat(330)}aa` })
+    expect(hook.url).toBe(url)
+    const res = await call('PATCH', `/webhooks/${hook.id}`, { url: hook.url })
+    expect(res.statusCode).toBe(200)
+  })
+
   it.each([
     'http://127.0.0.1/',
     'http://localhost:8080/',

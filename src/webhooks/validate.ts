@@ -32,8 +32,8 @@ export interface WebhookUpdateInput {
  * every connection.
  */
 export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): string {
-  if (typeof value !== 'string' || value.length > URL_MAX_LENGTH)
-    throw new AppError(errors.WEBHOOK_URL_INVALID)
+  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_URL_INVALID)
+  if (value.length > URL_MAX_LENGTH) throw urlTooLong()
   // The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
   // other than the one sent: such a URL is refused instead.
   if (measureText(value) === -1) {
@@ -56,6 +56,9 @@ export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): s
   ) {
     throw new AppError(errors.WEBHOOK_URL_INVALID)
   }
+  // The parsed form is what is stored, shown and sent, and percent-encoding can make it several times
+  // longer than what was sent (é is %C3%A9): held to the limit, it is a URL a PATCH takes back.
+  if (url.href.length > URL_MAX_LENGTH) throw urlTooLong()
   if (!allowPrivateUrls) {
     const host = url.hostname.replace(/^\[|\]$/g, '')
     if (isLocalHostName(host) || (isIP(host) !== 0 && isForbiddenAddress(host))) {
@@ -63,6 +66,13 @@ export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): s
     }
   }
   return url.href
+}
+
+function urlTooLong(): AppError {
+  return new AppError(
+    errors.WEBHOOK_URL_INVALID,
+    `The field url must be at most ${URL_MAX_LENGTH} characters.`,
+  )
 }
 
 function validateEvents(value: unknown): WebhookEventType[] {
