@@ -150,6 +150,19 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     })
   })
 
+  // Node connects to the scheme's default port for port 0: a subscription to :0 would be sent to :80.
+  it.each(['https://r.example:0/hook', 'http://r.example:00/hook'])(
+    'refuses port 0 in %s with 400, saying so',
+    async (url) => {
+      const res = await call('POST', '/webhooks', { url })
+      expect(res.statusCode).toBe(400)
+      expect(errorOf(res)).toEqual({
+        error: errors.WEBHOOK_URL_INVALID.code,
+        message: 'The field url must name a port from 1 to 65535, or none.',
+      })
+    },
+  )
+
   it('takes a url of 2000 characters as stored, and the same url back in a PATCH', async () => {
     const url = `https://r.example/${'%C3%A9'.repeat(330)}${'a'.repeat(2)}`
     expect(url).toHaveLength(2000)

@@ -56,6 +56,10 @@ export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): s
   ) {
     throw new AppError(errors.WEBHOOK_URL_INVALID)
   }
+  // Node connects to the scheme's default port when told port 0: the receiver would be another one.
+  if (url.port === '0') {
+    throw new AppError(errors.WEBHOOK_URL_INVALID, 'The field url must name a port from 1 to 65535, or none.')
+  }
   // The parsed form is what is stored, shown and sent, and percent-encoding can make it several times
   // longer than what was sent (é is %C3%A9): held to the limit, it is a URL a PATCH takes back.
   if (url.href.length > URL_MAX_LENGTH) throw urlTooLong()
