@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
@@ -82,6 +83,28 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     await store.webhooks.delete(hook.id)
     expect(await store.webhooks.hasWork()).toBe(false)
   })
+
+  it.skipIf(kind.name !== 'sqlite')(
+    "takes no write lock for a disabled subscription's due deliveries, which it may not claim",
+    async () => {
+      const hook = await subscribe()
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await store.webhooks.fanOut(100, new Date())
+      await store.webhooks.update(hook.id, {
+        disabledAt: new Date(),
+        disabledReason: 'manual',
+        updatedAt: new Date(),
+      })
+      // Another process holds the write lock: a claim that asked for it would wait, then fail.
+      const holder = new Database((parseDatabaseUrl(url) as { path: string }).path)
+      try {
+        holder.exec('BEGIN IMMEDIATE')
+        expect(await claim(store, 'a')).toEqual([])
+      } finally {
+        holder.close()
+      }
+    },
+  )
 
   it('never leases one delivery to two dispatchers, even through two connections', async () => {
     other = await open()

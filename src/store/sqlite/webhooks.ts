@@ -177,8 +177,14 @@ export class SqliteWebhookStore implements WebhookStore {
     this.markFannedOut = db.prepare(
       'UPDATE events SET fanned_out_at = @at WHERE fanned_out_at IS NULL AND seq <= @upTo',
     )
+    // Only an enabled subscription's deliveries can be claimed: a disabled one's backlog must not make
+    // every poll take the write lock (which creates wait for) to find nothing to claim.
     this.anyDue = db
-      .prepare("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1")
+      .prepare(
+        `SELECT 1 FROM webhooks w WHERE w.disabled_at IS NULL AND EXISTS (
+           SELECT 1 FROM webhook_deliveries d
+           WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= ?) LIMIT 1`,
+      )
       .pluck()
     // Each enabled subscription contributes at most its oldest due deliveries that fit beside its
     // attempts in flight, one index probe each, so a subscription with a large backlog never crowds
