@@ -43,6 +43,8 @@ describe('operational settings and usage errors', () => {
     ['--port', '70000'],
     ['--port', 'http'],
     ['--database-url', 'mysql://x'],
+    // A host, not a path: sqlite:x.db or sqlite:///abs/x.db say which file.
+    ['--database-url', 'sqlite://x.db'],
     ['--body-limit', '1gb'],
     ['--request-timeout', '10 minutes'],
     ['--log-level', 'loud'],

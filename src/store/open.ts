@@ -9,7 +9,11 @@ export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'postg
 /** Reads a DATABASE_URL: `sqlite:PATH`, `sqlite::memory:` or `postgres://…`; null when it is none. */
 export function parseDatabaseUrl(url: string): DatabaseLocation | null {
   if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+    const rest = url.slice('sqlite:'.length)
+    // `sqlite://x.db` reads as a host named x.db: taken as the path //x.db it would be a file at the
+    // root of the filesystem, not the relative one meant. sqlite:x.db and sqlite:///abs/x.db are clear.
+    if (/^\/\/(?!\/)/.test(rest)) return null
+    const path = rest.replace(/^\/\/(?=\/)/, '')
     return path === '' ? null : { kind: 'sqlite', path }
   }
   if (/^postgres(ql)?:\/\/./.test(url)) return postgresDriverReads(url) ? { kind: 'postgres', url } : null
