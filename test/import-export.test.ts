@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
@@ -97,13 +97,21 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(readFileSync(out, 'utf8')).toBe(
       '{"id":-5,"name":"Fern"}\n{"id":9007199254740993,"name":"Monstera, \\"deliciosa\\"","tag":"aroid"}\n',
     )
-    expect(existsSync(`${out}.partial`)).toBe(false)
+    expect(readdirSync(dirname(out))).toEqual(['export.jsonl'])
     // A second export replaces the first, whole: nothing of the older file is left.
     writeFileSync(out, 'older export, longer than the new one: '.repeat(10))
     expect((await runCli(['export', '--output', out, '--database-url', db])).code).toBe(0)
     expect(readFileSync(out, 'utf8')).toBe(
       '{"id":-5,"name":"Fern"}\n{"id":9007199254740993,"name":"Monstera, \\"deliciosa\\"","tag":"aroid"}\n',
     )
+  })
+
+  it('names the output, not the file written beside it, when the output cannot be written', async () => {
+    const db = await kind.freshUrl()
+    const out = join(tempDir(), 'missing', 'export.jsonl')
+    const result = await runCli(['export', '--output', out, '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(`plantstore: cannot write ${out}: its folder does not exist\n`)
   })
 
   it('rejects a CSV record with more fields than the header names, rather than shifting them', async () => {

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { createWriteStream, renameSync, rmSync } from 'node:fs'
+import { createWriteStream, openSync, renameSync, rmSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
@@ -11,19 +11,42 @@ async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, 'drain')
 }
 
+function cannotWrite(output: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code
+  const why =
+    code === 'ENOENT'
+      ? 'its folder does not exist'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'this user may not write in its folder'
+        : (error as Error).message
+  return new Error(`cannot write ${output}: ${why}`, { cause: error })
+}
+
 /**
  * Writes every plant as one JSON line `{id,name,tag?}` in id order, ids digit for digit. With
  * --output the file appears complete or not at all (written beside it, then renamed).
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
   return withStore(options, async (store) => {
-    const partial = options.output === undefined ? undefined : `${options.output}.partial`
-    const out: Writable = partial === undefined ? process.stdout : createWriteStream(partial)
+    // Named for this process: two exports to the same file at once each write their own copy, and
+    // the last to finish is the file.
+    const partial = options.output === undefined ? undefined : `${options.output}.${process.pid}.partial`
+    let out: Writable = process.stdout
+    // A write error of the file arrives as an event, maybe while a page is being read (PostgreSQL):
+    // unheard, it would crash the command with a stack. It is kept and thrown before the next write.
+    let failure: Error | undefined
     let count = 0
     try {
+      if (partial !== undefined) {
+        // Opened here, so that a file that cannot be created fails the command before any reading.
+        out = createWriteStream(partial, { fd: openSync(partial, 'w') }).on('error', (error) => {
+          failure = error
+        })
+      }
       let after: bigint | undefined
       for (;;) {
         const page: Plant[] = await store.plants.list({ after, limit: PAGE })
+        if (failure) throw failure
         if (page.length === 0) break
         await write(out, `${page.map(plantJson).join('\n')}\n`)
         count += page.length
@@ -36,8 +59,11 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       }
     } catch (error) {
       if (partial !== undefined) {
-        out.destroy()
+        if (out !== process.stdout) out.destroy()
         rmSync(partial, { force: true })
+        // The file that could not be written is the one beside the output: the output is named.
+        if ((error as NodeJS.ErrnoException).path === partial)
+          throw cannotWrite(options.output as string, error)
       }
       throw error
     }
