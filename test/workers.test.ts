@@ -69,6 +69,13 @@ describe('serve --workers', () => {
     const base = server.url
     const pids = workerPids(server.output())
     expect(pids).toHaveLength(2)
+    // Both workers have verified the token and opened the file before the load: a worker still busy
+    // with its first request would leave the primary to hand every connection to the other.
+    const running = server
+    await waitUntil(async () => {
+      await call(base, 'GET', '/plants/1', token)
+      return servedBy(running.output(), '/plants/1').size === 2
+    })
 
     // Every id is sent twice at once: exactly one of the two may win, whichever worker takes it.
     const ids = Array.from({ length: 150 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i))
@@ -82,7 +89,7 @@ describe('serve --workers', () => {
       expect(pair).toEqual([200, 409])
     }
     // Both workers served: their request lines carry their own pid.
-    expect([...servedBy(server.output())].sort()).toEqual([...pids].sort())
+    expect([...servedBy(server.output(), '/plants')].sort()).toEqual([...pids].sort())
 
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
