@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import http from 'node:http'
 import { type AddressInfo, createServer } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -190,6 +191,39 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     expect(delivery).toMatchObject({ attempts: 2, lastStatusCode: null, nextAttemptAt: null })
     expect(delivery?.lastError).toMatch(/timed out/)
     expect((await getWebhook(store.webhooks, hook.id)).failingSince).not.toBeNull()
+  })
+
+  it('takes a 2xx whose status came in time as the answer, though its body is still arriving', async () => {
+    const trickling = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' })
+      const drip = setInterval(() => response.write('.'), 50)
+      response.on('close', () => clearInterval(drip))
+    })
+    trickling.listen(0, '127.0.0.1')
+    await once(trickling, 'listening')
+    try {
+      const { port } = trickling.address() as AddressInfo
+      const hook = await createWebhook(store.webhooks, {
+        url: `http://127.0.0.1:${port}/hook`,
+        events: [...ALL],
+        description: null,
+      })
+      await createPlant(store.plants, { id: 8n, name: 'slow body' })
+      dispatcher({ retrySchedule: [], timeoutMs: 300 })
+      const [delivery] = await until(async () => {
+        const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+        return rows[0]?.status !== 'pending' && rows[0] ? rows : undefined
+      }, 5000)
+      expect(delivery).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+        lastStatusCode: 200,
+        lastError: null,
+      })
+    } finally {
+      trickling.closeAllConnections()
+      trickling.close()
+    }
   })
 
   it('disables a subscription that keeps failing past the disable-after time, and says why', async () => {

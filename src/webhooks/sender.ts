@@ -100,11 +100,13 @@ export class WebhookSender {
         },
         signal,
       })
-      timer = setTimeout(
-        () => request.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`)),
-        this.options.timeoutMs,
-      )
       let answered: number | undefined
+      timer = setTimeout(() => {
+        // The status is the answer and the body is ignored: a receiver that answered in time and
+        // still trickles its body has answered. The socket goes, as for a body too long to read.
+        if (answered !== undefined) finish(answered, null)
+        request.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`))
+      }, this.options.timeoutMs)
       request.on('response', (response) => {
         answered = response.statusCode
         // The body is not used; reading it to the end lets the socket be reused, unless it is long.
