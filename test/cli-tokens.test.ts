@@ -129,6 +129,21 @@ describe('token commands', () => {
     expect(listed.stdout.trim().split('\n')).toHaveLength(2)
   })
 
+  it('issues no token into sqlite::memory:, where it would be lost when the command exits', async () => {
+    for (const env of [false, true]) {
+      const args = env ? [] : ['--database-url', 'sqlite::memory:']
+      vi.stubEnv('DATABASE_URL', env ? 'sqlite::memory:' : undefined)
+      try {
+        const res = await cli(['token', 'create', '--name', 'lost', ...args])
+        expect(res.code).toBe(2)
+        expect(res.stdout).toBe('')
+        expect(res.stderr).toMatch(/^plantstore: token create cannot issue into sqlite::memory:/)
+      } finally {
+        vi.unstubAllEnvs()
+      }
+    }
+  })
+
   it('issues tokens an app on the same database accepts', async () => {
     const t = await makeApp({
       name: 'sqlite',

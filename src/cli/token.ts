@@ -5,7 +5,7 @@ import type { TokenRecord } from '../store/types.js'
 import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
-import { type CliDatabaseOptions, withStore } from './database.js'
+import { type CliDatabaseOptions, databaseLocation, withStore } from './database.js'
 
 export interface CreateOptions extends CliDatabaseOptions {
   name: string
@@ -59,6 +59,13 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       )
     }
     expiresInMs = ms
+  }
+  // That store is gone when this command exits: the token it printed would exist nowhere.
+  const location = databaseLocation(options)
+  if (location.kind === 'sqlite' && location.path === ':memory:') {
+    throw new ConfigError(
+      'token create cannot issue into sqlite::memory:, which is gone when the command exits; give the database the server uses (a throwaway server issues its own with serve --bootstrap-token-file)',
+    )
   }
   await withStore(options, async (store) => {
     const { token } = await new TokenService(store.tokens).create(name, scopes, expiresInMs)
