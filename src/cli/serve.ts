@@ -1,5 +1,5 @@
 import cluster from 'node:cluster'
-import { closeSync, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
@@ -17,6 +17,7 @@ import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 import { startDispatcher } from '../webhooks/runner.js'
 import { listenPort, runPrimary } from './cluster.js'
+import { writePrivateFile } from './private-file.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
@@ -200,30 +201,6 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
     if (created) logger.info({ tokenId: created.record.id, file }, 'bootstrap token created')
   } catch (error) {
     if (written) rmSync(file, { force: true })
-    throw error
-  }
-}
-
-/**
- * Writes a secret that only this user may read, whatever was at `path` before: a mode given when
- * opening applies only to a file the open creates, so an existing 0644 file would have kept its mode.
- * The secret goes into a new file beside it, made 0600 before anything is written (the umask could
- * only have narrowed it further), which then replaces `path` in one step.
- */
-function writePrivateFile(path: string, text: string): void {
-  const partial = `${path}.partial`
-  rmSync(partial, { force: true })
-  try {
-    const fd = openSync(partial, 'wx', 0o600)
-    try {
-      fchmodSync(fd, 0o600)
-      writeSync(fd, text)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(partial, path)
-  } catch (error) {
-    rmSync(partial, { force: true })
     throw error
   }
 }
