@@ -1,4 +1,5 @@
-import { closeSync, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
 
 /**
  * Writes a secret that only this user may read, whatever was at `path` before: a mode given when
@@ -14,10 +15,20 @@ export function writePrivateFile(path: string, text: string): void {
     try {
       fchmodSync(fd, 0o600)
       writeSync(fd, text)
+      // On disk before the store's commit, which is fsynced: after a power loss the store must not
+      // hold a bootstrap token whose file came back empty, for no later start would make another.
+      fsyncSync(fd)
     } finally {
       closeSync(fd)
     }
     renameSync(partial, path)
+    // The rename is an entry of the folder: durable once the folder is.
+    const folder = openSync(dirname(path), 'r')
+    try {
+      fsyncSync(folder)
+    } finally {
+      closeSync(folder)
+    }
   } catch (error) {
     rmSync(partial, { force: true })
     throw error

@@ -1,0 +1,50 @@
+import { readFileSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import { tempDir } from './helpers/stores.js'
+
+// Which file each descriptor is, and the file system calls that make a write durable, in order.
+const calls: string[] = []
+const opened = new Map<number, string>()
+
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>()
+  return {
+    ...fs,
+    openSync: (path: string, ...rest: unknown[]) => {
+      const fd = (fs.openSync as (...args: unknown[]) => number)(path, ...rest)
+      opened.set(fd, path)
+      return fd
+    },
+    writeSync: (fd: number, ...rest: unknown[]) => {
+      calls.push(`write ${opened.get(fd)}`)
+      return (fs.writeSync as (...args: unknown[]) => number)(fd, ...rest)
+    },
+    fsyncSync: (fd: number) => {
+      calls.push(`fsync ${opened.get(fd)}`)
+      fs.fsyncSync(fd)
+    },
+    renameSync: (from: string, to: string) => {
+      calls.push(`rename ${from} ${to}`)
+      fs.renameSync(from, to)
+    },
+  }
+})
+
+const { writePrivateFile } = await import('../src/cli/private-file.js')
+
+describe('the bootstrap token file', () => {
+  it('is on disk, and so is its name, before the caller goes on to commit the token', () => {
+    const path = join(tempDir(), 'token')
+    writePrivateFile(path, 'pst_secret\n')
+    expect(readFileSync(path, 'utf8')).toBe('pst_secret\n')
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    // Unsynced, a power loss could leave the store holding a token whose file came back empty.
+    expect(calls).toEqual([
+      `write ${path}.partial`,
+      `fsync ${path}.partial`,
+      `rename ${path}.partial ${path}`,
+      `fsync ${dirname(path)}`,
+    ])
+  })
+})
