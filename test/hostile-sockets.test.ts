@@ -103,6 +103,24 @@ describe('raw-socket clients against a real server', () => {
     expect(JSON.parse(response?.body as string).error).toBe(errors.REQUEST_TIMEOUT.code)
   })
 
+  it('answers a request refused before its body once, and closes when that body then stalls or breaks', async () => {
+    const head = 'PUT /plants/3 HTTP/1.1\nHost: x\nContent-Type: application/json'
+    // The 401 goes out at once; the body still owed runs into --request-timeout.
+    const stalled = await rawExchange(server.port, [request(`${head}\nContent-Length: 100`, '{"id": 3')], {
+      deadlineMs: 8000,
+    })
+    expect(stalled.closed).toBe(true)
+    expectErrorsOnly(stalled.received, [401])
+    const broken = await rawExchange(
+      server.port,
+      [request(`${head}\nTransfer-Encoding: chunked`, '2\r\n{}\r\n'), 'zz\r\nnonsense\r\n'],
+      { gapMs: 300 },
+    )
+    expect(broken.closed).toBe(true)
+    expectErrorsOnly(broken.received, [401])
+    await expectHealthy()
+  })
+
   it('treats bytes past a too-small Content-Length as a broken next request', async () => {
     const { received, closed } = await rawExchange(server.port, [
       request(

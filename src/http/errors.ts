@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -237,7 +237,7 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
  */
 export function clientErrorHandler(maxHeaderSize: number) {
   return (error: Error & { code?: string }, socket: Socket): void => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
       socket.destroy()
       return
     }
@@ -249,6 +249,20 @@ export function clientErrorHandler(maxHeaderSize: number) {
           : errors.BAD_REQUEST
     endWithError(socket, entry)
   }
+}
+
+/**
+ * Whether the request being received already has its answer, in whole or begun: one refused before its
+ * body (401, 404, …) is answered at once while Node reads on to discard the body, and a body that then
+ * stalls or breaks must not get a second answer, which the client would take for its next request's.
+ * Node's parser keeps the request it is reading (`parser.incoming`); a socket without a response in
+ * progress (`_httpMessage`, as Node's own clientError fallback reads it) has sent that request's answer.
+ */
+function answered(socket: Socket): boolean {
+  const inProgress = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+  if (inProgress?.headersSent) return true
+  const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
+  return incoming != null && !incoming.complete && !inProgress
 }
 
 /**
