@@ -30,6 +30,17 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
       events: events as (typeof ALL)[number][],
       description: null,
     })
+  /** A subscription disabled after a plant's event was queued for it: a delivery due, not sendable. */
+  const disabledWithDueDelivery = async () => {
+    const hook = await subscribe()
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.webhooks.fanOut(100, new Date())
+    await store.webhooks.update(hook.id, {
+      disabledAt: new Date(),
+      disabledReason: 'manual',
+      updatedAt: new Date(),
+    })
+  }
   const claim = (s: Store, owner: string, now = new Date(), limit = 100) =>
     s.webhooks.claim({ owner, now, leaseMs: 60_000, limit, perWebhook: 100, inFlight: new Map() })
   const result = (
@@ -87,14 +98,7 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
   it.skipIf(kind.name !== 'sqlite')(
     "takes no write lock for a disabled subscription's due deliveries, which it may not claim",
     async () => {
-      const hook = await subscribe()
-      await createPlant(store.plants, { id: 1n, name: 'a' })
-      await store.webhooks.fanOut(100, new Date())
-      await store.webhooks.update(hook.id, {
-        disabledAt: new Date(),
-        disabledReason: 'manual',
-        updatedAt: new Date(),
-      })
+      await disabledWithDueDelivery()
       // Another process holds the write lock: a claim that asked for it would wait, then fail.
       const holder = new Database((parseDatabaseUrl(url) as { path: string }).path)
       try {
@@ -167,14 +171,7 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
   })
 
   it('does not send to a disabled subscription', async () => {
-    const hook = await subscribe()
-    await createPlant(store.plants, { id: 1n, name: 'a' })
-    await store.webhooks.fanOut(100, new Date())
-    await store.webhooks.update(hook.id, {
-      disabledAt: new Date(),
-      disabledReason: 'manual',
-      updatedAt: new Date(),
-    })
+    await disabledWithDueDelivery()
     expect(await claim(store, 'x')).toHaveLength(0)
   })
 
