@@ -248,7 +248,7 @@ describe('a token row read before a revocation', () => {
 
     await expect(first).rejects.toMatchObject({ entry: errors.TOKEN_REVOKED })
     await expect(tokens.verify(doomed.token)).rejects.toMatchObject({ entry: errors.TOKEN_REVOKED })
-    expect(tokens.remembered(doomed.token)).toBeUndefined()
+    expect(tokens.verifyCached(doomed.token)).toBeUndefined()
   })
 })
 

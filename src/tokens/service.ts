@@ -113,14 +113,19 @@ export class TokenService {
   }
 
   /**
-   * The principal of a token verified before that has neither expired nor been revoked, without
-   * counting a verification or touching anything: for a caller that may yet leave the request to one
-   * that verifies it, so that the request is counted once.
+   * The principal of a token verified before that has neither expired nor been revoked and holds
+   * `scope`, counted and touched as verifyCached does. Otherwise undefined, and nothing is counted or
+   * touched: the caller leaves the request to one that verifies it, and it is counted there, once.
    */
-  remembered(token: string): Principal | undefined {
+  verifyCachedFor(token: string, scope: Scope): Principal | undefined {
     this.checkRevocations()
     const cached = this.cache.get(token)
-    return cached !== undefined && cached.expiresAt > this.now() ? cached.principal : undefined
+    if (cached === undefined || !cached.principal.scopes.has(scope)) return undefined
+    const now = this.now()
+    if (cached.expiresAt <= now) return undefined
+    this.onVerify('hit')
+    this.touch(cached, now)
+    return cached.principal
   }
 
   /**
