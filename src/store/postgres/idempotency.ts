@@ -1,7 +1,7 @@
 import type { Pool } from 'pg'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
 import { guarded } from './errors.js'
-import { CHUNK } from './maintenance.js'
+import { CHUNK, deleteInChunks } from './maintenance.js'
 
 interface KeyRow {
   token_id: string
@@ -37,11 +37,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
-    let total = 0
-    for (;;) {
-      signal?.throwIfAborted()
-      // Chunks, as the retention sweep's: one DELETE of a day of expired keys may run past
-      // --database-timeout, and then fails, whole, on every run.
+    // Chunks, as the retention sweep's: one DELETE of a day of expired keys may run past
+    // --database-timeout, and then fails, whole, on every run.
+    const deleteChunk = async () => {
       const result = await guarded(() =>
         this.pool.query(
           `DELETE FROM idempotency_keys WHERE (token_id, key) IN (
@@ -49,9 +47,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
           [now, CHUNK],
         ),
       )
-      const deleted = result.rowCount ?? 0
-      total += deleted
-      if (deleted < CHUNK) return total
+      return result.rowCount ?? 0
     }
+    return deleteInChunks(deleteChunk, signal)
   }
 }

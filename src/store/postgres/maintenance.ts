@@ -6,6 +6,23 @@ import { inTransaction } from './transaction.js'
 export const CHUNK = 1000
 
 /**
+ * Runs `deleteChunk` (a DELETE of at most CHUNK rows, in its own transaction) until a chunk comes
+ * back short; returns how many rows went. Once `signal` is aborted it deletes no further chunk.
+ */
+export async function deleteInChunks(
+  deleteChunk: () => Promise<number>,
+  signal?: AbortSignal,
+): Promise<number> {
+  let total = 0
+  for (;;) {
+    signal?.throwIfAborted()
+    const deleted = await deleteChunk()
+    total += deleted
+    if (deleted < CHUNK) return total
+  }
+}
+
+/**
  * How long a chunk waits for a lock before the sweep gives up until its next run. Housekeeping must
  * not queue behind someone else's long lock: a waiting DELETE holds up every writer queued after it,
  * and a stopping process waits for it.
@@ -54,18 +71,15 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
-      let total = 0
-      for (;;) {
-        policy.signal?.throwIfAborted()
-        // Each chunk is its own short transaction, so writers never wait long.
+      // Each chunk is its own short transaction, so writers never wait long.
+      const deleteChunk = async () => {
         const deleted = await inTransaction(this.pool, async (client) => {
           await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
           return client.query(sweep.sql, [sweep.cutoff(policy), CHUNK])
         })
-        total += deleted.rowCount ?? 0
-        if ((deleted.rowCount ?? 0) < CHUNK) break
+        return deleted.rowCount ?? 0
       }
-      counts[sweep.kind] = total
+      counts[sweep.kind] = await deleteInChunks(deleteChunk, policy.signal)
     }
     return counts
   }

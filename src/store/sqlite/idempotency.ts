@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
-import { CHUNK } from './maintenance.js'
+import { CHUNK, deleteInChunks } from './maintenance.js'
 
 interface KeyRow {
   token_id: string
@@ -40,15 +40,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
-    let total = 0
-    for (;;) {
-      signal?.throwIfAborted()
-      const deleted = this.purge.run(now.getTime(), CHUNK).changes
-      total += deleted
-      if (deleted < CHUNK) return total
-      // A day of keys can expire at once (a bulk load with keys, then quiet), and one DELETE of them
-      // all would hold the event loop, and every request, for seconds: let requests run between chunks.
-      await new Promise((resolve) => setImmediate(resolve))
-    }
+    // A day of keys can expire at once (a bulk load with keys, then quiet).
+    return deleteInChunks(() => this.purge.run(now.getTime(), CHUNK).changes, signal)
   }
 }

@@ -4,6 +4,23 @@ import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js
 /** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
 export const CHUNK = 1000
 
+/**
+ * Runs `deleteChunk` (a DELETE of at most CHUNK rows, in its own transaction) until a chunk comes
+ * back short, letting requests run between chunks; returns how many rows went. Once `signal` is
+ * aborted it deletes no further chunk.
+ */
+export async function deleteInChunks(deleteChunk: () => number, signal?: AbortSignal): Promise<number> {
+  let total = 0
+  for (;;) {
+    signal?.throwIfAborted()
+    const deleted = deleteChunk()
+    total += deleted
+    if (deleted < CHUNK) return total
+    // A whole day of rows deleted at once would hold the event loop, and every request, for seconds.
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
 interface Sweep {
   kind: keyof SweepCounts
   /** A DELETE of at most @limit rows older than @cutoff. */
@@ -53,16 +70,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     for (const sweep of SWEEPS) {
       const remove = this.db.prepare(sweep.sql)
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
-      let total = 0
-      for (;;) {
-        policy.signal?.throwIfAborted()
-        const deleted = remove.run(params).changes
-        total += deleted
-        if (deleted < CHUNK) break
-        // Let requests run between chunks.
-        await new Promise((resolve) => setImmediate(resolve))
-      }
-      counts[sweep.kind] = total
+      counts[sweep.kind] = await deleteInChunks(() => remove.run(params).changes, policy.signal)
     }
     return counts
   }
