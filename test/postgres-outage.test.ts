@@ -209,4 +209,28 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     expect(lines[0]).toMatch(/^plantstore: database unreachable: .*gave up after 1s/)
     expect(lines[0]).not.toContain('plantstore@')
   })
+
+  it('retries at start a database that accepts connections but never answers, as one that refuses them', async () => {
+    const { url, proxy } = await setUp()
+    proxy.stall()
+    const startedAt = Date.now()
+    const result = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--database-url',
+      proxy.route(url),
+      '--database-timeout',
+      '500ms',
+      '--database-startup-timeout',
+      '2s',
+      '--log-level',
+      'silent',
+    ])
+    expect(result.code).toBe(1)
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2000)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^plantstore: database unreachable: .*gave up after 2s/)
+  })
 })

@@ -17,8 +17,11 @@ const NETWORK_CODES = new Set([
 const TRANSIENT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300'])
 
 // The driver reports its own timeouts and broken connections without a code, only by message.
+// "timeout expired" is a lone client's connect timeout (the migration's and the revocation
+// listener's connections); the pool reports its own as "Connection terminated due to …".
 const DRIVER_MESSAGES = [
   /^Connection terminated/,
+  /^timeout expired$/,
   /^timeout exceeded when trying to connect/,
   /^Query read timeout/,
   /is not queryable/,
