@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { admin } from './helpers/postgres.js'
+import { admin, TEST_DATABASE_URL } from './helpers/postgres.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
@@ -135,6 +136,30 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
     const after = await create(server, token, 4)
     expect(after.status).toBe(200)
+  })
+
+  it('answers 503, not 500, while the database takes no writes (a failover to a standby)', async () => {
+    const { url, token, serve } = await setUp()
+    const server = await serve()
+    expect((await create(server, token, 1)).status).toBe(200)
+    const database = new URL(url).pathname.slice(1)
+    // What a failover does to the service: its sessions end, and the server it reconnects to is read-only.
+    const reconnectAll = (c: pg.Client) =>
+      c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database])
+    await admin(TEST_DATABASE_URL as string, async (c) => {
+      await c.query(`ALTER DATABASE ${database} SET default_transaction_read_only = on`)
+      await reconnectAll(c)
+    })
+    const during: Outcome[] = []
+    for (let id = 2; id < 8; id++) during.push(await create(server, token, id))
+    for (const o of during) expect(o).toMatchObject({ status: 503, error: 50301, retryAfter: '1' })
+    await admin(TEST_DATABASE_URL as string, async (c) => {
+      await c.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`)
+      await reconnectAll(c)
+    })
+    await vi.waitFor(async () => expect((await create(server, token, 8)).status).toBe(200), {
+      timeout: 10_000,
+    })
   })
 
   it('keeps /metrics answering, without the webhook queue gauges it cannot read', async () => {

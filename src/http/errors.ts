@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
-import { isSqliteUnavailable, StoreUnavailableError } from '../store/errors.js'
+import { isDatabaseUnavailable, StoreUnavailableError } from '../store/errors.js'
 import type { FailureLog } from './failure-log.js'
 import { PATCH_MEDIA_TYPES } from './schemas.js'
 
@@ -63,7 +63,7 @@ export function classify(error: unknown): {
       headers: { 'retry-after': DATABASE_RETRY_AFTER },
     }
   }
-  if (isSqliteUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     return {
       entry: errors.UNAVAILABLE,
       message: 'The database is unavailable: retry after the time given.',
@@ -96,7 +96,7 @@ export function sendError(
  * count it by status, and a line (with a stack) per shed request would add to the load it sheds.
  */
 export function errorLogLevel(error: unknown, entry: CatalogEntry): 'warn' | 'error' | 'debug' {
-  if (error instanceof StoreUnavailableError || isSqliteUnavailable(error)) return 'warn'
+  if (error instanceof StoreUnavailableError || isDatabaseUnavailable(error)) return 'warn'
   if ((error as Partial<FastifyError>).code === 'FST_UNDER_PRESSURE') return 'debug'
   return entry.status >= 500 ? 'error' : 'debug'
 }
@@ -107,7 +107,7 @@ export function errorText(
   failure: { entry: CatalogEntry; message: string },
 ): [Record<string, unknown>, string] {
   if (error instanceof StoreUnavailableError) return [{ err: error }, 'database unreachable']
-  if (isSqliteUnavailable(error)) return [{ err: error }, 'database unavailable']
+  if (isDatabaseUnavailable(error)) return [{ err: error }, 'database unavailable']
   if (failure.entry.status >= 500) return [{ err: error }, 'request failed']
   return [{ code: failure.entry.code, detail: failure.message }, 'request rejected']
 }

@@ -20,7 +20,17 @@ export const NO_FILE_BACKUP_ON_POSTGRES =
  */
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|IOERR|READONLY|CANTOPEN)(_|$)/
 
-export function isSqliteUnavailable(error: unknown): boolean {
+/**
+ * PostgreSQL's counterparts, by SQLSTATE: a server that takes no writes any more (25006, a failover
+ * that landed on a standby), one out of disk, memory or other resources (class 53), a statement
+ * cancelled by an administrator (57014) and an I/O error on the server (class 58). The connection
+ * still works, so they are not "unreachable": at start a read-only database is refused at once, not
+ * retried, but mid-run they are the database's trouble, not the request's.
+ */
+const POSTGRES_UNAVAILABLE = /^(25006|53[0-9A-Z]{3}|57014|58[0-9A-Z]{3})$/
+
+/** True for a database error that a later retry may not meet: answered 503 with Retry-After. */
+export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code)
+  return typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code))
 }
