@@ -175,6 +175,34 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     expect((await getWebhook(store.webhooks, hook.id)).failingSince).toBeNull()
   })
 
+  it('waits each delay of the schedule in its turn, each spread by ±20%', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith(503)
+    for (let id = 1n; id <= 8n; id++) await createPlant(store.plants, { id, name: `p${id}` })
+    // The first retry comes at once; the second waits out the schedule's second delay.
+    dispatcher({ retrySchedule: [10, 600_000] })
+    const waitOf = (d: { nextAttemptAt: Date | null; lastAttemptAt: Date | null }) =>
+      (d.nextAttemptAt?.getTime() ?? Number.NaN) - (d.lastAttemptAt?.getTime() ?? Number.NaN)
+    await receiver.waitFor(16)
+    // While an attempt is out its next attempt is its lease (seconds); then the answer is recorded.
+    const deliveries = await until(async () => {
+      const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+      const recorded = rows.every((r) => r.attempts === 2 && waitOf(r) > 60_000)
+      return rows.length === 8 && recorded ? rows : undefined
+    })
+    const waits = deliveries.map(waitOf)
+    for (const wait of waits) {
+      expect(wait).toBeGreaterThanOrEqual(480_000)
+      expect(wait).toBeLessThanOrEqual(720_000)
+    }
+    expect(new Set(waits).size).toBeGreaterThan(1)
+    expect(deliveries.every((d) => d.status === 'pending')).toBe(true)
+  })
+
   it('marks a delivery failed and keeps it once the schedule is spent; timeouts count as failures', async () => {
     const hook = await createWebhook(store.webhooks, {
       url: receiver.url,
