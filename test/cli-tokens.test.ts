@@ -1,4 +1,7 @@
-import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { main } from '../src/cli/main.js'
 import { makeApp } from './helpers/app.js'
@@ -157,5 +160,26 @@ describe('token commands', () => {
     })
     expect(res.statusCode).toBe(200)
     await t.close()
+  })
+
+  it("stores only the SHA-256 of a token's secret, never the secret itself", async () => {
+    const path = join(tempDir(), 'p.db')
+    const token = (
+      await cli(['token', 'create', '--name', 'kept', '--database-url', `sqlite:${path}`])
+    ).stdout.trim()
+    const [, id, secret] = /^pst_([0-9a-f]{16})_(.+)$/.exec(token) ?? []
+    const db = new Database(path, { readonly: true })
+    const row = db.prepare('SELECT * FROM tokens WHERE id = ?').get(id) as Record<string, unknown>
+    db.close()
+    expect(row.secret_hash).toBe(
+      createHash('sha256')
+        .update(secret ?? '')
+        .digest('hex'),
+    )
+    for (const value of Object.values(row)) expect(String(value)).not.toContain(secret)
+    // Nor anywhere in the database's files, its log included.
+    const dir = dirname(path)
+    for (const file of readdirSync(dir))
+      expect(readFileSync(join(dir, file)).includes(secret ?? '')).toBe(false)
   })
 })
