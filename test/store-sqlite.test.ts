@@ -92,6 +92,23 @@ describe('SQLite store', () => {
       expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
       expect(store.db.inTransaction).toBe(false)
     })
+
+    it('fails every request of a batch when an insert fails for a reason other than a duplicate', async () => {
+      store = openSqlite({ path: path() })
+      // Only a duplicate id is that request's own 409; any other failed insert (here a trigger's
+      // abort, as an I/O error would be) fails the whole batch rather than being taken for one.
+      store.db.exec(`CREATE TRIGGER fault BEFORE INSERT ON plants WHEN NEW.id = 667
+        BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END;`)
+      const results = await Promise.allSettled([
+        store.plants.create({ id: 20n, name: 'a' }),
+        store.plants.create({ id: 667n, name: 'fault' }),
+        store.plants.create({ id: 21n, name: 'b' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      expect(await store.plants.get(20n)).toBeUndefined()
+      expect(await store.plants.get(667n)).toBeUndefined()
+      expect(await store.plants.create({ id: 22n, name: 'c' })).toBe('created')
+    })
   })
 
   it('writes the next batch while the last one is being made durable, answering each when durable', async () => {
