@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
 import { admin } from './helpers/postgres.js'
 import { BIN, ROOT, runCli } from './helpers/process.js'
+import { lacking } from './helpers/requirement.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
 const TOKEN_SHAPE = /^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/
@@ -296,7 +297,7 @@ describe('plantstore usage errors', () => {
     }
   })
 
-  it.skipIf(!existsSync('/dev/full'))(
+  it.skipIf(lacking(existsSync('/dev/full'), 'there is no /dev/full'))(
     'exits 1 with one line when its output cannot be written (export > a full disk)',
     async () => {
       const url = dbUrl()

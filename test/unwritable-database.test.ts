@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { admin } from './helpers/postgres.js'
 import { BIN, type CliResult, ROOT, runCli } from './helpers/process.js'
+import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
 // A file another user owns stands for one this process may only read: as root every file is
@@ -36,46 +37,49 @@ async function readOnlyDatabase(): Promise<string> {
   return url
 }
 
-describe.skipIf(!canDropPrivileges)('a SQLite database this user cannot write', () => {
-  it('is refused by migrate: exit 1 and one line, never "schema is up to date"', async () => {
-    const url = await readOnlyDatabase()
-    const result = await runAsNobody(['migrate', '--database-url', url])
-    expect(result.code).toBe(1)
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
-    ])
-  })
+describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /usr/bin/setpriv'))(
+  'a SQLite database this user cannot write',
+  () => {
+    it('is refused by migrate: exit 1 and one line, never "schema is up to date"', async () => {
+      const url = await readOnlyDatabase()
+      const result = await runAsNobody(['migrate', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
+      ])
+    })
 
-  it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {
-    const url = await readOnlyDatabase()
-    const result = await runAsNobody(['serve', '--port', '0', '--database-url', url])
-    expect(result.code).toBe(1)
-    expect(result.stdout).not.toContain('listening on')
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
-    ])
-  })
+    it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {
+      const url = await readOnlyDatabase()
+      const result = await runAsNobody(['serve', '--port', '0', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stdout).not.toContain('listening on')
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^plantstore: cannot write to .*ro\.db/),
+      ])
+    })
 
-  it('in a folder this user may not enter is refused with one line naming it', async () => {
-    const url = await readOnlyDatabase()
-    chmodSync(join(url.slice('sqlite:'.length), '..'), 0o700)
-    const result = await runAsNobody(['migrate', '--database-url', url])
-    expect(result.code).toBe(1)
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(
-        /^plantstore: cannot open .*ro\.db \(unable to open database file\): it must be a file/,
-      ),
-    ])
-  })
+    it('in a folder this user may not enter is refused with one line naming it', async () => {
+      const url = await readOnlyDatabase()
+      chmodSync(join(url.slice('sqlite:'.length), '..'), 0o700)
+      const result = await runAsNobody(['migrate', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^plantstore: cannot open .*ro\.db \(unable to open database file\): it must be a file/,
+        ),
+      ])
+    })
 
-  it('is refused by serve --workers 2 before any worker starts', async () => {
-    const url = await readOnlyDatabase()
-    const result = await runAsNobody(['serve', '--port', '0', '--workers', '2', '--database-url', url])
-    expect(result.code).toBe(1)
-    expect(result.stdout).not.toContain('worker ready')
-    expect(result.stderr).toMatch(/^plantstore: cannot write to .*ro\.db/)
-  })
-})
+    it('is refused by serve --workers 2 before any worker starts', async () => {
+      const url = await readOnlyDatabase()
+      const result = await runAsNobody(['serve', '--port', '0', '--workers', '2', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stdout).not.toContain('worker ready')
+      expect(result.stderr).toMatch(/^plantstore: cannot write to .*ro\.db/)
+    })
+  },
+)
 
 describe.skipIf(!postgresKind)('a PostgreSQL database that takes no writes', () => {
   it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {
