@@ -340,6 +340,18 @@ describe('plantstore usage errors', () => {
     )
   })
 
+  it('refuses a sqlite path that ends in a slash, and creates nothing for it', async () => {
+    const dir = tempDir()
+    for (const given of [join(dir, 'store/'), join(dir, 'new', 'store/')]) {
+      const res = await runCli(['migrate', '--database-url', `sqlite:${given}`])
+      expect(res.code).toBe(1)
+      expect(res.stderr).toBe(
+        `plantstore: cannot open ${given}: it names a folder; name the database file in it, such as ${given}plantstore.db\n`,
+      )
+    }
+    expect(readdirSync(dir)).toEqual([])
+  })
+
   it('refuses a file that is not a plantstore database, naming it, and leaves it as it was', async () => {
     const dir = tempDir()
     const foreign = join(dir, 'other-app.db')

@@ -113,6 +113,13 @@ export class SqliteStore implements Store {
 
 /** Opens (creating if needed) and migrates a SQLite database in durable WAL mode. */
 export function openSqlite(options: SqliteOptions): SqliteStore {
+  if (options.path.endsWith('/')) {
+    // SQLite drops the slash: `sqlite:data/` would create and migrate a database file named `data`,
+    // and then fail to find the `data/` it was given.
+    throw new Error(
+      `cannot open ${options.path}: it names a folder; name the database file in it, such as ${options.path}plantstore.db`,
+    )
+  }
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
   let db: Database.Database
   try {
