@@ -5,9 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
+import { admin, whileLocked } from './helpers/postgres.js'
 import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { bodyOf, openSocket, rawRequest, readUntilClose } from './helpers/raw-http.js'
-import { type StoreKind, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
+import { postgresKind, type StoreKind, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
 
 const servers: RunningServer[] = []
 afterEach(async () => {
@@ -307,47 +308,88 @@ describe('a serve process whose log reader goes away', () => {
   })
 })
 
-describe('a serve process stopped while its database is still unreachable', () => {
+/** A serve process whose output is collected; killed after the test if still running. */
+function spawnServe(args: string[]) {
+  const child = spawn(BIN, ['serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    output += chunk
+  })
+  const exited = new Promise<[number | null, string | null]>((resolve) =>
+    child.on('exit', (code, signal) => resolve([code, signal])),
+  )
+  /** Sends SIGTERM and gives the process 5 s to exit: its exit code and signal, or 'still running'. */
+  const terminate = async () => {
+    child.kill('SIGTERM')
+    return Promise.race([exited, sleep(5000).then(() => 'still running' as const)])
+  }
+  return { child, output: () => output, terminate }
+}
+
+describe('a serve process stopped before it serves', () => {
   it.each([
     ['one process', []],
     ['--workers 2', ['--workers', '2']],
-  ])('exits 0 at once on SIGTERM, as a stop would, instead of dying by the signal (%s)', async (_, extra) => {
-    // Nothing listens on port 1: every attempt is refused, and the start goes on retrying.
-    const child = spawn(
-      BIN,
-      [
-        'serve',
-        '--port',
-        '0',
+  ])(
+    'exits 0 at once on SIGTERM while its database is unreachable, instead of dying by the signal (%s)',
+    async (_, extra) => {
+      // Nothing listens on port 1: every attempt is refused, and the start goes on retrying.
+      const serve = spawnServe([
         '--database-url',
         'postgres://plantstore:secret@127.0.0.1:1/plantstore',
         '--database-startup-timeout',
         '60s',
         ...extra,
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-    })
-    child.stderr.on('data', (chunk) => {
-      output += chunk
-    })
-    const exited = new Promise<[number | null, string | null]>((resolve) =>
-      child.on('exit', (code, signal) => resolve([code, signal])),
-    )
-    try {
-      await vi.waitFor(() => expect(output).toContain('database unreachable; retrying'), { timeout: 10_000 })
-      child.kill('SIGTERM')
-      const ended = await Promise.race([exited, sleep(5000).then(() => 'still running' as const)])
-      expect(ended).toEqual([0, null])
-      expect(output).toMatch(/stopped before the database could be reached/)
-      expect(output).not.toContain('secret')
-    } finally {
-      child.kill('SIGKILL')
-    }
-  })
+      ])
+      try {
+        await vi.waitFor(() => expect(serve.output()).toContain('database unreachable; retrying'), {
+          timeout: 10_000,
+        })
+        expect(await serve.terminate()).toEqual([0, null])
+        expect(serve.output()).toMatch(/stopped while starting, before serving anything/)
+        expect(serve.output()).not.toContain('secret')
+      } finally {
+        serve.child.kill('SIGKILL')
+      }
+    },
+  )
+
+  it.skipIf(!postgresKind)(
+    'exits 0 at once on SIGTERM while it waits for another instance to bootstrap its token',
+    async () => {
+      const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+      expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+      const database = new URL(url).pathname.slice(1)
+      // Another instance's bootstrap holds the tokens table; this one has its database and waits.
+      await whileLocked(url, 'tokens', async () => {
+        const serve = spawnServe(['--database-url', url, '--bootstrap-token-file', join(tempDir(), 'token')])
+        try {
+          await vi.waitFor(
+            async () => {
+              const waiting = await admin(url, (c) =>
+                c.query(
+                  "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE tokens%'",
+                  [database],
+                ),
+              )
+              expect(waiting.rowCount).toBe(1)
+            },
+            { timeout: 10_000 },
+          )
+          expect(await serve.terminate()).toEqual([0, null])
+          expect(serve.output()).toMatch(/stopped while starting, before serving anything/)
+        } finally {
+          serve.child.kill('SIGKILL')
+        }
+      })
+    },
+  )
 })
 
 describe('serve --bootstrap-token-file', () => {

@@ -130,8 +130,9 @@ export function startCluster(
     for (const timer of replacing) clearTimeout(timer)
     replacing.clear()
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
-    // A worker still starting has no handler yet and dies of the signal itself (SIGINT too, when
-    // Ctrl-C reached the whole process group): it had served nothing, so that is a clean stop too.
+    // A worker still starting exits 0 at the signal, or dies of it while its modules still load
+    // (SIGINT too, when Ctrl-C reached the whole process group): it had served nothing, so that is a
+    // clean stop too.
     const exits = workers.map(
       (w) =>
         new Promise<number>((resolve) => {

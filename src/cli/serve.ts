@@ -29,6 +29,7 @@ import { writePrivateFile } from './private-file.js'
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
+  const starting = exitOnSignalWhileStarting(logger)
   if (config.workers > 1 && cluster.isPrimary) {
     // Migrations and the bootstrap token happen once, before any worker opens the database, which
     // may still be starting as the workers' would be: retried alike.
@@ -38,6 +39,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     } finally {
       await store.close()
     }
+    starting()
     await runPrimary(config, logger)
     return
   }
@@ -126,6 +128,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     }
   }
   // Listening before the handlers are in place would let an early SIGTERM kill the process outright.
+  starting()
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
 
@@ -151,32 +154,36 @@ export async function serve(config: ServeConfig): Promise<void> {
   store.events.watch?.(() => started.eventsWritten())
 }
 
-/**
- * Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout.
- * A SIGTERM or SIGINT meanwhile ends the start as a stop would, with exit 0: nothing has been served or
- * acknowledged yet, and an orchestrator stopping a service that waits for its database should not
- * see it die by the signal.
- */
+/** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */
 async function openStoreForServing(config: ServeConfig, logger: Logger): Promise<Store> {
+  const store = await openStoreRetrying(
+    config.database,
+    { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
+    {
+      timeoutMs: config.databaseStartupTimeoutMs,
+      onRetry: (err, attempt) => logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
+    },
+  )
+  if (store.migrated.length > 0) logger.info({ migrations: store.migrated }, 'schema migrated')
+  return store
+}
+
+/**
+ * Until serve's own handlers are in place, a SIGTERM or SIGINT ends the start with exit 0: nothing
+ * has been served or acknowledged yet, and an orchestrator stopping a service that waits for its
+ * database (or for another instance's bootstrap) should not see it die by the signal. A transaction
+ * left open by the exit is rolled back by the database; a bootstrap token file written for it is
+ * written again by the next start, which finds no token.
+ * Returns what takes the handlers away.
+ */
+function exitOnSignalWhileStarting(logger: Logger): () => void {
   const stopBeforeStart = (signal: NodeJS.Signals) => {
-    logger.info({ signal }, 'stopped before the database could be reached')
+    logger.info({ signal }, 'stopped while starting, before serving anything')
     process.exit(0)
   }
   process.on('SIGTERM', stopBeforeStart)
   process.on('SIGINT', stopBeforeStart)
-  try {
-    const store = await openStoreRetrying(
-      config.database,
-      { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs },
-      {
-        timeoutMs: config.databaseStartupTimeoutMs,
-        onRetry: (err, attempt) =>
-          logger.warn({ err: err.message, attempt }, 'database unreachable; retrying'),
-      },
-    )
-    if (store.migrated.length > 0) logger.info({ migrations: store.migrated }, 'schema migrated')
-    return store
-  } finally {
+  return () => {
     process.off('SIGTERM', stopBeforeStart)
     process.off('SIGINT', stopBeforeStart)
   }
