@@ -352,6 +352,22 @@ describe('plantstore usage errors', () => {
     expect(readdirSync(dir)).toEqual([])
   })
 
+  it('names the path when the folder it needs cannot be made (a file where a folder should be)', async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'notes'), 'a file, not a folder\n')
+    const given = join(dir, 'notes', 'store.db')
+    const res = await runCli(['migrate', '--database-url', `sqlite:${given}`])
+    expect(res.code).toBe(1)
+    // Node says EEXIST or ENOTDIR, depending on where in the path the file is.
+    expect(res.stderr).toBe(
+      `plantstore: cannot open ${given} (EEXIST: file already exists, mkdir '${join(dir, 'notes')}'): its folder does not exist and cannot be created\n`,
+    )
+    const deeper = join(dir, 'notes', 'sub', 'store.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${deeper}`])).stderr).toMatch(
+      /^plantstore: cannot open \S+ \(ENOTDIR: not a directory, mkdir .*\): its folder does not exist and cannot be created\n$/,
+    )
+  })
+
   it('refuses a file that is not a plantstore database, naming it, and leaves it as it was', async () => {
     const dir = tempDir()
     const foreign = join(dir, 'other-app.db')

@@ -120,7 +120,17 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
       `cannot open ${options.path}: it names a folder; name the database file in it, such as ${options.path}plantstore.db`,
     )
   }
-  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
+  if (options.path !== ':memory:') {
+    try {
+      mkdirSync(dirname(options.path), { recursive: true })
+    } catch (error) {
+      // A parent this user may not write, or a file where a folder should be (EACCES, ENOTDIR).
+      throw new Error(
+        `cannot open ${options.path} (${(error as Error).message}): its folder does not exist and cannot be created`,
+        { cause: error },
+      )
+    }
+  }
   let db: Database.Database
   try {
     db = new Database(options.path)
