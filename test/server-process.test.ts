@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { renameSync, rmSync } from 'node:fs'
+import { readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
@@ -260,7 +260,7 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
       join(dir, 'missing', 'token'),
     ])
     expect(failed.code).toBe(1)
-    expect(failed.stdout + failed.stderr).toContain('ENOENT')
+    expect(failed.stderr).toContain('its folder does not exist')
     const listed = await runCli(['token', 'list', '--json', '--database-url', url])
     expect(JSON.parse(listed.stdout)).toEqual([])
 
@@ -394,7 +394,7 @@ describe('a serve process stopped before it serves', () => {
 
 describe('serve --bootstrap-token-file', () => {
   it('leaves the file mode 0600 even when it already existed with a wider mode', async () => {
-    const { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } = await import('node:fs')
+    const { chmodSync, readFileSync, statSync, writeFileSync } = await import('node:fs')
     const dir = tempDir()
     const file = join(dir, 'token')
     writeFileSync(file, 'left from an earlier start\n')
@@ -405,6 +405,28 @@ describe('serve --bootstrap-token-file', () => {
     expect(token).toMatch(/^pst_/)
     expect((await create(server, token, '{"id": 1, "name": "boot"}')).status).toBe(200)
     expect(readdirSync(dir)).toEqual(['token'])
+  })
+
+  it('is refused naming the setting and the file when it cannot be written, and leaves nothing behind', async () => {
+    const dir = tempDir()
+    const cases: Array<[string, string]> = [
+      [join(dir, 'missing', 'token'), 'its folder does not exist'],
+      [dir, 'it is a folder; name a file in it'],
+    ]
+    for (const [file, why] of cases) {
+      const result = await runCli([
+        'serve',
+        '--port',
+        '0',
+        '--database-url',
+        'sqlite::memory:',
+        '--bootstrap-token-file',
+        file,
+      ])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toBe(`plantstore: cannot write --bootstrap-token-file ${file}: ${why}\n`)
+    }
+    expect(readdirSync(dir)).toEqual([])
   })
 })
 

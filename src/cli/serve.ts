@@ -202,7 +202,14 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
   let written = false
   try {
     const created = await new TokenService(store.tokens).createFirst('bootstrap', SCOPES, (token) => {
-      writePrivateFile(file, `${token}\n`)
+      try {
+        writePrivateFile(file, `${token}\n`)
+      } catch (error) {
+        // The file system's own message names the copy written beside the file, not the setting.
+        throw new Error(`cannot write --bootstrap-token-file ${file}: ${whyNotWritten(error)}`, {
+          cause: error,
+        })
+      }
       written = true
     })
     if (created) logger.info({ tokenId: created.record.id, file }, 'bootstrap token created')
@@ -210,4 +217,12 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
     if (written) rmSync(file, { force: true })
     throw error
   }
+}
+
+function whyNotWritten(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
+  if (code === 'EISDIR') return 'it is a folder; name a file in it'
+  if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
+  return (error as Error).message
 }
