@@ -516,6 +516,12 @@ export function resolveServeConfig(
       `--drain-delay (DRAIN_DELAY) ${given.drainDelayMs} must be shorter than --shutdown-timeout (SHUTDOWN_TIMEOUT) ${given.shutdownTimeoutMs}, within which it counts`,
     )
   }
+  if (resolved.headersTimeoutMs > resolved.requestTimeoutMs) {
+    // The whole request includes its headers: the longer headers timeout would never be reached.
+    throw new ConfigError(
+      `--headers-timeout (HEADERS_TIMEOUT) ${given.headersTimeoutMs} must not be longer than --request-timeout (REQUEST_TIMEOUT) ${given.requestTimeoutMs}, which includes the headers`,
+    )
+  }
   if (resolved.workers > 1 && resolved.database.kind === 'sqlite' && resolved.database.path === ':memory:') {
     // Each process would hold its own throwaway store: a plant created through one would not exist
     // for the others.

@@ -103,6 +103,22 @@ describe('operational settings and usage errors', () => {
     },
   )
 
+  it('refuses a headers timeout longer than the request timeout, which includes the headers, with exit 2', async () => {
+    const result = await runCli(
+      ['serve', '--port', '0', '--database-url', 'sqlite::memory:', '--headers-timeout', '1m'],
+      {
+        REQUEST_TIMEOUT: '30s',
+      },
+    )
+    expect(result.code).toBe(2)
+    expect(result.stderr).toBe(
+      'plantstore: --headers-timeout (HEADERS_TIMEOUT) 1m must not be longer than --request-timeout (REQUEST_TIMEOUT) 30s, which includes the headers\n',
+    )
+    expect(resolveServeConfig({ headersTimeout: '30s', requestTimeout: '30s' }, {}).headersTimeoutMs).toBe(
+      30_000,
+    )
+  })
+
   it('takes a drain delay shorter than the shutdown timeout, and no delay with any timeout', () => {
     expect(resolveServeConfig({ drainDelay: '5s' }, {}).drainDelayMs).toBe(5000)
     expect(resolveServeConfig({ shutdownTimeout: '0s' }, {}).shutdownTimeoutMs).toBe(0)
