@@ -6,6 +6,7 @@ import {
   type ServerOptions,
   ServerResponse,
 } from 'node:http'
+import type { Socket } from 'node:net'
 import { constants as zlib } from 'node:zlib'
 import compress from '@fastify/compress'
 import Fastify, {
@@ -214,7 +215,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         const repeated = repeatedSingleField(req)
         return repeated === undefined ? undefined : refuseRepeatedField(repeated)
       }
+      /** Each connection's latest request: one parsed behind the answer being written is queued. */
+      const latest = new WeakMap<Socket, IncomingMessage>()
       const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+        latest.set(req.socket, req)
         const refuse = refusal(req)
         if (refuse) refuse(res, stamped(req))
         else if (!fastLane.take(req, res)) handler(req, res)
@@ -228,11 +232,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         override writeHead(statusCode: number, ...rest: unknown[]): this {
           if (closing) {
             const socket = this.socket
-            // Node's own listener, added before this one, has by then moved the connection on to the
-            // next queued answer, if any (_httpMessage, as Node's closeIdleConnections reads it).
-            this.once('finish', () => {
-              if (socket && !(socket as { _httpMessage?: unknown })._httpMessage) socket.destroySoon()
-            })
+            if (socket && latest.get(socket) === this.req) {
+              // Said in the answer (Connection: close), so that the client opens a new connection for
+              // its next request instead of sending it on this one as it closes, to be reset unanswered.
+              this.shouldKeepAlive = false
+            } else {
+              // Node's own listener, added before this one, has by then moved the connection on to the
+              // next queued answer, if any (_httpMessage, as Node's closeIdleConnections reads it).
+              this.once('finish', () => {
+                if (socket && !(socket as { _httpMessage?: unknown })._httpMessage) socket.destroySoon()
+              })
+            }
           }
           return super.writeHead(statusCode, ...(rest as [string?, OutgoingHttpHeaders?]))
         }

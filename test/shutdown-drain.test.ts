@@ -110,6 +110,9 @@ describe('a request in flight when shutdown begins, on a connection the client w
     )
     // The connection closed well before the client's read gave up, and before --keep-alive-timeout.
     expect(responses.map((r) => r.status)).toEqual([200])
+    // Said so in the answer: a client told keep-alive would send its next request on the closing
+    // connection, to have it reset unanswered.
+    expect(responses[0]?.headers.connection).toBe('close')
     // Held up past --shutdown-timeout by the idle connection, it would exit 1.
     expect(exitCode).toBe(0)
   })
