@@ -119,6 +119,17 @@ describe('operational settings and usage errors', () => {
     )
   })
 
+  it('reads the database URL scheme in any case, as URLs do', () => {
+    expect(resolveServeConfig({ databaseUrl: 'SQLite:data/x.db' }, {}).database).toEqual({
+      kind: 'sqlite',
+      path: 'data/x.db',
+    })
+    expect(resolveServeConfig({ databaseUrl: 'POSTGRES://u:p@127.0.0.1/db' }, {}).database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:p@127.0.0.1/db',
+    })
+  })
+
   it('takes a drain delay shorter than the shutdown timeout, and no delay with any timeout', () => {
     expect(resolveServeConfig({ drainDelay: '5s' }, {}).drainDelayMs).toBe(5000)
     expect(resolveServeConfig({ shutdownTimeout: '0s' }, {}).shutdownTimeoutMs).toBe(0)

@@ -7,7 +7,9 @@ import type { Store } from './types.js'
 export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string }
 
 /** Reads a DATABASE_URL: `sqlite:PATH`, `sqlite::memory:` or `postgres://…`; null when it is none. */
-export function parseDatabaseUrl(url: string): DatabaseLocation | null {
+export function parseDatabaseUrl(given: string): DatabaseLocation | null {
+  // A URL's scheme is case-insensitive (RFC 3986 §3.1): SQLITE:x.db and POSTGRES://… mean the same.
+  const url = given.replace(/^[A-Za-z][A-Za-z0-9+.-]*:/, (scheme) => scheme.toLowerCase())
   if (url.startsWith('sqlite:')) {
     const rest = url.slice('sqlite:'.length)
     // `sqlite://x.db` reads as a host named x.db: taken as the path //x.db it would be a file at the
