@@ -270,4 +270,32 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(`plantstore: cannot read ${folder}: it is a directory\n`)
   })
+  it('imports standard input given as -, with --format: an export piped into another database', async () => {
+    const from = await kind.freshUrl()
+    const lines = ['{"id":9223372036854775807,"name":"max","tag":"t"}', '{"id":-1,"name":"minus one"}']
+    const source = join(tempDir(), 'source.jsonl')
+    writeFileSync(source, `${lines.join('\n')}\n`)
+    expect((await runCli(['import', source, '--database-url', from])).code).toBe(0)
+    const exported = await runCli(['export', '--database-url', from])
+
+    const to = await kind.freshUrl()
+    const piped = await runCli(
+      ['import', '-', '--format', 'jsonl', '--database-url', to],
+      {},
+      exported.stdout,
+    )
+    expect(piped.code).toBe(0)
+    expect(piped.stderr).toMatch(/2 created, 0 unchanged, 0 rejected/)
+    expect((await runCli(['export', '--database-url', to])).stdout).toBe(exported.stdout)
+
+    const csv = await runCli(
+      ['import', '-', '--format', 'csv', '--database-url', to],
+      {},
+      'id,name\n5,five\n',
+    )
+    expect(csv.stderr).toMatch(/1 created/)
+    const guessed = await runCli(['import', '-', '--database-url', to], {}, exported.stdout)
+    expect(guessed.code).toBe(2)
+    expect(guessed.stderr).toBe('plantstore: standard input has no extension: pass --format jsonl or csv\n')
+  })
 })

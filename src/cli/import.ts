@@ -29,11 +29,15 @@ const FORMAT_BY_EXTENSION: Record<string, ImportFormat> = {
   '.csv': 'csv',
 }
 
+/** The file name that means standard input, as for most command-line tools. */
+export const STDIN = '-'
+
 export function importFormat(file: string, flag: string | undefined): ImportFormat {
   if (flag !== undefined) {
     if (flag === 'jsonl' || flag === 'csv') return flag
     throw new ConfigError(`invalid --format ${JSON.stringify(flag)}: expected jsonl or csv`)
   }
+  if (file === STDIN) throw new ConfigError('standard input has no extension: pass --format jsonl or csv')
   const format = FORMAT_BY_EXTENSION[extname(file).toLowerCase()]
   if (!format) {
     throw new ConfigError(`cannot tell the format of ${file} from its extension: pass --format jsonl or csv`)
@@ -68,7 +72,8 @@ async function* linesOf(
   maxLineBytes: number,
   onBytes: (bytes: number) => void,
 ): AsyncGenerator<Buffer> {
-  const stream = createReadStream(file, { highWaterMark: 1 << 20 })
+  const stream = file === STDIN ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 })
+  let read = 0
   let pieces: Buffer[] = []
   let kept = 0
   /** Bytes of the line were dropped: it is longer than anything kept, a final CR or not. */
@@ -91,7 +96,8 @@ async function* linesOf(
   }
   let first = true
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    onBytes(stream.bytesRead)
+    read += chunk.length
+    onBytes(read)
     let start = 0
     // A byte order mark marks the file's encoding (editors on Windows write one); it belongs to no
     // line, so the first is read as the text after it, in JSON Lines as in CSV.
@@ -107,6 +113,20 @@ async function* linesOf(
   if (kept > 0 || cut) yield line()
 }
 
+/** The size of a file to import, checked before the database is opened. */
+function readableSize(file: string): number {
+  try {
+    const stats = statSync(file)
+    // Its read would fail only once the database is open, as a bare EISDIR naming no file.
+    if (stats.isDirectory()) throw new Error('it is a directory')
+    return stats.size
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
+    throw new Error(`cannot read ${file}: ${reason}`)
+  }
+}
+
 /**
  * Imports plants from JSON Lines or CSV in batched transactions. Re-running the same file is harmless:
  * identical plants are skipped; a different plant under an existing id is a rejected line (never an
@@ -117,17 +137,8 @@ export async function importPlants(file: string, options: ImportOptions): Promis
   const format = importFormat(file, options.format)
   const size = batchSize(options.batchSize)
   const limit = bodyLimit(options.bodyLimit)
-  let totalBytes: number
-  try {
-    const stats = statSync(file)
-    totalBytes = stats.size
-    // Its read would fail only once the database is open, as a bare EISDIR naming no file.
-    if (stats.isDirectory()) throw new Error('it is a directory')
-  } catch (error) {
-    const reason =
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
-    throw new Error(`cannot read ${file}: ${reason}`)
-  }
+  // Standard input's length is not known ahead: progress then shows no share done.
+  const totalBytes = file === STDIN ? 0 : readableSize(file)
   return withStore(options, async (store) => {
     const started = Date.now()
     const progress: ImportProgress = {

@@ -138,7 +138,7 @@ function buildProgram(): Command {
     .description(
       'import plants from JSON Lines or CSV (id,name,tag); re-running skips identical plants; exits 1 if any line is rejected',
     )
-    .argument('<file>', 'a .jsonl/.ndjson or .csv file')
+    .argument('<file>', 'a .jsonl/.ndjson or .csv file, or - for standard input (with --format)')
     .option('--format <format>', 'jsonl or csv (default: from the file extension)')
     .option('--emit-events', 'write a plant.created event (webhook) for each plant created')
     .option('--batch-size <count>', 'plants per transaction', '2000')

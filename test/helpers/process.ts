@@ -12,9 +12,9 @@ export interface CliResult {
 }
 
 /** Runs the real CLI as a user would. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       BIN,
       args,
       { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
@@ -23,6 +23,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
         resolve({ code, stdout, stderr })
       },
     )
+    if (input !== undefined) child.stdin?.end(input)
   })
 }
 
