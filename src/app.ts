@@ -302,14 +302,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app, failures)
   installJsonBodyParser(app)
 
-  // One hook, without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     stamp(request, reply)
-    done(refuseUnknownRoute(request))
+    done()
   })
   const record = requestRecorder(metrics)
   recordRequestMetrics(app, record)
   await installCors(app, options.corsOrigins)
+  // After CORS's hook, so that a browser on an allowed origin can read the 404 of a path it got wrong.
+  app.addHook('onRequest', (request, _reply, done) => done(refuseUnknownRoute(request)))
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
   let limit: Limiter | undefined
   if (options.rateLimit) {

@@ -209,6 +209,12 @@ describe('abuse limits and response headers', () => {
     expect(allowed.statusCode).toBe(401)
     expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com')
     expect(String(allowed.headers['access-control-expose-headers'])).toContain('X-Request-Id')
+    // A path no route has is refused too, and the script that asked must be able to read why.
+    const unknown = await a.inject({ url: '/plant', headers: { origin: 'https://app.example.com' } })
+    expect(unknown.statusCode).toBe(404)
+    expect(errorOf(unknown).error).toBe(errors.ROUTE_NOT_FOUND.code)
+    expect(unknown.headers['access-control-allow-origin']).toBe('https://app.example.com')
+    expect(unknown.headers.vary).toBe('Origin')
   })
 
   it('lets a browser on an allowed origin send every request header the document names', async () => {
