@@ -256,7 +256,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         onRequest(req, res)
       })
       server.on('checkExpectation', (req, res) => refuseExpectation(res, stamped(req)))
-      server.on('connect', (_req, socket) => refuseConnect(socket))
+      server.on('connect', (req, socket) => refuseConnect(socket, stamped(req)))
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
       server.setTimeout(settings.connectionTimeout)
@@ -269,7 +269,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
-    clientErrorHandler: clientErrorHandler(maxHeaderSize),
+    clientErrorHandler: clientErrorHandler(maxHeaderSize, () => ({
+      'x-request-id': randomUUID(),
+      ...security,
+    })),
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
     // route or a hook: answered here, in the Error shape, with the headers every answer carries.
     frameworkErrors: (error, request, reply) => {

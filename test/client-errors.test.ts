@@ -68,6 +68,10 @@ describe('requests refused before routing, in process', () => {
     const [response] = parseResponses(received)
     expect(response?.status).toBe(status)
     expect(errorOf({ body: response?.body ?? '', headers: response?.headers ?? {} }).error).toBe(entry.code)
+    // Like every answer: written to the socket or not, it has a request id and the security headers.
+    expect(response?.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{1,128}$/)
+    expect(response?.headers['x-content-type-options']).toBe('nosniff')
+    expect(response?.headers['content-security-policy']).toContain("frame-ancestors 'none'")
   })
 
   it('answers Expect: 100-continue with a refusal, not an invitation, when the token is missing', async () => {

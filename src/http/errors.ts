@@ -235,7 +235,7 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
  * Answers the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
  * an oversized header block, a timeout) with the Error shape, then closes the connection.
  */
-export function clientErrorHandler(maxHeaderSize: number) {
+export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<string, string>) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
       socket.destroy()
@@ -247,7 +247,7 @@ export function clientErrorHandler(maxHeaderSize: number) {
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? errors.REQUEST_TIMEOUT
           : errors.BAD_REQUEST
-    endWithError(socket, entry)
+    endWithError(socket, headers(), entry)
   }
 }
 
@@ -269,15 +269,27 @@ function answered(socket: Socket): boolean {
  * CONNECT asks for a tunnel, which only a proxy makes; Node hands such a request to a `connect`
  * listener or, without one, closes the connection without a word. The client is told why instead.
  */
-export function refuseConnect(socket: Duplex): void {
-  endWithError(socket, errors.BAD_REQUEST, 'CONNECT is not served: this is not a proxy.')
+export function refuseConnect(socket: Duplex, headers: Record<string, string>): void {
+  endWithError(socket, headers, errors.BAD_REQUEST, 'CONNECT is not served: this is not a proxy.')
 }
 
-/** An answer written straight to the socket, for requests no HTTP response object exists for. */
-function endWithError(socket: Duplex, entry: CatalogEntry, message: string = entry.message): void {
+/**
+ * An answer written straight to the socket, for requests no HTTP response object exists for. It
+ * carries the headers every answer does (request id, security headers): a browser sniffs or frames
+ * this one as readily as any other.
+ */
+function endWithError(
+  socket: Duplex,
+  headers: Record<string, string>,
+  entry: CatalogEntry,
+  message: string = entry.message,
+): void {
   const body = JSON.stringify(errorBody(entry, message))
+  let fields = ''
+  for (const [name, value] of Object.entries(headers)) fields += `${name}: ${value}\r\n`
   socket.end(
     `HTTP/1.1 ${entry.status} ${STATUS_TEXT[entry.status]}\r\n` +
+      fields +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
