@@ -55,6 +55,7 @@ import { createMetrics, type Metrics } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
+import { holdsToken } from './tokens/format.js'
 import type { TokenService } from './tokens/service.js'
 
 export interface AppOptions {
@@ -105,10 +106,15 @@ interface ServerSettings {
   connectionTimeout: number
 }
 
-/** The client's X-Request-Id when it is a sane one, else a new id. */
+/**
+ * The client's X-Request-Id when it is a sane one, else a new id. A token is never taken as one: it
+ * would be sent back in a response header, which proxies and browsers' tools log as they see fit.
+ */
 function requestId(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id']
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID()
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) && !holdsToken(incoming)
+    ? incoming
+    : randomUUID()
 }
 
 /**

@@ -384,6 +384,10 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       headers: { 'x-request-id': 'bad id\u0001' },
     })
     expect(odd.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    // A token sent as the id is not sent back in a header.
+    const token = await t.token()
+    const leaked = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': token } })
+    expect(leaked.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
   })
 })
 
