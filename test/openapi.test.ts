@@ -86,6 +86,12 @@ describe('the published contract', () => {
     )
   })
 
+  it('asks no bearer token of webhook receivers: the messages are signed, not authorized', () => {
+    const webhooks = (doc as unknown as { webhooks: Record<string, { post: { security?: unknown } }> })
+      .webhooks
+    for (const [type, item] of Object.entries(webhooks)) expect(item.post.security, type).toEqual([])
+  })
+
   it('declares the test message POST /webhooks/{id}/test sends, in the shape it is sent in', () => {
     const webhooks = (doc as unknown as { webhooks: Record<string, unknown> }).webhooks
     const schema = pick(

@@ -178,6 +178,9 @@ function eventWebhooks(): Record<string, unknown> {
           operationId: `${type.replace('.', '_')}_event`,
           summary,
           tags: ['webhooks'],
+          // Sent by the service, signed, with no bearer token: the document-wide bearer requirement
+          // would otherwise tell receivers to demand one.
+          security: [],
           description:
             'POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
           parameters: signed,
