@@ -264,6 +264,7 @@ describe('the published contract', () => {
           ).body
         : page.body
     expect(html).toContain('swagger-ui')
+    expect(html).toMatch(/<title>Plant Store API<\/title>/)
     const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string)
     expect(assets.length).toBeGreaterThan(0)
     for (const asset of assets) {

@@ -107,6 +107,8 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     routePrefix: '/docs',
     // No validator badge: it would send the document to validator.swagger.io.
     uiConfig: { deepLinking: true, validatorUrl: null },
+    // The tab and a bookmark name this service, not the tool that renders its document.
+    theme: { title: 'Plant Store API' },
     // Its own redirect of /docs/static/index.html keeps the path whole only without a query string:
     // /docs/static/index.html?x answered a redirect to itself, forever. The page is /docs.
     uiHooks: {
