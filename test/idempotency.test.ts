@@ -30,6 +30,28 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     expect(await eventCount()).toBe(events)
   })
 
+  it('replays the first answer even after the plant was deleted, and creates it no more', async () => {
+    const first = await post('{"id": 70, "name": "gone"}', 'key-70')
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: '/plants/70',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(deleted.statusCode).toBe(204)
+    const retry = await post('{"id": 70, "name": "gone"}', 'key-70')
+    expect([retry.statusCode, retry.body, retry.headers['idempotent-replayed']]).toEqual([
+      200,
+      first.body,
+      'true',
+    ])
+    const read = await t.app.inject({
+      method: 'GET',
+      url: '/plants/70',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(read.statusCode).toBe(404)
+  })
+
   it('takes the key bare or as a quoted string, as the same key', async () => {
     expect((await post('{"id": 2, "name": "a"}', '"quoted key"')).statusCode).toBe(200)
     const bare = await post('{"id": 2, "name": "a"}', '"quoted key"')
