@@ -182,7 +182,7 @@ describe('plantstore usage errors', () => {
     ],
     [['token', 'list', '--database-url', 'postgres://u:hun#ter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@/],
     // Refused as no URL it knows, it is still quoted without its password, wherever that is given.
-    [['serve', '--database-url', 'POSTGRES://u:hunter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@127/],
+    [['serve', '--database-url', 'POSTGRES://u:hunter2@127.0.0.1:99999/db'], /--database-url .*u:\*\*\*@127/],
     [['serve', '--database-url', 'mysql://u:hunter2@127.0.0.1/db'], /--database-url .*u:\*\*\*@127/],
     [
       ['serve', '--database-url', 'postgres://u@127.0.0.1:99999/db?sslmode=require&password=hunter2'],
