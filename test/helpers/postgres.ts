@@ -70,10 +70,26 @@ export async function dropDatabases(url: string, prefix: string, parallel = 6): 
     Array.from({ length: parallel }, () =>
       admin(url, async (c) => {
         for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
-          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+          await dropForcing(c, name)
         }
       }),
     ),
   )
   return names.length
+}
+
+/**
+ * FORCE ends the database's sessions, but one of another role is refused (42501) unless the role may
+ * signal it: an autovacuum worker that happens to be in the database is one. It ends within moments.
+ */
+async function dropForcing(c: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      return
+    } catch (error) {
+      if ((error as { code?: string }).code !== '42501' || attempt === 20) throw error
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
 }
