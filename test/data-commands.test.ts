@@ -76,6 +76,8 @@ describe('import, export and backup commands in process', () => {
     expect(importFormat('x.txt', 'csv')).toBe('csv')
     expect(() => importFormat('x.txt', undefined)).toThrow(ConfigError)
     expect(() => importFormat('x.csv', 'xml')).toThrow(ConfigError)
+    expect(() => importFormat('-', undefined)).toThrow(/standard input has no extension/)
+    expect(importFormat('-', 'csv')).toBe('csv')
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`
     const file = join(dir, 'p.csv')

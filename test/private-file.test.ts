@@ -31,7 +31,7 @@ vi.mock('node:fs', async (importOriginal) => {
   }
 })
 
-const { writePrivateFile } = await import('../src/cli/private-file.js')
+const { whyNotWritable, writePrivateFile } = await import('../src/cli/private-file.js')
 
 describe('the bootstrap token file', () => {
   it('is on disk, and so is its name, before the caller goes on to commit the token', () => {
@@ -46,5 +46,17 @@ describe('the bootstrap token file', () => {
       `rename ${path}.partial ${path}`,
       `fsync ${dirname(path)}`,
     ])
+  })
+})
+
+describe('why a private file cannot be written', () => {
+  it('is said of the path given, not of the copy beside it', () => {
+    const errno = (code: string) => Object.assign(new Error(`${code}: x.partial`), { code })
+    expect(whyNotWritable(errno('ENOENT'))).toBe('its folder does not exist')
+    expect(whyNotWritable(errno('ENOTDIR'))).toBe('its folder does not exist')
+    expect(whyNotWritable(errno('EISDIR'))).toBe('it is a folder; name a file in it')
+    expect(whyNotWritable(errno('EACCES'))).toBe('this user may not write there')
+    expect(whyNotWritable(errno('EPERM'))).toBe('this user may not write there')
+    expect(whyNotWritable(errno('ENOSPC'))).toBe('ENOSPC: x.partial')
   })
 })

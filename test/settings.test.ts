@@ -114,6 +114,9 @@ describe('operational settings and usage errors', () => {
     expect(result.stderr).toBe(
       'plantstore: --headers-timeout (HEADERS_TIMEOUT) 1m must not be longer than --request-timeout (REQUEST_TIMEOUT) 30s, which includes the headers\n',
     )
+    expect(() => resolveServeConfig({ requestTimeout: '5s' }, {})).toThrow(
+      '--headers-timeout (HEADERS_TIMEOUT) 10s must not be longer than --request-timeout (REQUEST_TIMEOUT) 5s',
+    )
     expect(resolveServeConfig({ headersTimeout: '30s', requestTimeout: '30s' }, {}).headersTimeoutMs).toBe(
       30_000,
     )

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -636,5 +636,14 @@ describe('a SQLite database that cannot be opened for writing', () => {
     expect((full as Error).cause).toMatchObject({ code: 'SQLITE_FULL' })
     const other = failure('SQLITE_CORRUPT', 'database disk image is malformed')
     expect(explainOpenFailure(other, '/d/p.db')).toBe(other)
+  })
+  it('names the path when the folder it needs cannot be made, and when the path names a folder', () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'notes'), 'a file, not a folder\n')
+    const under = join(dir, 'notes', 'sub', 'p.db')
+    expect(() => openSqlite({ path: under })).toThrow(
+      `cannot open ${under} (ENOTDIR: not a directory, mkdir '${join(dir, 'notes', 'sub')}'): its folder does not exist and cannot be created`,
+    )
+    expect(() => openSqlite({ path: `${dir}/` })).toThrow(`cannot open ${dir}/: it names a folder`)
   })
 })

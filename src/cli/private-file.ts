@@ -34,3 +34,15 @@ export function writePrivateFile(path: string, text: string): void {
     throw error
   }
 }
+
+/**
+ * Why writePrivateFile failed, in words about the path the user gave: the file system's own message
+ * names the copy written beside it.
+ */
+export function whyNotWritable(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
+  if (code === 'EISDIR') return 'it is a folder; name a file in it'
+  if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
+  return (error as Error).message
+}

@@ -17,7 +17,7 @@ import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 import { startDispatcher } from '../webhooks/runner.js'
 import { listenPort, runPrimary } from './cluster.js'
-import { writePrivateFile } from './private-file.js'
+import { whyNotWritable, writePrivateFile } from './private-file.js'
 
 /**
  * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
@@ -205,8 +205,7 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
       try {
         writePrivateFile(file, `${token}\n`)
       } catch (error) {
-        // The file system's own message names the copy written beside the file, not the setting.
-        throw new Error(`cannot write --bootstrap-token-file ${file}: ${whyNotWritten(error)}`, {
+        throw new Error(`cannot write --bootstrap-token-file ${file}: ${whyNotWritable(error)}`, {
           cause: error,
         })
       }
@@ -217,12 +216,4 @@ async function bootstrapToken(config: ServeConfig, store: Store, logger: Logger)
     if (written) rmSync(file, { force: true })
     throw error
   }
-}
-
-function whyNotWritten(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
-  if (code === 'EISDIR') return 'it is a folder; name a file in it'
-  if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
-  return (error as Error).message
 }
