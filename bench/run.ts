@@ -110,6 +110,14 @@ const SCENARIOS: Scenario[] = [
     probe: '/plants?limit=100&after=1',
   },
 ]
+const unknownScenarios = scenarioNames.filter((name) => !SCENARIOS.some((s) => s.name === name))
+if (unknownScenarios.length > 0) {
+  // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
+  process.stderr.write(
+    `bench: unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}\n`,
+  )
+  process.exit(2)
+}
 const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
 // GET scenarios read random ids among 1..N, so at least this many plants exist when they run.
 const READ_ROWS = 10_000
@@ -443,7 +451,8 @@ async function freshDatabase(): Promise<Setup> {
     const client = new pg.Client({ connectionString: given })
     await client.connect()
     execFileSync(BIN, ['migrate', '--database-url', given], { stdio: 'ignore' })
-    await client.query('TRUNCATE plants, events')
+    // Deliveries refer to events: PostgreSQL truncates a referenced table only with what refers to it.
+    await client.query('TRUNCATE plants, events, webhook_deliveries')
     return {
       url: given,
       fill: async (n) => {

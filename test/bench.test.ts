@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { median } from '../bench/median.js'
-import { tempDir } from './helpers/stores.js'
+import { postgresKind, tempDir } from './helpers/stores.js'
 
 const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..')
@@ -145,10 +145,47 @@ describe('npm run bench', () => {
     expect(new Set(ids).size).toBeGreaterThan(500)
   })
 
+  it.skipIf(!postgresKind)(
+    'measures a PostgreSQL database, emptied first',
+    async () => {
+      const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+      const out = join(tempDir(), 'bench.json')
+      await run(
+        'npx',
+        [
+          'tsx',
+          'bench/run.ts',
+          ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2'],
+          ...['--scenarios', 'create,get', '--prefill', '500', '--database-url', url, '--out', out],
+        ],
+        { cwd: ROOT, timeout: 120_000 },
+      )
+      const report = JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
+      expect(report.results.map((r) => r.scenario)).toEqual(['create', 'get'])
+      for (const row of report.results) {
+        expect(row.service.rps).toBeGreaterThan(0)
+        expect(row.service.non2xx + row.service.socketErrors).toBe(0)
+      }
+    },
+    150_000,
+  )
+
   it('refuses zero rounds', async () => {
     const failed = await run('npx', ['tsx', 'bench/run.ts', '--rounds', '0'], { cwd: ROOT }).catch(
       (error: { code: number; stderr: string }) => error,
     )
     expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--rounds must be at least 1') })
+  })
+
+  it('refuses a scenario it does not know instead of measuring less than asked', async () => {
+    const failed = await run('npx', ['tsx', 'bench/run.ts', '--scenarios', 'create,read'], {
+      cwd: ROOT,
+    }).catch((error: { code: number; stderr: string }) => error)
+    expect(failed).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'bench: unknown scenario read: the scenarios are create, get, list, list-after',
+      ),
+    })
   })
 })
