@@ -237,7 +237,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       class Response extends ServerResponse {
         override writeHead(statusCode: number, ...rest: unknown[]): this {
           if (closing) {
-            const socket = this.socket
+            // The request's: an answer queued behind another one has no socket of its own yet.
+            const socket = this.req.socket
             if (socket && latest.get(socket) === this.req) {
               // Said in the answer (Connection: close), so that the client opens a new connection for
               // its next request instead of sending it on this one as it closes, to be reset unanswered.

@@ -160,3 +160,41 @@ describe('a request on an open connection once the app is closing, in process', 
     expect(refused.headers['retry-after']).toBe('1')
   })
 })
+
+describe('two pipelined requests taken before the app closes, answered once it is closing', () => {
+  it('closes the connection after the second answer, which says so', async () => {
+    const t = await makeApp(sqliteKind)
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const port = (t.app.server.address() as { port: number }).port
+    const auth = `Authorization: Bearer ${await t.token()}`
+    // Both reads wait until the close has begun, so that both answers are written while closing.
+    const plants = t.store.plants
+    const read = plants.read.bind(plants)
+    let waiting = 0
+    let release = () => {}
+    const closingBegun = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    plants.read = async (id) => {
+      waiting++
+      await closingBegun
+      return read(id)
+    }
+    const socket = await openSocket(port)
+    const answers = readUntilClose(socket, 10_000)
+    const get = (id: number) => `GET /plants/${id} HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`
+    socket.write(get(1) + get(2))
+    while (waiting < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+    const started = Date.now()
+    const closed = t.close()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    release()
+    const responses = parseResponses(await answers)
+    await closed
+    expect(responses.map((r) => r.status)).toEqual([404, 404])
+    // The second answer was queued behind the first when written; kept alive, its connection would
+    // hold the close up until --keep-alive-timeout.
+    expect(responses[1]?.headers.connection).toBe('close')
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
