@@ -94,15 +94,27 @@ async function* linesOf(
     cut = false
     return whole && bytes.at(-1) === 0x0d ? bytes.subarray(0, -1) : bytes
   }
-  let first = true
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    read += chunk.length
+  /**
+   * The bytes read so far while too few to tell whether they begin with a byte order mark: a pipe may
+   * deliver the mark in pieces, where a file's first read holds it whole.
+   */
+  let head: Buffer | undefined = Buffer.alloc(0)
+  for await (const piece of stream as AsyncIterable<Buffer>) {
+    read += piece.length
     onBytes(read)
+    let chunk = piece
     let start = 0
-    // A byte order mark marks the file's encoding (editors on Windows write one); it belongs to no
-    // line, so the first is read as the text after it, in JSON Lines as in CSV.
-    if (first && chunk.subarray(0, 3).equals(UTF8_BOM)) start = 3
-    first = false
+    if (head !== undefined) {
+      chunk = head.length === 0 ? piece : Buffer.concat([head, piece])
+      if (chunk.length < UTF8_BOM.length && UTF8_BOM.subarray(0, chunk.length).equals(chunk)) {
+        head = chunk
+        continue
+      }
+      head = undefined
+      // A byte order mark marks the file's encoding (editors on Windows write one); it belongs to no
+      // line, so the first is read as the text after it, in JSON Lines as in CSV.
+      if (chunk.subarray(0, 3).equals(UTF8_BOM)) start = 3
+    }
     for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
       take(chunk.subarray(start, end))
       yield line()
@@ -110,6 +122,8 @@ async function* linesOf(
     }
     take(chunk.subarray(start))
   }
+  // Input that ended within what could have been a mark is a line of its own, as any other bytes.
+  if (head !== undefined) take(head)
   if (kept > 0 || cut) yield line()
 }
 
