@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
+import { parseDatabaseUrl } from '../src/store/open.js'
 import { median } from './median.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -37,8 +38,9 @@ const HELP = `usage: npm run bench -- [options]
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
-  --database-url <url>  postgres://… to bench PostgreSQL (its plants and events tables are emptied
-                        first: use a dedicated database); default a fresh SQLite file per setup
+  --database-url <url>  postgres://… to bench PostgreSQL (its plants, events and webhook deliveries
+                        are emptied first: use a dedicated database); default a fresh SQLite file
+                        per setup
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
   --scenarios <list>    create,get,list,list-after (default all)
@@ -91,6 +93,16 @@ const threads = positive(opts.threads, 'threads')
 const prefills = list(opts.prefill).map((p) => positive(p, 'prefill'))
 const workerCounts = list(opts.workers)
 const scenarioNames = list(opts.scenarios)
+const given = opts['database-url']
+const location = given === undefined ? undefined : parseDatabaseUrl(given)
+if (given !== undefined && location?.kind !== 'postgres') {
+  // A SQLite database is made fresh for each setup: one given would be left unused without a word.
+  process.stderr.write(
+    'bench: --database-url takes a postgres:// URL; without it each setup gets a fresh SQLite file\n',
+  )
+  process.exit(2)
+}
+const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
 
 interface Scenario {
   name: string
@@ -445,16 +457,15 @@ interface Setup {
 }
 
 async function freshDatabase(): Promise<Setup> {
-  const given = opts['database-url']
-  if (given?.startsWith('postgres')) {
+  if (databaseUrl !== undefined) {
     const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: given })
+    const client = new pg.Client({ connectionString: databaseUrl })
     await client.connect()
-    execFileSync(BIN, ['migrate', '--database-url', given], { stdio: 'ignore' })
+    execFileSync(BIN, ['migrate', '--database-url', databaseUrl], { stdio: 'ignore' })
     // Deliveries refer to events: PostgreSQL truncates a referenced table only with what refers to it.
     await client.query('TRUNCATE plants, events, webhook_deliveries')
     return {
-      url: given,
+      url: databaseUrl,
       fill: async (n) => {
         await client.query(
           `INSERT INTO plants (id, name, tag, created_at, updated_at)

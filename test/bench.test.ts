@@ -177,6 +177,16 @@ describe('npm run bench', () => {
     expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--rounds must be at least 1') })
   })
 
+  it('refuses a --database-url it would not use: only PostgreSQL is given, SQLite is made fresh', async () => {
+    const failed = await run('npx', ['tsx', 'bench/run.ts', '--database-url', 'sqlite:x.db'], {
+      cwd: ROOT,
+    }).catch((error: { code: number; stderr: string }) => error)
+    expect(failed).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('bench: --database-url takes a postgres:// URL'),
+    })
+  })
+
   it('refuses a scenario it does not know instead of measuring less than asked', async () => {
     const failed = await run('npx', ['tsx', 'bench/run.ts', '--scenarios', 'create,read'], {
       cwd: ROOT,
