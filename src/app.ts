@@ -262,7 +262,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         awaitContinue(req, res)
         onRequest(req, res)
       })
-      server.on('checkExpectation', (req, res) => refuseExpectation(res, stamped(req)))
+      server.on('checkExpectation', (req, res) => {
+        latest.set(req.socket, req)
+        refuseExpectation(res, stamped(req))
+      })
       server.on('connect', (req, socket) => refuseConnect(socket, stamped(req)))
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
