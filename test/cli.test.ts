@@ -223,6 +223,7 @@ describe('plantstore usage errors', () => {
       [['serve', '--port', token, '--database-url', url], 2],
       [['token', 'create', '--name', 'y', '--scopes', token, '--database-url', url], 2],
       [['import', `${token}.jsonl`, '--database-url', url], 1],
+      [['backup', join(tempDir(), `${token}.db`), '--database-url', url], 0],
       [[token], 2],
     ] as const) {
       const res = await runCli([...args])

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs'
+import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
 import { type CliDatabaseOptions, databaseLocation, withStore } from './database.js'
 
@@ -11,6 +12,9 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
     const started = Date.now()
     await store.backup(file)
     const bytes = statSync(file).size
-    process.stderr.write(`backup written to ${file} (${bytes} bytes) in ${Date.now() - started} ms\n`)
+    // The file is named as given, except a token in its name (pasted where a path belonged).
+    process.stderr.write(
+      redactTokens(`backup written to ${file} (${bytes} bytes) in ${Date.now() - started} ms\n`),
+    )
   })
 }
