@@ -155,7 +155,7 @@ describe('abuse limits and response headers', () => {
     const { app: a } = await app()
     const res = await a.inject({ url: '/healthz' })
     expect(res.headers['x-content-type-options']).toBe('nosniff')
-    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN')
+    expect(res.headers['x-frame-options']).toBe('DENY')
     expect(res.headers['referrer-policy']).toBe('no-referrer')
     const csp = String(res.headers['content-security-policy'])
     expect(csp).toContain("default-src 'none'")

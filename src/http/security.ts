@@ -23,6 +23,8 @@ const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
   // An API answer is fetched, not embedded; CORS (when enabled) decides who may read it.
   crossOriginResourcePolicy: { policy: 'same-site' },
   crossOriginEmbedderPolicy: false,
+  // Browsers that know only X-Frame-Options are told what frame-ancestors 'none' tells the others.
+  xFrameOptions: { action: 'deny' },
   // Headers for old browsers' page features (IE downloads, Flash policies, DNS prefetch, the retired
   // XSS auditor, agent clusters) say nothing about a JSON answer; each would cost bytes on every one.
   originAgentCluster: false,
