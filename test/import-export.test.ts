@@ -117,6 +117,17 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(result.stderr).toBe(`plantstore: cannot write ${out}: its folder does not exist\n`)
   })
 
+  it('refuses a folder as the output, with or without a final slash, and writes nothing into it', async () => {
+    const db = await kind.freshUrl()
+    const folder = tempDir()
+    for (const out of [folder, `${folder}/`]) {
+      const result = await runCli(['export', '--output', out, '--database-url', db])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toBe(`plantstore: cannot write ${out}: it is a folder; name a file in it\n`)
+    }
+    expect(readdirSync(folder)).toEqual([])
+  })
+
   it('rejects a CSV record with more fields than the header names, rather than shifting them', async () => {
     const db = await kind.freshUrl()
     const file = write(

@@ -1,9 +1,10 @@
 import { once } from 'node:events'
-import { createWriteStream, openSync, renameSync, rmSync } from 'node:fs'
+import { createWriteStream, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
+import { whyNotWritable } from './private-file.js'
 
 const PAGE = 5000
 
@@ -12,14 +13,18 @@ async function write(out: Writable, text: string): Promise<void> {
 }
 
 function cannotWrite(output: string, error: unknown): Error {
-  const code = (error as NodeJS.ErrnoException).code
-  const why =
-    code === 'ENOENT'
-      ? 'its folder does not exist'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'this user may not write in its folder'
-        : (error as Error).message
-  return new Error(`cannot write ${output}: ${why}`, { cause: error })
+  return new Error(`cannot write ${output}: ${whyNotWritable(error)}`, { cause: error })
+}
+
+/** A folder given as the output would get the copy inside it, then fail to be replaced by it. */
+function refuseFolder(output: string): void {
+  let folder = output.endsWith('/')
+  try {
+    folder ||= statSync(output).isDirectory()
+  } catch {
+    // Nothing there yet: the usual case.
+  }
+  if (folder) throw cannotWrite(output, Object.assign(new Error('is a folder'), { code: 'EISDIR' }))
 }
 
 /**
@@ -27,6 +32,7 @@ function cannotWrite(output: string, error: unknown): Error {
  * --output the file appears complete or not at all (written beside it, then renamed).
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
+  if (options.output !== undefined) refuseFolder(options.output)
   return withStore(options, async (store) => {
     // Named for this process: two exports to the same file at once each write their own copy, and
     // the last to finish is the file.
