@@ -36,8 +36,8 @@ export function writePrivateFile(path: string, text: string): void {
 }
 
 /**
- * Why writePrivateFile failed, in words about the path the user gave: the file system's own message
- * names the copy written beside it.
+ * Why a file the user named could not be written (by writePrivateFile, or export's --output), in words
+ * about that path: the file system's own message names the copy written beside it.
  */
 export function whyNotWritable(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code
