@@ -82,6 +82,63 @@ describe('plantstore backup (SQLite)', () => {
     expect(await read.json()).toEqual({ id, name: `plant ${id}` })
   })
 
+  it("restores by the README's steps while another process still has the database open", async () => {
+    const dir = tempDir()
+    const db = join(dir, 'data', 'plantstore.db')
+    const tokenFile = join(dir, 'token')
+    const args = ['--database-url', `sqlite:${db}`, '--rate-limit', 'off']
+    const server = await startServer([...args, '--bootstrap-token-file', tokenFile])
+    servers.push(server)
+    // Another instance on the same file, which the restore steps do not stop.
+    const other = await startServer(args)
+    servers.push(other)
+    const token = readFileSync(tokenFile, 'utf8').trim()
+    const create = (url: string, id: number) =>
+      fetch(`${url}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, name: `plant ${id}` }),
+      }).then((r) => r.status)
+    for (let id = 1; id <= 20; id++) expect(await create(server.url, id)).toBe(200)
+    const backup = await runCli([
+      'backup',
+      join(dir, 'backups', 'plantstore-2026-01-31.db'),
+      ...args.slice(0, 2),
+    ])
+    expect(backup.code).toBe(0)
+    // Written after the backup, so not restored: some of them live only in the write-ahead log.
+    for (let id = 21; id <= 40; id++) expect(await create(other.url, id)).toBe(200)
+
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const start = readme.indexOf('```sh\n', readme.indexOf('To restore, stop the server'))
+    const steps = readme
+      .slice(start + 6, readme.indexOf('\n```\n', start))
+      .split('\n')
+      .filter((line) => !line.startsWith('./bin/plantstore serve'))
+      .map((line) => line.replaceAll(' /backups/', ' ./backups/'))
+      .join('\n')
+    const restored = await new Promise<number>((resolve) => {
+      execFile(
+        'sh',
+        ['-ec', steps],
+        { cwd: dir, env: { ...process.env, SERVER_PID: String(server.process.pid) } },
+        (error) => resolve(error ? Number(error.code) : 0),
+      )
+    })
+    expect(restored).toBe(0)
+    expect(await server.exited).toBe(0)
+    expect(await create(other.url, 41)).toBe(503)
+    await other.stop()
+
+    const copy = new Database(db, { readonly: true })
+    expect(copy.pragma('integrity_check', { simple: true })).toBe('ok')
+    expect(copy.prepare('SELECT max(id) FROM plants').pluck().get()).toBe(20)
+    copy.close()
+    const revived = await startServer(args)
+    servers.push(revived)
+    expect(await create(revived.url, 21)).toBe(200)
+  })
+
   it('fails with no file left behind when the copy runs out of room, so that a retry can succeed', async () => {
     const dir = tempDir()
     const db = join(dir, 'live.db')
