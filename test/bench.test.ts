@@ -170,32 +170,22 @@ describe('npm run bench', () => {
     150_000,
   )
 
-  it('refuses zero rounds', async () => {
-    const failed = await run('npx', ['tsx', 'bench/run.ts', '--rounds', '0'], { cwd: ROOT }).catch(
+  /** A run of the benchmark refused before it starts: its exit code and standard error. */
+  const refused = (...args: string[]) =>
+    run('npx', ['tsx', 'bench/run.ts', ...args], { cwd: ROOT }).catch(
       (error: { code: number; stderr: string }) => error,
     )
-    expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--rounds must be at least 1') })
-  })
 
-  it('refuses a --database-url it would not use: only PostgreSQL is given, SQLite is made fresh', async () => {
-    const failed = await run('npx', ['tsx', 'bench/run.ts', '--database-url', 'sqlite:x.db'], {
-      cwd: ROOT,
-    }).catch((error: { code: number; stderr: string }) => error)
-    expect(failed).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('bench: --database-url takes a postgres:// URL'),
-    })
-  })
-
-  it('refuses a scenario it does not know instead of measuring less than asked', async () => {
-    const failed = await run('npx', ['tsx', 'bench/run.ts', '--scenarios', 'create,read'], {
-      cwd: ROOT,
-    }).catch((error: { code: number; stderr: string }) => error)
-    expect(failed).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining(
-        'bench: unknown scenario read: the scenarios are create, get, list, list-after',
-      ),
-    })
+  it.each([
+    [['--rounds', '0'], '--rounds must be at least 1'],
+    // Only PostgreSQL is given: SQLite is made fresh, so a SQLite URL would be left unused.
+    [['--database-url', 'sqlite:x.db'], 'bench: --database-url takes a postgres:// URL'],
+    // Skipped quietly, it would make a run that measured less than asked.
+    [
+      ['--scenarios', 'create,read'],
+      'bench: unknown scenario read: the scenarios are create, get, list, list-after',
+    ],
+  ])('refuses %j before it starts, with exit 2', async (args, message) => {
+    expect(await refused(...args)).toMatchObject({ code: 2, stderr: expect.stringContaining(message) })
   })
 })

@@ -43,6 +43,17 @@ describe('SQLite store', () => {
   ]
 
   describe.each(writers)('group commit on $name', ({ path }) => {
+    /** Creates `faulty` between two others in one batch: all three must fail, and none be stored. */
+    async function expectWholeBatchFailed(faulty: bigint, [before, after]: [bigint, bigint]) {
+      const results = await Promise.allSettled([
+        store.plants.create({ id: before, name: 'a' }),
+        store.plants.create({ id: faulty, name: 'fault' }),
+        store.plants.create({ id: after, name: 'b' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      for (const id of [before, faulty, after]) expect(await store.plants.get(id)).toBeUndefined()
+    }
+
     it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
       const location = path()
       store = openSqlite({ path: location })
@@ -80,14 +91,7 @@ describe('SQLite store', () => {
         CREATE TABLE fault_child (parent INTEGER REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED);
         CREATE TRIGGER fault AFTER INSERT ON plants WHEN NEW.id = 666
         BEGIN INSERT INTO fault_child (parent) VALUES (-1); END;`)
-      const results = await Promise.allSettled([
-        store.plants.create({ id: 10n, name: 'a' }),
-        store.plants.create({ id: 666n, name: 'fault' }),
-        store.plants.create({ id: 11n, name: 'b' }),
-      ])
-      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
-      expect(await store.plants.get(10n)).toBeUndefined()
-      expect(await store.plants.get(11n)).toBeUndefined()
+      await expectWholeBatchFailed(666n, [10n, 11n])
       // The writer recovered: the next batch commits.
       expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
       expect(store.db.inTransaction).toBe(false)
@@ -99,14 +103,7 @@ describe('SQLite store', () => {
       // abort, as an I/O error would be) fails the whole batch rather than being taken for one.
       store.db.exec(`CREATE TRIGGER fault BEFORE INSERT ON plants WHEN NEW.id = 667
         BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END;`)
-      const results = await Promise.allSettled([
-        store.plants.create({ id: 20n, name: 'a' }),
-        store.plants.create({ id: 667n, name: 'fault' }),
-        store.plants.create({ id: 21n, name: 'b' }),
-      ])
-      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
-      expect(await store.plants.get(20n)).toBeUndefined()
-      expect(await store.plants.get(667n)).toBeUndefined()
+      await expectWholeBatchFailed(667n, [20n, 21n])
       expect(await store.plants.create({ id: 22n, name: 'c' })).toBe('created')
     })
   })
