@@ -1,4 +1,5 @@
 import type { Pool } from 'pg'
+import { AppendSignal } from '../append-signal.js'
 import type { EventStore, OutboxEvent } from '../types.js'
 import { guarded } from './errors.js'
 
@@ -10,20 +11,9 @@ interface EventRow {
   created_at: Date
 }
 
-export class PostgresEventStore implements EventStore {
-  private readonly listeners = new Set<() => void>()
-
-  constructor(private readonly pool: Pool) {}
-
-  /** This process's commits only; dispatchers poll for other instances' events. */
-  watch(listener: () => void): () => void {
-    this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
-  }
-
-  /** Called by the plant store after a commit that wrote events. */
-  appended(): void {
-    for (const listener of this.listeners) listener()
+export class PostgresEventStore extends AppendSignal implements EventStore {
+  constructor(private readonly pool: Pool) {
+    super()
   }
 
   async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {

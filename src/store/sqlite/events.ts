@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { AppendSignal } from '../append-signal.js'
 import type { EventStore, OutboxEvent } from '../types.js'
 
 interface EventRow {
@@ -9,24 +10,14 @@ interface EventRow {
   created_at: number
 }
 
-export class SqliteEventStore implements EventStore {
+export class SqliteEventStore extends AppendSignal implements EventStore {
   private readonly since: Statement
-  private readonly listeners = new Set<() => void>()
 
   constructor(db: Database) {
+    super()
     this.since = db.prepare(
       'SELECT seq, id, type, payload, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
     )
-  }
-
-  watch(listener: () => void): () => void {
-    this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
-  }
-
-  /** Called by the plant store after a commit that queued webhook deliveries. */
-  appended(): void {
-    for (const listener of this.listeners) listener()
   }
 
   async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
