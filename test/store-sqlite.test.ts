@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -7,6 +7,7 @@ import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import { explainOpenFailure, openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
+import { makeFolder } from '../src/store/sqlite/make-folder.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
@@ -642,5 +643,17 @@ describe('a SQLite database that cannot be opened for writing', () => {
       `cannot open ${under} (ENOTDIR: not a directory, mkdir '${join(dir, 'notes', 'sub')}'): its folder does not exist and cannot be created`,
     )
     expect(() => openSqlite({ path: `${dir}/` })).toThrow(`cannot open ${dir}/: it names a folder`)
+  })
+
+  it('makes each missing folder of a path, leaves one that exists, and refuses a file in the way', () => {
+    const dir = tempDir()
+    const deep = join(dir, 'a', 'b', 'c')
+    makeFolder(deep)
+    expect(statSync(deep).isDirectory()).toBe(true)
+    makeFolder(deep)
+    makeFolder(dir)
+    writeFileSync(join(dir, 'f'), '')
+    expect(() => makeFolder(join(dir, 'f'))).toThrow(/EEXIST/)
+    expect(() => makeFolder(join(dir, 'f', 'g', 'h'))).toThrow(/ENOTDIR/)
   })
 })

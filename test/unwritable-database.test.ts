@@ -96,3 +96,28 @@ describe.skipIf(!postgresKind)('a PostgreSQL database that takes no writes', () 
     ])
   })
 })
+
+describe.skipIf(lacking(existsSync('/proc/self'), 'these paths need Linux /proc'))(
+  'a SQLite file in a folder the filesystem refuses to make',
+  () => {
+    // /proc answers ENOENT to a new folder although its parent exists; Node's recursive mkdir then
+    // retried forever, so these commands hung with a core spinning instead of answering.
+    it('is refused by migrate at once: exit 1 and one line naming the path', async () => {
+      const result = await runCli(['migrate', '--database-url', 'sqlite:/proc/plantstore-none/p.db'])
+      expect(result.code).toBe(1)
+      expect(result.stderr.trim().split('\n')).toEqual([
+        'plantstore: cannot open /proc/plantstore-none/p.db (ENOENT: no such file or directory, mkdir ' +
+          "'/proc/plantstore-none'): its folder does not exist and cannot be created",
+      ])
+    })
+
+    it('is refused as a backup target at once: exit 1, and the database is untouched', async () => {
+      const url = `sqlite:${join(tempDir(), 'p.db')}`
+      expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+      const result = await runCli(['backup', '/proc/plantstore-none/deeper/b.db', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/^plantstore: .*ENOENT.*'\/proc\/plantstore-none'/)
+      expect((await runCli(['migrate', '--database-url', url])).stderr).toMatch(/up to date/)
+    })
+  },
+)

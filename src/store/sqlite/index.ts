@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
+import { closeSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
@@ -6,6 +6,7 @@ import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
+import { makeFolder } from './make-folder.js'
 import { migrate, refuseForeignDatabase } from './migrate.js'
 import { OpenedFile } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
@@ -66,7 +67,7 @@ export class SqliteStore implements Store {
    * wrote. Writers are not blocked (WAL); the copy is compact and has no WAL of its own.
    */
   async backup(file: string): Promise<void> {
-    mkdirSync(dirname(file), { recursive: true })
+    makeFolder(dirname(file))
     // Created empty here, and only if absent (VACUUM INTO accepts an empty file): the file is then
     // this backup's own, so a failed one can be removed without touching one that appeared meanwhile.
     try {
@@ -122,7 +123,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   if (options.path !== ':memory:') {
     try {
-      mkdirSync(dirname(options.path), { recursive: true })
+      makeFolder(dirname(options.path))
     } catch (error) {
       // A parent this user may not write, or a file where a folder should be (EACCES, ENOTDIR).
       throw new Error(

@@ -1,0 +1,29 @@
+import { mkdirSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
+
+/**
+ * `mkdir -p`, one folder at a time. Node's `mkdirSync(path, { recursive: true })` never returns for a
+ * path under `/proc` or `/sys`: those refuse a new child with ENOENT although the parent exists, so
+ * Node makes the parent (EEXIST), retries the child, and spins with the event loop frozen.
+ */
+export function makeFolder(path: string): void {
+  try {
+    makeOne(path)
+  } catch (error) {
+    const parent = dirname(path)
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path) throw error
+    makeFolder(parent)
+    // The parent is in place now, so a second ENOENT is the filesystem's final answer.
+    makeOne(path)
+  }
+}
+
+function makeOne(path: string): void {
+  try {
+    mkdirSync(path)
+  } catch (error) {
+    // Another process may have made it meanwhile; a file of that name stays an error.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) return
+    throw error
+  }
+}
