@@ -188,6 +188,15 @@ describe('plantstore usage errors', () => {
       ['serve', '--database-url', 'postgres://u@127.0.0.1:99999/db?sslmode=require&password=hunter2'],
       /--database-url .*sslmode=require&password=\*\*\*"/,
     ],
+    // The driver took an sslmode it does not know as a request for TLS, and failed naming neither.
+    [
+      ['migrate', '--database-url', 'postgres://u:hunter2@127.0.0.1/db?sslmode=disabled'],
+      /--database-url .*u:\*\*\*@.*: expected an sslmode of disable, .*no-verify, not "disabled"$/,
+    ],
+    [
+      ['token', 'list', '--database-url', 'postgres://u@127.0.0.1/db?sslmode=allow&password=hunter2'],
+      /"allow"$/,
+    ],
     [['serve', '--no-such-flag'], /unknown option/],
     [['frobnicate'], /unknown command/],
     [['backup', ''], /backup needs a file name/],

@@ -36,6 +36,20 @@ function postgresDriverReads(url: string): boolean {
   }
 }
 
+/** The `sslmode` values this PostgreSQL driver knows (libpq's `allow` is not among them). */
+export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const
+
+/**
+ * A PostgreSQL URL's `sslmode` when the driver does not know it. The driver takes any unknown value
+ * (a typo such as `disabled`) as a request for TLS, so a server without TLS was refused with "The
+ * server does not support SSL connections", naming neither the setting nor the value.
+ */
+export function unknownSslMode(location: DatabaseLocation): string | undefined {
+  if (location.kind !== 'postgres') return undefined
+  const mode = parseConnectionString(location.url).sslmode
+  return typeof mode !== 'string' || (SSL_MODES as readonly string[]).includes(mode) ? undefined : mode
+}
+
 export interface OpenOptions {
   busyTimeoutMs?: number
   /** PostgreSQL: most pooled connections. */
