@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
@@ -144,11 +145,13 @@ describe('a request on an open connection once the app is closing, in process', 
     const auth = `Authorization: Bearer ${await t.token()}`
     const socket = await openSocket(port)
     const answers = readUntilClose(socket, 10_000)
-    // A create in flight (its body half sent) holds the connection open through the close.
+    // A create in flight (its body half sent) holds the connection open through the close. The close
+    // waits for the server to have read its headers: before that it is only an idle connection.
+    const inFlight = once(t.app.server, 'request')
     socket.write(
       `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
     )
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await inFlight
     const closed = t.close()
     await new Promise((resolve) => setTimeout(resolve, 200))
     socket.write(` "name": "late"}GET /plants/8 HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`)
