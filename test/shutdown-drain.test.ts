@@ -6,7 +6,7 @@ import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
 import { whileLocked } from './helpers/postgres.js'
 import { issueToken, startServer } from './helpers/process.js'
-import { openSocket, parseResponses, readUntilClose } from './helpers/raw-http.js'
+import { afterContinue, continued, openSocket, parseResponses, readUntilClose } from './helpers/raw-http.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => {
@@ -46,9 +46,10 @@ describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => 
 })
 
 /**
- * Starts a server and, on one connection, sends half of a create's body, then SIGTERM, then (half a
- * second later) what `rest` gives: the rest of the body and whatever follows it. Resolves with the
- * answers read until the server closed the connection (or `readMs` passed) and whether it exited 0.
+ * Starts a server and, on one connection, sends half of a create's body, then (once the server has the
+ * create in flight) SIGTERM, then (half a second later) what `rest` gives: the rest of the body and
+ * whatever follows it. Resolves with the answers read until the server closed the connection (or
+ * `readMs` passed) and whether it exited 0.
  */
 async function createInFlightAtShutdown(
   serveArgs: string[],
@@ -67,14 +68,16 @@ async function createInFlightAtShutdown(
     const auth = `Authorization: Bearer ${readFileSync(join(dir, 'token'), 'utf8').trim()}`
     const socket = await openSocket(server.port)
     const answers = readUntilClose(socket, readMs)
+    // A signal that reached the server before it read the headers would find an idle connection.
+    const inFlight = continued(socket)
     socket.write(
-      `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"id": 8,`,
+      `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: 25\r\nExpect: 100-continue\r\n\r\n{"id": 8,`,
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await inFlight
     server.process.kill('SIGTERM')
     await new Promise((resolve) => setTimeout(resolve, 500))
     socket.write(rest(auth))
-    const responses = parseResponses(await answers)
+    const responses = parseResponses(afterContinue(await answers))
     return { responses, exitCode: await server.exited }
   } finally {
     await server.stop()

@@ -30,6 +30,31 @@ export function readUntilClose(socket: Socket, timeoutMs = 5000): Promise<string
   })
 }
 
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n'
+
+/**
+ * Resolves once the server answers `100 Continue` to a request sent with `Expect: 100-continue`: it
+ * has read the request's headers and has it in flight, however long a busy machine took to get there.
+ */
+export function continued(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    let data = ''
+    const read = (chunk: Buffer | string) => {
+      data += chunk.toString()
+      if (!data.startsWith(CONTINUE)) return
+      socket.off('data', read)
+      resolve()
+    }
+    socket.on('data', read)
+  })
+}
+
+/** What follows the `100 Continue` the answer starts with. */
+export function afterContinue(answer: string): string {
+  if (!answer.startsWith(CONTINUE)) throw new Error(`no 100 Continue: ${answer.slice(0, 200)}`)
+  return answer.slice(CONTINUE.length)
+}
+
 /** Sends raw bytes on a new connection and returns the whole answer. */
 export async function rawRequest(port: number, payload: string | Buffer, timeoutMs = 5000): Promise<string> {
   const socket = await openSocket(port)
