@@ -7,7 +7,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { admin, whileLocked } from './helpers/postgres.js'
 import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
-import { bodyOf, openSocket, rawRequest, readUntilClose } from './helpers/raw-http.js'
+import {
+  afterContinue,
+  bodyOf,
+  continued,
+  openSocket,
+  rawRequest,
+  readUntilClose,
+} from './helpers/raw-http.js'
 import { postgresKind, type StoreKind, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
 
 const servers: RunningServer[] = []
@@ -87,16 +94,19 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     const body = '{"id": 77, "name": "in flight"}'
     const socket = await openSocket(server.port)
     const answer = readUntilClose(socket, 10_000)
+    // A signal that reached the server before it read the headers would find an idle connection.
+    const inFlight = continued(socket)
     socket.write(
       `POST /plants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${db.token}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n` +
+        `Expect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
     )
-    await new Promise((r) => setTimeout(r, 200))
+    await inFlight
     server.process.kill('SIGTERM')
     await new Promise((r) => setTimeout(r, 300))
     expect(server.process.exitCode).toBeNull()
     socket.write(body.slice(10))
-    const text = await answer
+    const text = afterContinue(await answer)
     expect(text).toMatch(/^HTTP\/1\.1 200/)
     expect(bodyOf(text)).toBe('{"id":77,"name":"in flight"}')
     expect(await server.exited).toBe(0)
