@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
 import { admin } from './helpers/postgres.js'
-import { BIN, ROOT, runCli } from './helpers/process.js'
+import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
 import { lacking } from './helpers/requirement.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
 
@@ -301,7 +301,7 @@ describe('plantstore usage errors', () => {
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         stderr += chunk
       })
-      const [code] = await once(child, 'exit')
+      const code = await exitCode(child)
       expect(stderr).not.toMatch(/EPIPE|\bat .+:\d+:\d+/)
       expect(code).toBe(0)
     }

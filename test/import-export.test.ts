@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { BIN, ROOT, runCli } from './helpers/process.js'
+import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
@@ -323,12 +322,12 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     child.stderr.on('data', (chunk) => {
       stderr += chunk
     })
-    const exited = once(child, 'exit')
+    const exited = exitCode(child)
     // A producer writing as it goes: the mark's first byte reaches the pipe alone.
     child.stdin.write(Buffer.from([0xef]))
     await sleep(300)
     child.stdin.end(Buffer.concat([Buffer.from([0xbb, 0xbf]), Buffer.from('{"id":7,"name":"seven"}\n')]))
-    const [code] = await exited
+    const code = await exited
     expect(stderr).toMatch(/1 created, 0 unchanged, 0 rejected/)
     expect(code).toBe(0)
     expect((await runCli(['export', '--database-url', url])).stdout).toBe('{"id":7,"name":"seven"}\n')

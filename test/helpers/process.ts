@@ -35,6 +35,30 @@ export async function issueToken(url: string, name: string, scopes?: string): Pr
   return created.stdout.trim()
 }
 
+/**
+ * Resolves with the exit code once the process has exited and what it wrote has been read. Node may
+ * emit 'exit' before the last of stdout and stderr has arrived; 'close' would wait for every holder of
+ * the pipes, which a server's workers can be, so the wait for the output is bounded instead.
+ */
+export async function exitCode(child: ChildProcess, drainMs = 2000): Promise<number | null> {
+  const [code] = (await once(child, 'exit')) as [number | null]
+  const drained = [child.stdout, child.stderr].map((stream) => {
+    if (!stream || stream.readableEnded || stream.destroyed) return undefined
+    const end = once(stream, 'end').catch(() => undefined)
+    stream.resume() // a stream nobody reads would never end
+    return end
+  })
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    Promise.all(drained),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, drainMs)
+    }),
+  ])
+  clearTimeout(timer)
+  return code
+}
+
 export interface RunningServer {
   url: string
   port: number
@@ -62,7 +86,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk
   })
-  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const exited = exitCode(child)
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out}${err}`)), 20_000)
     const check = () => {
