@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
-import type { TokenRecord, TokenStore } from '../src/store/types.js'
+import type { Revocation, TokenRecord, TokenStore } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { errorOf, makeApp, postPlant, type TestApp } from './helpers/app.js'
 import { storeKinds } from './helpers/stores.js'
@@ -106,7 +106,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     const cli = await openStore(location)
     let revokedAt: number
     try {
-      expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe(true)
+      expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe('revoked')
       revokedAt = cli.tokens.revocationEpoch()
     } finally {
       await cli.close()
@@ -213,12 +213,13 @@ class HeldTokenStore implements TokenStore {
     return [...this.rows.values()]
   }
   /** As another process revokes: the row and the epoch change, this process's service is not told. */
-  async revoke(id: string, at: Date) {
+  async revoke(id: string, at: Date): Promise<Revocation> {
     const row = this.rows.get(id)
-    if (!row) return false
+    if (!row) return 'not-found'
+    if (row.revokedAt) return 'already-revoked'
     row.revokedAt = at
     this.epoch++
-    return true
+    return 'revoked'
   }
   async insertFirst(token: TokenRecord, deliver: () => void) {
     if (this.rows.size > 0) return false
@@ -282,7 +283,7 @@ describe.each(storeKinds)('a token row read before another process revokes it, o
         // `plantstore token revoke` commits after this read; this process sees the epoch move (on
         // PostgreSQL by its notification) and a request checks it before the read is answered.
         const before = t.store.tokens.revocationEpoch()
-        expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe(true)
+        expect(await new TokenService(cli.tokens).revoke(doomed.record.id)).toBe('revoked')
         const deadline = Date.now() + 10_000
         while (t.store.tokens.revocationEpoch() === before && Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 10))

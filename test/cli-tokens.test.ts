@@ -97,6 +97,33 @@ describe('token commands', () => {
     expect(unknown.stderr).toBe('no token with id ffffffffffffffff\n')
   })
 
+  it('leaves a token revoked before as it was, and says so', async () => {
+    const path = join(tempDir(), 'p.db')
+    const url = `sqlite:${path}`
+    const token = (await cli(['token', 'create', '--name', 'leaked', '--database-url', url])).stdout.trim()
+    const id = token.slice(4, 20)
+    expect((await cli(['token', 'revoke', id, '--database-url', url])).stderr).toBe(`token ${id} revoked\n`)
+    const revokedAt = async () =>
+      JSON.parse((await cli(['token', 'list', '--json', '--database-url', url])).stdout)[0].revokedAt
+    const epoch = () => {
+      const db = new Database(path, { readonly: true })
+      try {
+        return db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck().get()
+      } finally {
+        db.close()
+      }
+    }
+    const first = await revokedAt()
+    const before = epoch()
+
+    await new Promise((r) => setTimeout(r, 5))
+    const again = await cli(['token', 'revoke', token, '--database-url', url])
+    expect(again).toEqual({ stdout: '', stderr: `token ${id} was already revoked\n`, code: 0 })
+    // Every server drops its cache of verified tokens when the epoch moves: nothing was revoked.
+    expect(epoch()).toBe(before)
+    expect(await revokedAt()).toBe(first)
+  })
+
   it('leaves one error listener on stdout however many commands run in the process', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     await cli(['token', 'list', '--database-url', url])

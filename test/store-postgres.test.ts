@@ -229,11 +229,11 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       revokedAt: null,
     })
     const before = other.tokens.revocationEpoch()
-    expect(await store.tokens.revoke('abc', new Date())).toBe(true)
+    expect(await store.tokens.revoke('abc', new Date())).toBe('revoked')
     expect(store.tokens.revocationEpoch()).not.toBe(before)
     await vi.waitFor(() => expect(other.tokens.revocationEpoch()).not.toBe(before), { timeout: 5000 })
     expect((await other.tokens.find('abc'))?.revokedAt).toBeInstanceOf(Date)
-    expect(await store.tokens.revoke('nope', new Date())).toBe(false)
+    expect(await store.tokens.revoke('nope', new Date())).toBe('not-found')
   })
 
   it('still sees a revocation without a notification, by polling', async () => {

@@ -60,3 +60,23 @@ describe.each(storeKinds)('the first token on $name', (kind) => {
     expect(await tokens.createFirst('bootstrap', ['plants:read'], () => {})).toBeDefined()
   })
 })
+
+describe.each(storeKinds)('revoking a token on $name', (kind) => {
+  it('a second time keeps its first revocation and leaves the revocation epoch alone', async () => {
+    const location = parseDatabaseUrl(await kind.freshUrl())
+    if (!location) throw new Error('bad test database url')
+    const store = await openStore(location)
+    try {
+      const tokens = new TokenService(store.tokens)
+      const { record } = await tokens.create('leaked', ['plants:read'])
+      expect(await store.tokens.revoke(record.id, new Date(1_000))).toBe('revoked')
+      const epoch = store.tokens.revocationEpoch()
+      expect(await store.tokens.revoke(record.id, new Date(2_000))).toBe('already-revoked')
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      expect((await store.tokens.find(record.id))?.revokedAt).toEqual(new Date(1_000))
+      expect(await store.tokens.revoke('ffffffffffffffff', new Date())).toBe('not-found')
+    } finally {
+      await store.close()
+    }
+  })
+})

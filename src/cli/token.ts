@@ -135,14 +135,18 @@ export function publicIdOf(given: string): string {
   return id === undefined ? trimmed : id.toLowerCase()
 }
 
-/** Returns false when no token has that id (the command then exits 1). */
+/**
+ * Returns false when no token has that id (the command then exits 1). A token revoked before is left
+ * as it was, and the command succeeds: what was asked for holds, so a script may revoke again.
+ */
 export async function tokenRevoke(given: string, options: CliDatabaseOptions): Promise<boolean> {
   const id = publicIdOf(given)
   return withStore(options, async (store) => {
-    const revoked = await new TokenService(store.tokens).revoke(id)
+    const revocation = await new TokenService(store.tokens).revoke(id)
     // Given the whole token instead of its id, the answer names the id and never repeats the secret.
-    if (revoked) process.stderr.write(`token ${id} revoked\n`)
+    if (revocation === 'revoked') process.stderr.write(`token ${id} revoked\n`)
+    else if (revocation === 'already-revoked') process.stderr.write(`token ${id} was already revoked\n`)
     else process.stderr.write(redactTokens(`no token with id ${id}\n`))
-    return revoked
+    return revocation !== 'not-found'
   })
 }

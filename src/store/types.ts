@@ -160,12 +160,19 @@ export interface TokenRecord {
   revokedAt: Date | null
 }
 
+/** What a revocation found: the token revoked now, one revoked before, or no token by that id. */
+export type Revocation = 'revoked' | 'already-revoked' | 'not-found'
+
 export interface TokenStore {
   insert(token: TokenRecord): Promise<void>
   find(id: string): Promise<TokenRecord | undefined>
   list(): Promise<TokenRecord[]>
-  /** Marks the token revoked and bumps the revocation epoch; false when no such token. */
-  revoke(id: string, at: Date): Promise<boolean>
+  /**
+   * Marks the token revoked and bumps the revocation epoch. A token revoked before keeps its first
+   * revocation time and leaves the epoch alone: a bump would empty every instance's cache of verified
+   * tokens for nothing.
+   */
+  revoke(id: string, at: Date): Promise<Revocation>
   /**
    * Stores `token` only when the store holds no token at all, exclusively of every other such call:
    * instances starting at once on an empty store bootstrap one token between them, not one each.

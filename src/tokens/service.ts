@@ -1,5 +1,5 @@
 import { AppError, errors } from '../errors.js'
-import type { TokenRecord, TokenStore } from '../store/types.js'
+import type { Revocation, TokenRecord, TokenStore } from '../store/types.js'
 import { generateToken, parseToken, secretMatches } from './format.js'
 import type { Scope } from './scopes.js'
 
@@ -100,7 +100,7 @@ export class TokenService {
     return this.store.list()
   }
 
-  async revoke(publicId: string): Promise<boolean> {
+  async revoke(publicId: string): Promise<Revocation> {
     const revoked = await this.store.revoke(publicId, new Date(this.now()))
     // This process sees its own revocation at once, even within the turn that made it.
     this.epochFresh = false

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import type { TokenRecord, TokenStore } from '../types.js'
+import type { Revocation, TokenRecord, TokenStore } from '../types.js'
 import { guarded } from './errors.js'
 import type { RevocationWatch } from './revocation.js'
 import { inTransaction } from './transaction.js'
@@ -59,13 +59,18 @@ export class PostgresTokenStore implements TokenStore {
   }
 
   /** Bumps the shared epoch and notifies every listening instance, both only if the revocation commits. */
-  async revoke(id: string, at: Date): Promise<boolean> {
-    const epoch = await inTransaction(this.pool, async (client) => {
+  async revoke(id: string, at: Date): Promise<Revocation> {
+    const outcome = await inTransaction(this.pool, async (client) => {
+      // A concurrent revocation of the same token holds its row: this update waits for it, then finds
+      // the row revoked and changes nothing.
       const changed = await client.query(
-        'UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2',
+        'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
         [at, id],
       )
-      if (changed.rowCount === 0) return null
+      if (changed.rowCount === 0) {
+        const found = await client.query('SELECT 1 FROM tokens WHERE id = $1', [id])
+        return found.rowCount === 0 ? 'not-found' : 'already-revoked'
+      }
       const bumped = await client.query<{ value: string }>(
         "UPDATE meta SET value = value + 1 WHERE key = 'token_epoch' RETURNING value::text AS value",
       )
@@ -73,9 +78,9 @@ export class PostgresTokenStore implements TokenStore {
       await client.query('SELECT pg_notify($1, $2)', [this.watch.channel, value])
       return Number(value)
     })
-    if (epoch === null) return false
-    this.watch.observe(epoch)
-    return true
+    if (typeof outcome === 'string') return outcome
+    this.watch.observe(outcome)
+    return 'revoked'
   }
 
   async insertFirst(token: TokenRecord, deliver: () => void): Promise<boolean> {

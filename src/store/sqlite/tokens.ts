@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
-import type { TokenRecord, TokenStore } from '../types.js'
+import type { Revocation, TokenRecord, TokenStore } from '../types.js'
 
 interface TokenRow {
   id: string
@@ -93,13 +93,14 @@ export class SqliteTokenStore implements TokenStore {
     return rows.map(toRecord)
   }
 
-  async revoke(id: string, at: Date): Promise<boolean> {
-    const run = this.db.transaction(() => {
+  async revoke(id: string, at: Date): Promise<Revocation> {
+    const run = this.db.transaction((): Revocation => {
       const changed = this.db
-        .prepare('UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?')
+        .prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
         .run(at.getTime(), id).changes
-      if (changed > 0) this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
-      return changed > 0
+      if (changed === 0) return this.selectOne.get(id) === undefined ? 'not-found' : 'already-revoked'
+      this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      return 'revoked'
     })
     const revoked = run.immediate()
     // data_version does not move for this connection's own commits: force a fresh read of the epoch.
