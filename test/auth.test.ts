@@ -310,3 +310,28 @@ describe.each(storeKinds)('a token row read before another process revokes it, o
     }
   })
 })
+
+describe.each(storeKinds)('a token that expires while its row is being read, on $name', (kind) => {
+  it('is refused as expired', async () => {
+    const t = await makeApp(kind)
+    try {
+      const token = await t.token(['plants:read'], 300)
+      const find = t.store.tokens.find.bind(t.store.tokens)
+      // The read is slow (a busy pool): the row comes back after the token's expiry.
+      vi.spyOn(t.store.tokens, 'find').mockImplementation(async (id) => {
+        const row = await find(id)
+        await new Promise((r) => setTimeout(r, 400))
+        return row
+      })
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/plants/1',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(res.statusCode).toBe(401)
+      expect(errorOf(res).error).toBe(errors.TOKEN_EXPIRED.code)
+    } finally {
+      await t.close()
+    }
+  })
+})

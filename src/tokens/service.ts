@@ -109,7 +109,7 @@ export class TokenService {
 
   /** Resolves to the token's principal, or throws the 401 AppError that says why not. */
   async verify(token: string): Promise<Principal> {
-    return this.verifyCached(token) ?? this.load(token, this.now())
+    return this.verifyCached(token) ?? this.load(token)
   }
 
   /**
@@ -168,7 +168,7 @@ export class TokenService {
     this.epochFresh = false
   }
 
-  private async load(token: string, now: number): Promise<Principal> {
+  private async load(token: string): Promise<Principal> {
     this.onVerify('miss')
     const parsed = parseToken(token)
     if (!parsed) throw new AppError(errors.TOKEN_MALFORMED)
@@ -183,6 +183,8 @@ export class TokenService {
     } while (epoch !== this.store.revocationEpoch())
     if (!record || !secretMatches(parsed.secret, record.secretHash)) throw new AppError(errors.TOKEN_UNKNOWN)
     if (record.revokedAt) throw new AppError(errors.TOKEN_REVOKED)
+    // Taken after the read: a token that expired while the read waited for a connection is expired.
+    const now = this.now()
     const expiresAt = record.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
     if (expiresAt <= now) throw new AppError(errors.TOKEN_EXPIRED)
     const entry: CachedToken = {
