@@ -124,6 +124,29 @@ describe('token commands', () => {
     expect(await revokedAt()).toBe(first)
   })
 
+  it('lines up the table by the columns a name takes on screen, not by its UTF-16 length', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    // Each name with the columns a terminal gives it: CJK and emoji take two, an accent none.
+    const names: Array<[string, number]> = [
+      ['reader', 6],
+      ['植物園', 6],
+      ['🌱 fern', 7],
+      ['e\u0301te', 3],
+      ['👩\u200d🌾', 2],
+    ]
+    const ids: string[] = []
+    for (const [name] of names) {
+      ids.push((await cli(['token', 'create', '--name', name, '--database-url', url])).stdout.slice(4, 20))
+    }
+    const lines = (await cli(['token', 'list', '--database-url', url])).stdout.split('\n')
+    expect(lines[0]).toMatch(/^ID {16}NAME {5}PREFIX /)
+    names.forEach(([name, width], i) => {
+      expect(lines[i + 1]?.startsWith(`${ids[i]}  ${name}${' '.repeat(7 - width)}  pst_${ids[i]}_  `)).toBe(
+        true,
+      )
+    })
+  })
+
   it('leaves one error listener on stdout however many commands run in the process', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     await cli(['token', 'list', '--database-url', url])
