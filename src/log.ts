@@ -17,13 +17,26 @@ const REDACT = [
 
 /**
  * A token's secret wherever it sits in a line that field paths cannot name: a URL that carries it in
- * its query or path (its underscores may come percent-encoded), an error message quoting a header.
- * The public id, which `token list` shows anyway, is kept so the line still says which token it was.
+ * its query or path (any of its prefix's characters may come percent-encoded), an error message
+ * quoting a header. The public id, which `token list` shows anyway, is kept so the line still says
+ * which token it was.
  */
-const TOKEN_IN_TEXT = /pst(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
+const TOKEN_IN_TEXT = /(?:p|%70)(?:s|%73)(?:t|%74)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
+
+/**
+ * The value of a URL's query parameter named for a credential (`access_token`, RFC 6750 §2.3, and the
+ * like): a client that puts a bearer token there may send one of another service, or one mangled out
+ * of this service's shape, which TOKEN_IN_TEXT would not recognise.
+ */
+const CREDENTIAL_PARAMETER = /([?&][\w.-]*(?:token|secret|api[_-]?key)[\w.-]*=)([^&#"\\\s]*)/gi
+const REDACTED_TOKEN = /^pst_(?:[0-9a-f]{16}_)?\[redacted\]$/
 
 export function redactTokens(line: string): string {
-  return line.replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
+  return line
+    .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
+    .replace(CREDENTIAL_PARAMETER, (whole, name: string, value: string) =>
+      REDACTED_TOKEN.test(value) ? whole : `${name}[redacted]`,
+    )
 }
 
 export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout) {

@@ -61,6 +61,36 @@ describe('a token in a request line', () => {
   })
 })
 
+describe("a credential in a URL that is not shaped as this service's token", () => {
+  it('never reaches the log either', async () => {
+    const { lines, stream } = captureLines()
+    const { store } = await openFresh(sqliteKind)
+    const tokens = new TokenService(store.tokens)
+    const app = await buildApp({ store, tokens, logger: createLogger('debug', stream) })
+    try {
+      const { token, record } = await tokens.create('t', ['plants:read'])
+      const secret = token.slice(`pst_${record.id}_`.length)
+      const auth = { authorization: `Bearer ${token}` }
+      // Another service's bearer token where RFC 6750 puts one, and keys named for what they hold.
+      const foreign = 'eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.Zm9yZWlnbi1zaWduYXR1cmU'
+      const url = `/plants?access_token=${foreign}&tag=fern&client_secret=hunter2hunter2&X-Api-Key=k3yk3yk3y`
+      expect((await app.inject({ url, headers: auth })).statusCode).toBe(200)
+      // This service's token with its prefix percent-encoded.
+      const encoded = `%70%73%74%5F${token.slice(4)}`
+      expect((await app.inject({ url: `/nowhere/${encoded}`, headers: auth })).statusCode).toBe(404)
+      const text = lines.join('')
+      expect(text).toContain('access_token=[redacted]&tag=fern&client_secret=[redacted]&X-Api-Key=[redacted]')
+      for (const leaked of [foreign, 'hunter2', 'k3yk3yk3y', secret, secret.slice(0, 20)]) {
+        expect(text).not.toContain(leaked)
+      }
+      expect(text).toContain(`pst_${record.id}_[redacted]`)
+    } finally {
+      await app.close()
+      await store.close()
+    }
+  })
+})
+
 describe('readiness probes during a database outage', () => {
   it("share the requests' one line per window instead of writing a warning each", async () => {
     const { lines, stream } = captureLines()
