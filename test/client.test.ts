@@ -125,6 +125,19 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     })
   })
 
+  it('sends the id a replacement or a patch may repeat, exactly, and the service holds it to the path', async () => {
+    const id = 9223372036854775806n
+    await client.createPlant({ id, name: 'repeated' })
+    expect((await client.replacePlant(id, { id, name: 'again' })).plant).toEqual({ id, name: 'again' })
+    expect((await client.updatePlant(id, { id, tag: 'x' })).plant).toEqual({ id, name: 'again', tag: 'x' })
+    for (const change of [
+      () => client.replacePlant(id, { id: id - 1n, name: 'other' }),
+      () => client.updatePlant(id, { id: id - 1n }),
+    ]) {
+      await expect(change()).rejects.toMatchObject({ status: 400, code: errors.ID_MISMATCH.code })
+    }
+  })
+
   it('parses compressed pages exactly', async () => {
     for (let i = 0n; i < 40n; i++) {
       await client.createPlant({ id: 9007199254740993n + i, name: `big number ${i}`, tag: 'big' })

@@ -142,6 +142,16 @@ describe('the published contract', () => {
     })
   })
 
+  it('declares the id a PUT or PATCH body may repeat, optional and as the create body declares it', () => {
+    const schema = (name: string) => pick(doc, 'components', 'schemas', name)
+    for (const name of ['Plant', 'PlantPatch']) {
+      expect(pick(schema(name), 'properties', 'id'), name).toEqual(
+        pick(schema('NewPlant'), 'properties', 'id'),
+      )
+      expect((pick(schema(name), 'required') as string[] | undefined) ?? [], name).not.toContain('id')
+    }
+  })
+
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
       for (const op of Object.values(item)) {

@@ -322,9 +322,15 @@ export interface components {
         };
         /**
          * Plant
-         * @description A plant without its id: the body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.
+         * @description The body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.
          */
         Plant: {
+            /**
+             * Format: int64
+             * @description Signed 64-bit integer (-9223372036854775808 to 9223372036854775807), exact over its whole range: a bare JSON integer, never rounded.
+             * @example 42
+             */
+            id?: bigint;
             /** @description The name of the plant */
             name: string;
             /** @description Tag that specifies the type of the plant */
@@ -335,6 +341,12 @@ export interface components {
          * @description A JSON merge patch (RFC 7386) of a plant: the fields it names are set, `tag: null` removes the tag, absent fields stay. An id, when present, must equal the one in the path. Unknown fields are ignored.
          */
         PlantPatch: {
+            /**
+             * Format: int64
+             * @description Signed 64-bit integer (-9223372036854775808 to 9223372036854775807), exact over its whole range: a bare JSON integer, never rounded.
+             * @example 42
+             */
+            id?: bigint;
             /** @description The name of the plant */
             name?: string;
             tag?: string | null;

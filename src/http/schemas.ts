@@ -41,17 +41,21 @@ export const NewPlant = Type.Object(
 )
 
 export const Plant = Type.Object(
-  { name: Name, tag: Type.Optional(Tag) },
+  { id: Type.Optional(PlantId), name: Name, tag: Type.Optional(Tag) },
   {
     $id: 'Plant',
     title: 'Plant',
     description:
-      'A plant without its id: the body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.',
+      'The body of a full replacement (PUT). No tag means the plant has none. An id, when present, must equal the one in the path. Unknown fields are ignored.',
   },
 )
 
 export const PlantPatch = Type.Object(
-  { name: Type.Optional(Name), tag: Type.Optional(Type.Union([Tag, Type.Null()])) },
+  {
+    id: Type.Optional(PlantId),
+    name: Type.Optional(Name),
+    tag: Type.Optional(Type.Union([Tag, Type.Null()])),
+  },
   {
     $id: 'PlantPatch',
     title: 'PlantPatch',
