@@ -81,6 +81,8 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     expect([a?.statusCode, b?.statusCode].sort()).toEqual([200, 409])
     const conflict = a?.statusCode === 409 ? a : b
     expect(errorOf(conflict as NonNullable<typeof a>).error).toBe(errors.IDEMPOTENCY_IN_PROGRESS.code)
+    // A "try again" answer, as 429 and 503 are: it says when.
+    expect(conflict?.headers['retry-after']).toBe('1')
     expect((await post('{"id": 20, "name": "slow"}', 'key-20')).headers['idempotent-replayed']).toBe('true')
   })
 

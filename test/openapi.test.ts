@@ -196,6 +196,7 @@ describe('the published contract', () => {
       expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
     )
     expect(headers('/plants', 'post', '503')).toEqual(['Retry-After'])
+    expect(headers('/plants', 'post', '409')).toEqual(['Retry-After'])
     expect(headers('/webhooks', 'post', '201')).toEqual(['Location'])
   })
 

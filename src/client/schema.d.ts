@@ -744,6 +744,8 @@ export interface operations {
             /** @description Conflict (error codes: 40901, 40902) */
             409: {
                 headers: {
+                    /** @description On 40902: seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -48,13 +48,23 @@ const BY_STATUS: Record<number, CatalogEntry> = {
 /** Seconds a client is told to wait when the database is unreachable. */
 export const DATABASE_RETRY_AFTER = '1'
 
+/** Seconds a client is told to wait while the first request with its Idempotency-Key runs. */
+const IN_PROGRESS_RETRY_AFTER = '1'
+
 /** What an error thrown anywhere in a request answers with: an entry, a message, extra headers. */
 export function classify(error: unknown): {
   entry: CatalogEntry
   message: string
   headers?: Record<string, string>
 } {
-  if (error instanceof AppError) return { entry: error.entry, message: error.message, headers: error.headers }
+  if (error instanceof AppError) {
+    // The first request with this key will answer shortly: the client is to send it again then.
+    const headers =
+      error.entry === errors.IDEMPOTENCY_IN_PROGRESS
+        ? { 'retry-after': IN_PROGRESS_RETRY_AFTER }
+        : error.headers
+    return { entry: error.entry, message: error.message, headers }
+  }
   if (error instanceof StoreUnavailableError) {
     // A write that got this answer may still have committed: clients retry with the same Idempotency-Key.
     return {

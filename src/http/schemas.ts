@@ -310,6 +310,13 @@ const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   503: { 'Retry-After': RETRY_AFTER },
 }
 
+/** The headers an error answer with this code carries besides those of its status. */
+const CODE_HEADERS: Record<number, Record<string, unknown>> = {
+  [errors.IDEMPOTENCY_IN_PROGRESS.code]: {
+    'Retry-After': text(`On ${errors.IDEMPOTENCY_IN_PROGRESS.code}: seconds to wait before trying again`),
+  },
+}
+
 /**
  * An operation's error responses, each documented with the Error shape, the codes it can carry and
  * its headers. A catalog entry names one code the operation can answer with; a bare status stands
@@ -329,8 +336,11 @@ export function errorResponses(...answers: Array<number | CatalogEntry>): Record
   const responses: Record<number, unknown> = {}
   for (const [status, listed] of codes) {
     const description = `${STATUS_DESCRIPTIONS[status] ?? 'Error'} (error codes: ${listed.join(', ')})`
-    const headers = STATUS_HEADERS[status]
-    responses[status] = ref('Error', headers ? { description, headers } : { description })
+    const headers = Object.assign({}, STATUS_HEADERS[status], ...listed.map((code) => CODE_HEADERS[code]))
+    responses[status] = ref(
+      'Error',
+      Object.keys(headers).length > 0 ? { description, headers } : { description },
+    )
   }
   return responses
 }
