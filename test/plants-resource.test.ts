@@ -378,7 +378,16 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect(
         (await call('PATCH', '/plants/520', { body: '{}', headers: { 'if-match': '*' } })).statusCode,
       ).toBe(200)
-      expect((await call('DELETE', '/plants/529', { headers: { 'if-match': '*' } })).statusCode).toBe(404)
+      // RFC 9110 §13.2.1: without the plant the answer is the 404 it would be without the header.
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
+        const body = method === 'PUT' || method === 'PATCH' ? '{"name":"x"}' : undefined
+        const res = await call(method, '/plants/529', { body, headers: { 'if-match': '*' } })
+        expect([method, res.statusCode, errorOf(res).error]).toEqual([
+          method,
+          404,
+          errors.PLANT_NOT_FOUND.code,
+        ])
+      }
     })
   })
 
