@@ -242,6 +242,18 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       expect(res.statusCode).toBe(404)
       expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
     }
+    // A missing subscription is named first, whatever the delivery id after it looks like.
+    for (const id of ['wh_AAAAAAAAAAAAAAAAAAAAAA', 'nope']) {
+      for (const deliveryId of ['dlv_000000000000000000000000', 'bogus']) {
+        const res = await call('POST', `/webhooks/${id}/deliveries/${deliveryId}/retry`)
+        expect([id, deliveryId, res.statusCode, errorOf(res).error]).toEqual([
+          id,
+          deliveryId,
+          404,
+          errors.WEBHOOK_NOT_FOUND.code,
+        ])
+      }
+    }
     const put = await call('PUT', '/webhooks')
     expect(put.statusCode).toBe(405)
     expect(put.headers.allow).toBe('GET, HEAD, POST')
@@ -368,7 +380,9 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     const missing = await call('POST', `/webhooks/${id}/deliveries/dlv_000000000000000000000000/retry`)
     expect(missing.statusCode).toBe(404)
     expect(errorOf(missing).error).toBe(errors.DELIVERY_NOT_FOUND.code)
-    expect((await call('POST', `/webhooks/${id}/deliveries/bogus/retry`)).statusCode).toBe(404)
+    expect(errorOf(await call('POST', `/webhooks/${id}/deliveries/bogus/retry`)).error).toBe(
+      errors.DELIVERY_NOT_FOUND.code,
+    )
 
     const replay = await call('POST', `/webhooks/${id}/replay`, { since })
     expect(replay.statusCode).toBe(202)

@@ -1,6 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import type { DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
-import { newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
+import { DELIVERY_ID_PATTERN, newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
 import type { DeliveriesQuery, NewWebhookInput, WebhookUpdateInput } from './validate.js'
 
 export async function createWebhook(
@@ -115,7 +115,10 @@ export async function retryDelivery(
   now: Date = new Date(),
 ): Promise<DeliveryRecord> {
   await getWebhook(store, id)
-  const delivery = await store.requeueDelivery(id, deliveryId, now)
+  // An id that cannot be a delivery's is not looked for: no delivery has it.
+  const delivery = DELIVERY_ID_PATTERN.test(deliveryId)
+    ? await store.requeueDelivery(id, deliveryId, now)
+    : undefined
   if (!delivery) throw new AppError(errors.DELIVERY_NOT_FOUND)
   return delivery
 }
