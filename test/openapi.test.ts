@@ -152,6 +152,15 @@ describe('the published contract', () => {
     }
   })
 
+  it('documents 500 for every operation behind a token, /metrics too', () => {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if ((op.security as unknown[]).length === 0) continue
+        expect(pick(op, 'responses', '500'), `${method} ${path}`).toBeDefined()
+      }
+    }
+  })
+
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
       for (const op of Object.values(item)) {

@@ -27,7 +27,7 @@ export async function metricsRoutes(
             description: 'Every series of this instance, in the Prometheus text exposition format 0.0.4',
             content: { 'text/plain': { schema: Type.String() } },
           },
-          ...errorResponses(401, 403),
+          ...errorResponses(401, 403, 500),
         },
       },
     },
