@@ -161,6 +161,20 @@ describe('the published contract', () => {
     }
   })
 
+  it('states the range of every int64 parameter, the listing cursor as the path id', () => {
+    const int64 = Object.values(doc.paths)
+      .flatMap((item) => Object.values(item))
+      .flatMap(
+        (op) =>
+          (op.parameters ?? []) as Array<{ name: string; schema: { format?: string }; description?: string }>,
+      )
+      .filter((parameter) => parameter.schema.format === 'int64')
+    expect(new Set(int64.map((parameter) => parameter.name))).toEqual(new Set(['id', 'after']))
+    for (const parameter of int64) {
+      expect(parameter.description, parameter.name).toContain('-9223372036854775808 to 9223372036854775807')
+    }
+  })
+
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
       for (const op of Object.values(item)) {

@@ -589,7 +589,7 @@ export interface operations {
             query?: {
                 /** @description Page size */
                 limit?: number;
-                /** @description Keyset cursor: only plants with a greater id. Take it from the `Link: rel="next"` header of the previous page. */
+                /** @description Keyset cursor: only plants with a greater id, a signed 64-bit integer (-9223372036854775808 to 9223372036854775807). Take it from the `Link: rel="next"` header of the previous page. */
                 after?: bigint;
                 /** @description Only plants with this tag */
                 tag?: string;

@@ -8,10 +8,12 @@ import { TEST_EVENT_TYPE } from '../webhooks/model.js'
 
 export const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
 
+/** The values a plant id takes, said wherever one is taken. */
+export const INT64_RANGE = '-9223372036854775808 to 9223372036854775807'
+
 export const PlantId = Type.Integer({
   format: 'int64',
-  description:
-    'Signed 64-bit integer (-9223372036854775808 to 9223372036854775807), exact over its whole range: a bare JSON integer, never rounded.',
+  description: `Signed 64-bit integer (${INT64_RANGE}), exact over its whole range: a bare JSON integer, never rounded.`,
   examples: [42],
 })
 

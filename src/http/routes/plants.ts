@@ -30,6 +30,7 @@ import { nextPageLink } from '../next-link.js'
 import {
   BODY_ERRORS,
   errorResponses,
+  INT64_RANGE,
   PATCH_MEDIA_TYPES,
   PlantId,
   patchErrorResponses,
@@ -59,8 +60,7 @@ const ListQuery = checkedBy(
     after: Type.Optional(
       Type.Integer({
         format: 'int64',
-        description:
-          'Keyset cursor: only plants with a greater id. Take it from the `Link: rel="next"` header of the previous page.',
+        description: `Keyset cursor: only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}). Take it from the \`Link: rel="next"\` header of the previous page.`,
       }),
     ),
     tag: Type.Optional(
