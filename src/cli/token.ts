@@ -1,3 +1,4 @@
+import stringWidth from 'string-width'
 import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
 import { redactTokens } from '../log.js'
@@ -93,27 +94,6 @@ function toJson(token: TokenRecord, now: number) {
   }
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
-// East Asian Wide and Fullwidth (UAX #11): Hangul, CJK, kana, fullwidth forms.
-const WIDE =
-  /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{1b000}-\u{1b2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u
-const EMOJI = /\p{Emoji_Presentation}|\ufe0f/u
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]/u
-
-/**
- * The columns a terminal gives the text: a name is padded by what it shows, not by its UTF-16 length,
- * so that the columns after a CJK or emoji name still line up. Each grapheme (a letter with its
- * accents, an emoji sequence joined by ZWJ) takes one column, or two when wide.
- */
-function displayWidth(text: string): number {
-  let width = 0
-  for (const { segment } of graphemes.segment(text)) {
-    if (EMOJI.test(segment) || WIDE.test(segment)) width += 2
-    else if (!ZERO_WIDTH.test(segment)) width += 1
-  }
-  return width
-}
-
 export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
   await withStore(options, async (store) => {
     const now = Date.now()
@@ -133,11 +113,11 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
       t.lastUsedAt ?? '-',
       t.status,
     ])
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i] as string))))
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => stringWidth(r[i] as string))))
     for (const row of [header, ...rows]) {
       process.stdout.write(
         `${row
-          .map((cell, i) => cell + ' '.repeat((widths[i] as number) - displayWidth(cell)))
+          .map((cell, i) => cell + ' '.repeat((widths[i] as number) - stringWidth(cell)))
           .join('  ')
           .trimEnd()}\n`,
       )
