@@ -175,6 +175,25 @@ describe('the published contract', () => {
     }
   })
 
+  it('describes every parameter, and gives every integer one its format', () => {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const parameters = (op.parameters ?? []) as Array<{
+          name: string
+          in: string
+          schema: { type?: string; format?: string }
+          description?: string
+        }>
+        for (const parameter of parameters) {
+          const where = `${method} ${path} ${parameter.in} ${parameter.name}`
+          expect(parameter.description, where).toEqual(expect.any(String))
+          if (parameter.schema.type === 'integer')
+            expect(parameter.schema.format, where).toMatch(/^int(32|64)$/)
+        }
+      }
+    }
+  })
+
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
       for (const op of Object.values(item)) {

@@ -822,7 +822,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the plant still has one of these ETags (else 412) */
+                /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
                 /** @description Answer 304 without a body if the plant still has one of these ETags */
                 "if-none-match"?: string;
@@ -950,7 +950,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the plant still has one of these ETags (else 412) */
+                /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
             };
             path: {
@@ -1089,7 +1089,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the plant still has one of these ETags (else 412) */
+                /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
             };
             path: {
@@ -1202,7 +1202,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the plant still has one of these ETags (else 412) */
+                /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
             };
             path: {
@@ -2102,9 +2102,11 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description Page size */
                 limit?: number;
                 /** @description Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page. */
                 after?: string;
+                /** @description Only deliveries in this state */
                 status?: "pending" | "succeeded" | "failed";
             };
             header?: never;

@@ -106,7 +106,10 @@ const ETag = { type: 'string', description: 'The version of the plant, for If-Ma
 
 const IF_MATCH = {
   'if-match': Type.Optional(
-    Type.String({ description: 'Apply only if the plant still has one of these ETags (else 412)' }),
+    Type.String({
+      description:
+        'Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way',
+    }),
   ),
 }
 

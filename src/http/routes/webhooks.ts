@@ -99,7 +99,13 @@ const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
 const DeliveriesQuery = checkedBy(
   Type.Object({
     limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: DELIVERIES_LIMIT_MAX, default: DELIVERIES_LIMIT_DEFAULT }),
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: DELIVERIES_LIMIT_MAX,
+        default: DELIVERIES_LIMIT_DEFAULT,
+        description: 'Page size',
+      }),
     ),
     after: Type.Optional(
       Type.String({
@@ -108,7 +114,12 @@ const DeliveriesQuery = checkedBy(
           'Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page.',
       }),
     ),
-    status: Type.Optional(Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status)))),
+    status: Type.Optional(
+      Type.Union(
+        DELIVERY_STATUSES.map((status) => Type.Literal(status)),
+        { description: 'Only deliveries in this state' },
+      ),
+    ),
   }),
   validateDeliveriesQuery,
 )
