@@ -1,10 +1,30 @@
+import type { FastifyInstance } from 'fastify'
 import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
+import type { LogLevel } from '../src/config.js'
 import { createLogger, lazyChildLogger } from '../src/log.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
+import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
+
+/** An app on a fresh SQLite store, logging at `level` into `lines`; closed after `work`. */
+async function withLoggedApp(
+  level: LogLevel,
+  work: (t: { app: FastifyInstance; store: Store; tokens: TokenService; lines: string[] }) => Promise<void>,
+): Promise<void> {
+  const { lines, stream } = captureLines()
+  const { store } = await openFresh(sqliteKind)
+  const tokens = new TokenService(store.tokens)
+  const app = await buildApp({ store, tokens, logger: createLogger(level, stream) })
+  try {
+    await work({ app, store, tokens, lines })
+  } finally {
+    await app.close()
+    await store.close()
+  }
+}
 
 describe('request loggers', () => {
   it('make no pino child for a request that logs nothing at an enabled level', () => {
@@ -34,11 +54,7 @@ describe('request loggers', () => {
 
 describe('a token in a request line', () => {
   it('never reaches the log, wherever the client put it: only its public id does', async () => {
-    const { lines, stream } = captureLines()
-    const { store } = await openFresh(sqliteKind)
-    const tokens = new TokenService(store.tokens)
-    const app = await buildApp({ store, tokens, logger: createLogger('debug', stream) })
-    try {
+    await withLoggedApp('debug', async ({ app, tokens, lines }) => {
       const { token, record } = await tokens.create('t', ['plants:read'])
       const secret = token.slice(`pst_${record.id}_`.length)
       const auth = { authorization: `Bearer ${token}` }
@@ -54,20 +70,13 @@ describe('a token in a request line', () => {
       expect(text).not.toContain(secret.slice(0, 20))
       expect(text).not.toContain(encoded.slice(-30))
       expect(text).toContain(`pst_${record.id}_[redacted]`)
-    } finally {
-      await app.close()
-      await store.close()
-    }
+    })
   })
 })
 
 describe("a credential in a URL that is not shaped as this service's token", () => {
   it('never reaches the log either', async () => {
-    const { lines, stream } = captureLines()
-    const { store } = await openFresh(sqliteKind)
-    const tokens = new TokenService(store.tokens)
-    const app = await buildApp({ store, tokens, logger: createLogger('debug', stream) })
-    try {
+    await withLoggedApp('debug', async ({ app, tokens, lines }) => {
       const { token, record } = await tokens.create('t', ['plants:read'])
       const secret = token.slice(`pst_${record.id}_`.length)
       const auth = { authorization: `Bearer ${token}` }
@@ -84,20 +93,13 @@ describe("a credential in a URL that is not shaped as this service's token", () 
         expect(text).not.toContain(leaked)
       }
       expect(text).toContain(`pst_${record.id}_[redacted]`)
-    } finally {
-      await app.close()
-      await store.close()
-    }
+    })
   })
 })
 
 describe('readiness probes during a database outage', () => {
   it("share the requests' one line per window instead of writing a warning each", async () => {
-    const { lines, stream } = captureLines()
-    const { store } = await openFresh(sqliteKind)
-    const tokens = new TokenService(store.tokens)
-    const app = await buildApp({ store, tokens, logger: createLogger('info', stream) })
-    try {
+    await withLoggedApp('info', async ({ app, store, lines }) => {
       Object.assign(store, {
         ping: () => Promise.reject(new StoreUnavailableError('database unreachable: connect ECONNREFUSED')),
       })
@@ -106,9 +108,6 @@ describe('readiness probes during a database outage', () => {
       expect(warnings.filter((line) => line.level >= 40)).toEqual([
         expect.objectContaining({ level: 40, msg: 'database unreachable' }),
       ])
-    } finally {
-      await app.close()
-      await store.close()
-    }
+    })
   })
 })
