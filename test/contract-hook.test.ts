@@ -43,6 +43,35 @@ describe('the contract check of live responses', () => {
     expect(() => checker.check('DELETE', '/plants/1', 204, undefined, 'x')).toThrow(/documents no body/)
   })
 
+  it('refuses an error code the operation does not list under that status', () => {
+    checker.check('GET', '/plants/x', 400, json, '{"error":40011,"message":"x"}')
+    expect(() => checker.check('GET', '/plants', 400, json, '{"error":40011,"message":"x"}')).toThrow(
+      /answered code 40011, which it does not list: 40012/,
+    )
+    expect(() =>
+      checker.check('POST', '/webhooks/wh_1/deliveries/x/retry', 404, json, '{"error":40402,"message":"x"}'),
+    ).toThrow(/does not list: 40450, 40451/)
+  })
+
+  it('refuses an error answer whose documented response lists no codes', () => {
+    const bare = new ContractChecker({
+      paths: {
+        '/x': {
+          get: {
+            operationId: 'x',
+            responses: {
+              400: { description: 'Bad', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
+      },
+      components: { schemas: {} },
+    })
+    expect(() => bare.check('GET', '/x', 400, json, '{"error":40000,"message":"x"}')).toThrow(
+      /x 400 lists no error codes/,
+    )
+  })
+
   it('leaves undocumented routes alone', () => {
     checker.check('GET', '/nowhere', 404, json, '{"error":40401,"message":"x"}')
     checker.check('DELETE', '/plants', 405, json, '{"error":40501,"message":"x"}')

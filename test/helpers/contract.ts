@@ -153,9 +153,14 @@ export class ContractChecker {
         `${operation.operationId} ${status} body does not match its schema: ${this.ajv.errorsText(validate.errors)}: ${text}`,
       )
     }
-    // An error response lists the codes this operation can give with that status.
+    // An error response lists the codes this operation can give with that status; one that lists
+    // none would let any code through.
+    if (status < 400) return
     const codes = /\(error codes: ([\d, ]+)\)/.exec(documented.description ?? '')?.[1]
-    if (status >= 400 && codes && !codes.split(', ').includes(String(body.error))) {
+    if (!codes) {
+      throw new Error(`${operation.operationId} ${status} lists no error codes: ${documented.description}`)
+    }
+    if (!codes.split(', ').includes(String(body.error))) {
       throw new Error(
         `${operation.operationId} ${status} answered code ${body.error}, which it does not list: ${codes}`,
       )
