@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node'
 export default function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'plantstore-contract-'))
   project.provide('contractRecordDir', dir)
-  return () => {
+  return async () => {
     const documented = new Set<string>()
     const exercised = new Set<string>()
     for (const file of readdirSync(dir)) {
@@ -21,7 +21,11 @@ export default function setup(project: TestProject) {
       }
     }
     rmSync(dir, { recursive: true, force: true })
-    const partial = (project.config.filters?.length ?? 0) > 0 || Boolean(project.config.testNamePattern)
+    // Files named on the command line do not show in the project's config: a run is partial when it
+    // ran fewer files than the config includes.
+    const { testFiles } = await project.globTestFiles()
+    const ran = project.vitest.state.getFilepaths().length
+    const partial = ran < testFiles.length || Boolean(project.config.testNamePattern)
     const missing = [...documented].filter((id) => !exercised.has(id))
     if (missing.length > 0 && !partial) {
       // A teardown error is only printed; the exit code is what makes the run fail.
