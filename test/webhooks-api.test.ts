@@ -242,6 +242,24 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       expect(res.statusCode).toBe(404)
       expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
     }
+    // Every operation on one subscription names a missing one the same way.
+    const missing = '/webhooks/wh_AAAAAAAAAAAAAAAAAAAAAA'
+    for (const [method, url, body] of [
+      ['DELETE', missing],
+      ['PATCH', missing, { disabled: true }],
+      ['POST', `${missing}/rotate-secret`],
+      ['POST', `${missing}/test`],
+      ['GET', `${missing}/deliveries`],
+      ['POST', `${missing}/replay`, { since: '2020-01-01T00:00:00Z' }],
+    ] as Array<[Method, string, unknown?]>) {
+      const res = await call(method, url, body)
+      expect([method, url, res.statusCode, errorOf(res).error]).toEqual([
+        method,
+        url,
+        404,
+        errors.WEBHOOK_NOT_FOUND.code,
+      ])
+    }
     // A missing subscription is named first, whatever the delivery id after it looks like.
     for (const id of ['wh_AAAAAAAAAAAAAAAAAAAAAA', 'nope']) {
       for (const deliveryId of ['dlv_000000000000000000000000', 'bogus']) {
