@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
 import { type RunningServer, startServer } from './helpers/process.js'
-import { parseResponses, rawExchange } from './helpers/raw-http.js'
+import { heldRequest, parseResponses, rawExchange } from './helpers/raw-http.js'
 import { tempDir } from './helpers/stores.js'
 
 // Broken, hostile and slow HTTP clients against the real server process: each gets exactly the Error
@@ -345,28 +345,29 @@ describe('connection and header caps', () => {
       const accepted = await rawExchange(server.port, [bigHeader])
       expect(parseResponses(accepted.received).map((r) => r.status)).toEqual([200])
 
-      // Two idle keep-alive connections fill the cap; a third is closed without an answer.
-      const held = [0, 1].map(() =>
-        rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { deadlineMs: 3000 }),
+      // Two idle keep-alive connections fill the cap; a third is closed without an answer. The two are
+      // held open until the third has been refused, however long the server takes to answer them.
+      const held = await Promise.all(
+        [0, 1].map(() => heldRequest(server.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')),
       )
-      // Long enough for both to be accepted and answered even on a busy machine.
-      await new Promise((resolve) => setTimeout(resolve, 1000))
+      for (const r of held) expect(r.received).toMatch(/^HTTP\/1\.1 200 /)
+      // Accepted, the third would be answered; the deadline only bounds a server that hangs.
       const refused = await rawExchange(server.port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
-        deadlineMs: 1000,
+        deadlineMs: 10_000,
       })
+      for (const r of held) r.socket.destroy()
       expect(refused).toEqual({ received: '', closed: true })
-      const results = await Promise.all(held)
-      for (const r of results) expect(r.received).toMatch(/^HTTP\/1\.1 200 /)
       // Once they are gone (the server notices the close a moment later), connections are accepted again.
-      let again = await rawExchange(server.port, [
-        'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-      ])
-      for (let attempt = 0; again.received === '' && attempt < 20; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        again = await rawExchange(server.port, [
-          'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-        ])
-      }
+      const again = await vi.waitFor(
+        async () => {
+          const answer = await rawExchange(server.port, [
+            'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+          ])
+          expect(answer.received).not.toBe('')
+          return answer
+        },
+        { timeout: 10_000, interval: 100 },
+      )
       expect(parseResponses(again.received).map((r) => r.status)).toEqual([200])
     } finally {
       expect(await server.stop()).toBe(0)

@@ -63,6 +63,30 @@ export async function rawRequest(port: number, payload: string | Buffer, timeout
   return answer
 }
 
+/**
+ * Sends raw bytes on a new connection and resolves once a response head has come back (or the server
+ * closed the connection), leaving the connection open for the caller to destroy: however long a busy
+ * machine takes to answer, the connection is still held when the caller goes on.
+ */
+export async function heldRequest(
+  port: number,
+  payload: string,
+): Promise<{ received: string; socket: Socket }> {
+  const socket = await openSocket(port)
+  let received = ''
+  await new Promise<void>((resolve) => {
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => {
+      received += chunk
+      if (received.includes('\r\n\r\n')) resolve()
+    })
+    socket.on('close', () => resolve())
+    socket.on('error', () => {})
+    socket.write(payload)
+  })
+  return { received, socket }
+}
+
 /** The body of a raw HTTP/1.1 answer (assumes no chunked encoding). */
 export function bodyOf(answer: string): string {
   return answer.slice(answer.indexOf('\r\n\r\n') + 4)
