@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
 import { createPlant } from '../src/plants/service.js'
@@ -478,7 +478,19 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
           `INSERT INTO events (id, type, payload, created_at) VALUES ('msg_in_flight', 'plant.created', '{}', now())`,
         )
         const testing = call('POST', `/webhooks/${tested.id}/test`)
-        await new Promise((r) => setTimeout(r, 300))
+        // The test message waits for that lock (PostgreSQL lists its request as not granted), so the
+        // subscription below is made while its number is still undecided.
+        await vi.waitFor(
+          async () => {
+            const waiting = await client.query(
+              `SELECT 1 FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
+              [...OUTBOX_LOCK],
+            )
+            expect(waiting.rowCount).toBe(1)
+          },
+          { timeout: 10_000, interval: 20 },
+        )
         const late = await subscribe()
         await client.query('COMMIT')
         expect((await testing).statusCode).toBe(202)
