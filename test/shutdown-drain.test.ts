@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
 import { whileLocked } from './helpers/postgres.js'
@@ -24,7 +24,9 @@ describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => 
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
       server.process.kill('SIGTERM')
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // From its log line on, the server has taken the signal: a server slow to get to it would still
+      // answer a request that came first as ready.
+      await vi.waitFor(() => expect(server.output()).toContain('"shutting down"'), { timeout: 10_000 })
       const ready = await fetch(`${server.url}/readyz`)
       expect(ready.status).toBe(503)
       expect(ready.headers.get('retry-after')).toBe('1')
