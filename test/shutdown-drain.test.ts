@@ -49,7 +49,7 @@ describe.each(storeKinds)('shutdown behind a load balancer on $name', (kind) => 
 
 /**
  * Starts a server and, on one connection, sends half of a create's body, then (once the server has the
- * create in flight) SIGTERM, then (half a second later) what `rest` gives: the rest of the body and
+ * create in flight) SIGTERM, then (once the port is closed) what `rest` gives: the rest of the body and
  * whatever follows it. Resolves with the answers read until the server closed the connection (or
  * `readMs` passed) and whether it exited 0.
  */
@@ -77,7 +77,18 @@ async function createInFlightAtShutdown(
     )
     await inFlight
     server.process.kill('SIGTERM')
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // Without --drain-delay the port closes as the shutdown begins; a server slow to take the signal
+    // would otherwise read the rest first and answer it as if nothing had happened.
+    await vi.waitFor(
+      async () => {
+        const refused = await openSocket(server.port).then(
+          (probe) => probe.destroy(),
+          () => 'refused',
+        )
+        expect(refused).toBe('refused')
+      },
+      { timeout: 10_000, interval: 20 },
+    )
     socket.write(rest(auth))
     const responses = parseResponses(afterContinue(await answers))
     return { responses, exitCode: await server.exited }
