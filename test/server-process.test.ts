@@ -103,7 +103,8 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     )
     await inFlight
     server.process.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 300))
+    // The server has taken the signal and still waits for the create's body.
+    await vi.waitFor(() => expect(server.output()).toContain('"shutting down"'), { timeout: 10_000 })
     expect(server.process.exitCode).toBeNull()
     socket.write(body.slice(10))
     const text = afterContinue(await answer)
