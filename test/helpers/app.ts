@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { type AppOptions, buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
@@ -26,6 +26,8 @@ export async function makeApp(
     idempotencyTtlMs?: number
     lifecycle?: { draining: boolean }
     allowPrivateWebhookUrls?: boolean
+    rateLimit?: AppOptions['rateLimit']
+    scrapeMetrics?: AppOptions['scrapeMetrics']
   } = {},
 ): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
