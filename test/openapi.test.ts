@@ -229,6 +229,23 @@ describe('the published contract', () => {
     expect(String(description('/plants', 'post', '400'))).not.toContain('40050')
   })
 
+  it('does not list 40000 for a body no request can get it for', () => {
+    // Node frames each body by its Content-Length, so a routed body never has the wrong length.
+    const bodies: Array<[string, string]> = [
+      ['/plants', 'post'],
+      ['/plants/{id}', 'put'],
+      ['/plants/{id}', 'patch'],
+      ['/webhooks', 'post'],
+      ['/webhooks/{id}', 'patch'],
+      ['/webhooks/{id}/replay', 'post'],
+    ]
+    for (const [path, method] of bodies) {
+      const description = String(pick(doc, 'paths', path, method, 'responses', '400', 'description'))
+      expect(description, `${method} ${path}`).toMatch(/40001, 40002, 40003/)
+      expect(description, `${method} ${path}`).not.toContain('40000')
+    }
+  })
+
   it('documents the headers of error answers', () => {
     const headers = (path: string, method: string, status: string) =>
       Object.keys(pick(doc, 'paths', path, method, 'responses', status, 'headers') as object)

@@ -710,7 +710,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -979,7 +979,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1232,7 +1232,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,7 +1524,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40050, 40051, 40052, 40053) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1818,7 +1818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40054, 40056) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40054, 40056) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2328,7 +2328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayResult"];
                 };
             };
-            /** @description The request is invalid (error codes: 40000, 40001, 40002, 40003, 40055) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40055) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -363,9 +363,12 @@ export function patchErrorResponses(...answers: Array<number | CatalogEntry>): R
   return responses
 }
 
-/** What any operation that reads a JSON body can answer about the body as a whole. */
+/**
+ * What any operation that reads a JSON body can answer about the body as a whole. Not 40000: the one
+ * body fault it would stand for, a body whose length is not its Content-Length, never reaches a
+ * route, since Node's parser frames each body by that length (a body cut short gets no answer).
+ */
 export const BODY_ERRORS = [
-  errors.BAD_REQUEST,
   errors.BODY_MISSING,
   errors.BODY_MALFORMED,
   errors.BODY_NOT_OBJECT,
