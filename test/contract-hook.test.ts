@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeApp, type TestApp } from './helpers/app.js'
-import { ContractChecker } from './helpers/contract.js'
+import { ContractChecker, operationsOf } from './helpers/contract.js'
 import { storeKinds } from './helpers/stores.js'
+import { listedAnswers, unanswered } from './setup/contract-gaps.js'
 
 // The hook that checks every response in the suite must itself be able to fail.
 describe('the contract check of live responses', () => {
@@ -75,5 +76,66 @@ describe('the contract check of live responses', () => {
   it('leaves undocumented routes alone', () => {
     checker.check('GET', '/nowhere', 404, json, '{"error":40401,"message":"x"}')
     checker.check('DELETE', '/plants', 405, json, '{"error":40501,"message":"x"}')
+  })
+
+  it('records the error answers it saw, by operation, status and code', () => {
+    checker.check('GET', '/plants/x', 400, json, '{"error":40011,"message":"x"}')
+    checker.check('GET', '/plants/1', 200, json, '{"id":1,"name":"a"}')
+    expect(checker.answered).toContain('getPlant 400 40011')
+    expect([...checker.answered].every((key) => / [45]\d\d \d{5}$/.test(key))).toBe(true)
+  })
+})
+
+describe('the error answers no test received', () => {
+  const document = {
+    paths: {
+      '/x': {
+        get: {
+          operationId: 'x',
+          responses: {
+            200: { description: 'Fine' },
+            400: { description: 'Bad (error codes: 40001, 40002)' },
+            503: { description: 'Unavailable (error codes: 50301)' },
+          },
+        },
+      },
+      '/y': {
+        delete: { operationId: 'y', responses: { 404: { description: 'Gone (error codes: 40402)' } } },
+      },
+    },
+    components: { schemas: {} },
+  }
+  const listed = listedAnswers(operationsOf(document))
+
+  it('are every code each operation lists under each error status', () => {
+    expect(listed).toEqual(['x 400 40001', 'x 400 40002', 'x 503 50301', 'y 404 40402'])
+  })
+
+  it('are those listed but never answered, whichever test file answered the others', () => {
+    expect(unanswered(listed, ['x 400 40002', 'y 404 40402', 'y 404 40402'])).toEqual([
+      'x 400 40001',
+      'x 503 50301',
+    ])
+    expect(unanswered(listed, listed)).toEqual([])
+    // An answer the document does not list is the live check's to refuse, not a gap.
+    expect(unanswered(listed, [...listed, 'x 400 40003'])).toEqual([])
+  })
+
+  it('leave out the exempt ones', () => {
+    const exempt = new Map([['x 503 50301', 'no test can make it happen']])
+    expect(unanswered(listed, ['x 400 40002'], exempt)).toEqual(['x 400 40001', 'y 404 40402'])
+  })
+
+  it('take in every code the published document lists, with none exempt', async () => {
+    const t = await makeApp(storeKinds[0] as (typeof storeKinds)[0])
+    try {
+      const live = listedAnswers(
+        operationsOf(t.app.swagger() as unknown as Parameters<typeof operationsOf>[0]),
+      )
+      expect(live).toContain('createPlant 401 40105')
+      expect(unanswered(live, [])).toEqual(live)
+    } finally {
+      await t.close()
+    }
   })
 })

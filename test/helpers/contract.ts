@@ -5,11 +5,12 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { inject } from 'vitest'
+import { answerKey, listedAnswers, listedCodes } from '../setup/contract-gaps.js'
 
 // Every response a test receives through app.inject is checked against the published document: its
 // status must be documented for the operation, and its body must match the documented schema. The
-// operations seen are recorded, and the run fails when a documented operation was never exercised
-// (test/setup/contract-coverage.ts).
+// operations seen, and the error codes each answered with, are recorded: the run fails when a
+// documented operation was never exercised, or a code it lists never answered (test/setup/contract-coverage.ts).
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -82,6 +83,8 @@ export class ContractChecker {
   )
   private readonly validators = new Map<unknown, ValidateFunction>()
   readonly exercised = new Set<string>()
+  /** The error answers seen, as answerKey gives them. */
+  readonly answered = new Set<string>()
 
   constructor(document: OpenApiDocument) {
     this.operations = operationsOf(document)
@@ -156,15 +159,16 @@ export class ContractChecker {
     // An error response lists the codes this operation can give with that status; one that lists
     // none would let any code through.
     if (status < 400) return
-    const codes = /\(error codes: ([\d, ]+)\)/.exec(documented.description ?? '')?.[1]
+    const codes = listedCodes(documented.description)
     if (!codes) {
       throw new Error(`${operation.operationId} ${status} lists no error codes: ${documented.description}`)
     }
-    if (!codes.split(', ').includes(String(body.error))) {
+    if (!codes.includes(String(body.error))) {
       throw new Error(
-        `${operation.operationId} ${status} answered code ${body.error}, which it does not list: ${codes}`,
+        `${operation.operationId} ${status} answered code ${body.error}, which it does not list: ${codes.join(', ')}`,
       )
     }
+    this.answered.add(answerKey(operation.operationId, status, String(body.error)))
   }
 }
 
@@ -187,6 +191,8 @@ function record(checker: ContractChecker): void {
     `${JSON.stringify({
       documented: checker.operations.map((o) => o.operationId),
       exercised: [...checker.exercised],
+      listed: listedAnswers(checker.operations),
+      answered: [...checker.answered],
     })}\n`,
   )
 }
