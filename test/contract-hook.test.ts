@@ -76,6 +76,11 @@ describe('the contract check of live responses', () => {
   it('leaves undocumented routes alone', () => {
     checker.check('GET', '/nowhere', 404, json, '{"error":40401,"message":"x"}')
     checker.check('DELETE', '/plants', 405, json, '{"error":40501,"message":"x"}')
+    // The router refuses a path that does not decode before any operation sees it.
+    const answered = checker.answered.size
+    checker.check('GET', '/plants/%FF', 400, json, '{"error":40000,"message":"x"}')
+    checker.check('PUT', '/plants/%E0%A4%A', 400, json, '{"error":40000,"message":"x"}')
+    expect(checker.answered.size).toBe(answered)
   })
 
   it('records the error answers it saw, by operation, status and code', () => {

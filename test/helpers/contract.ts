@@ -109,6 +109,8 @@ export class ContractChecker {
     headerNames: string[] = [],
   ): void {
     const path = new URL(url, 'http://x').pathname
+    // The router refuses a path that does not decode (400) before any operation sees it.
+    if (!decodes(path)) return
     const wanted = method === 'HEAD' ? 'GET' : method
     const operation = this.operations.find((o) => o.method === wanted && o.pattern.test(path))
     if (!operation) return // undocumented routes: unknown paths (404) and wrong methods (405)
@@ -243,5 +245,14 @@ export function watchContract(app: FastifyInstance): ContractWatch {
       )
       return response
     },
+  }
+}
+
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
   }
 }
