@@ -24,18 +24,36 @@ const REDACT = [
 const TOKEN_IN_TEXT = /(?:p|%70)(?:s|%73)(?:t|%74)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
 
 /**
- * The value of a URL's query parameter named for a credential (`access_token`, RFC 6750 §2.3, and the
- * like): a client that puts a bearer token there may send one of another service, or one mangled out
- * of this service's shape, which TOKEN_IN_TEXT would not recognise.
+ * A URL's query parameter, name and value. In a JSON log line a `"` or `\` of the URL is written
+ * escaped (`\"`, `\\`), so an escape is taken whole: stopping at it would log the rest of the value.
  */
-const CREDENTIAL_PARAMETER = /([?&][\w.-]*(?:token|secret|api[_-]?key)[\w.-]*=)([^&#"\\\s]*)/gi
+const QUERY_PARAMETER = /([?&])((?:[^=&#"\\\s]|\\.)*)=((?:[^&#"\\\s]|\\.)*)/g
+
+/**
+ * A parameter named for a credential (`access_token`, RFC 6750 §2.3, and the like): a client that puts
+ * a bearer token there may send one of another service, or one mangled out of this service's shape,
+ * which TOKEN_IN_TEXT would not recognise. The name is matched decoded, as the server reads it, so
+ * `access%5Ftoken` is one too.
+ */
+const CREDENTIAL_NAME = /token|secret|api[_-]?key/i
 const REDACTED_TOKEN = /^pst_(?:[0-9a-f]{16}_)?\[redacted\]$/
+
+function decoded(name: string): string {
+  if (!name.includes('%')) return name
+  try {
+    return decodeURIComponent(name)
+  } catch {
+    return name
+  }
+}
 
 export function redactTokens(line: string): string {
   return line
     .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
-    .replace(CREDENTIAL_PARAMETER, (whole, name: string, value: string) =>
-      REDACTED_TOKEN.test(value) ? whole : `${name}[redacted]`,
+    .replace(QUERY_PARAMETER, (whole, mark: string, name: string, value: string) =>
+      CREDENTIAL_NAME.test(decoded(name)) && !REDACTED_TOKEN.test(value)
+        ? `${mark}${name}=[redacted]`
+        : whole,
     )
 }
 

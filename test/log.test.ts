@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
@@ -7,6 +8,7 @@ import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
+import { rawRequest } from './helpers/raw-http.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
 
 /** An app on a fresh SQLite store, logging at `level` into `lines`; closed after `work`. */
@@ -93,6 +95,44 @@ describe("a credential in a URL that is not shaped as this service's token", () 
         expect(text).not.toContain(leaked)
       }
       expect(text).toContain(`pst_${record.id}_[redacted]`)
+    })
+  })
+})
+
+describe('a credential in a URL written unusually', () => {
+  it('never reaches the log: an encoded name, a bracketed name, a quote or backslash in the value', async () => {
+    await withLoggedApp('debug', async ({ app, tokens, lines }) => {
+      const { token } = await tokens.create('t', ['plants:read'])
+      // The server decodes `access%5Ftoken` to `access_token`; the log shows the URL as sent, and
+      // escapes a quote or backslash in it.
+      const urls = [
+        '/plants?access%5Ftoken=leakedA1',
+        '/plants?%61ccess_token=leakedB2',
+        '/plants?access_token[]=leakedC3',
+        '/plants?access_token=x"leakedD4',
+        '/plants?client_secret=x\\leakedE5',
+      ]
+      // Sent raw: an HTTP client would percent-encode the quote.
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = app.server.address() as AddressInfo
+      for (const url of urls) {
+        const request = `GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
+        expect(await rawRequest(port, request)).toMatch(/^HTTP\/1\.1 200 /)
+      }
+      const text = lines.join('')
+      expect(text).toContain('access%5Ftoken=[redacted]')
+      for (const leaked of ['leakedA1', 'leakedB2', 'leakedC3', 'leakedD4', 'leakedE5']) {
+        expect(text).not.toContain(leaked)
+      }
+    })
+  })
+
+  it('leaves ordinary values alone, whatever words they hold', async () => {
+    await withLoggedApp('debug', async ({ app, tokens, lines }) => {
+      const { token } = await tokens.create('t', ['plants:read'])
+      const url = '/plants?tag=tokenomics&name=secret-garden'
+      expect((await app.inject({ url, headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200)
+      expect(lines.join('')).toContain(url)
     })
   })
 })
