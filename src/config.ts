@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { inDays, MAX_DURATION_MS, MAX_TIMER_MS, parseDuration } from './duration.js'
-import { type DatabaseLocation, parseDatabaseUrl, SSL_MODES, unknownSslMode } from './store/open.js'
+import { type DatabaseLocation, parseDatabaseUrl, postgresSettingsProblem } from './store/open.js'
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry.js'
 
 /** A setting that cannot be used; the CLI prints the message as one line and exits with 2. */
@@ -173,11 +173,10 @@ export function parseDatabaseSetting(raw: string): DatabaseLocation {
   const shown = raw
     .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@')
     .replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***')
-  const location =
-    parseDatabaseUrl(raw) ?? fail('database-url', shown, 'sqlite:PATH, sqlite::memory: or postgres://…')
-  const mode = unknownSslMode(location)
-  if (mode !== undefined) {
-    fail('database-url', shown, `an sslmode of ${SSL_MODES.join(', ')}, not ${JSON.stringify(mode)}`)
+  const location = parseDatabaseUrl(raw)
+  const problem = location?.kind === 'postgres' ? postgresSettingsProblem(location.url) : undefined
+  if (!location || problem) {
+    fail('database-url', shown, problem ?? 'sqlite:PATH, sqlite::memory: or postgres://…')
   }
   return location
 }

@@ -197,6 +197,16 @@ describe('plantstore usage errors', () => {
       ['token', 'list', '--database-url', 'postgres://u@127.0.0.1/db?sslmode=allow&password=hunter2'],
       /"allow"$/,
     ],
+    // Read as libpq reads it, the driver knows no no-verify either.
+    [
+      ['migrate', '--database-url', 'postgres://u@127.0.0.1/db?uselibpqcompat=true&sslmode=no-verify'],
+      /"no-verify"$/,
+    ],
+    // The driver reads the file as it parses the URL; it was refused as no URL this service knows.
+    [
+      ['migrate', '--database-url', 'postgres://u:hunter2@127.0.0.1/db?sslrootcert=/nonexistent/ca.pem'],
+      /expected ssl files this user can read \(ENOENT: .*'\/nonexistent\/ca\.pem'\)"?$/,
+    ],
     [['serve', '--no-such-flag'], /unknown option/],
     [['frobnicate'], /unknown command/],
     [['backup', ''], /backup needs a file name/],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, resolveServeConfig } from '../src/config.js'
+import { ConfigError, parseDatabaseSetting, resolveServeConfig } from '../src/config.js'
 import { runCli } from './helpers/process.js'
 
 describe('the idempotency-ttl setting', () => {
@@ -27,5 +27,13 @@ describe('the idempotency-ttl setting', () => {
     ])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--idempotency-ttl')
+  })
+})
+
+describe('the database-url setting', () => {
+  it('takes an empty sslmode as none given, as the driver does', () => {
+    const url = 'postgres://u@127.0.0.1/db?sslmode='
+    expect(parseDatabaseSetting(url)).toEqual({ kind: 'postgres', url })
+    expect(() => parseDatabaseSetting(`${url}x`)).toThrow(/not "x"$/)
   })
 })

@@ -31,23 +31,37 @@ function postgresDriverReads(url: string): boolean {
   try {
     parseConnectionString(url)
     return true
-  } catch {
-    return false
+  } catch (error) {
+    // A file the URL names that cannot be read is a problem of its own (postgresSettingsProblem).
+    return (error as NodeJS.ErrnoException).code !== undefined
   }
 }
 
 /** The `sslmode` values this PostgreSQL driver knows (libpq's `allow` is not among them). */
-export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']
+/** With `uselibpqcompat=true` the driver reads them as libpq does, and knows no `no-verify`. */
+const LIBPQ_SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full']
 
 /**
- * A PostgreSQL URL's `sslmode` when the driver does not know it. The driver takes any unknown value
- * (a typo such as `disabled`) as a request for TLS, so a server without TLS was refused with "The
- * server does not support SSL connections", naming neither the setting nor the value.
+ * What is wrong with a PostgreSQL URL's settings, said as what was expected instead; undefined when
+ * the driver can use them. Either was found only once the store opened, naming neither the setting nor
+ * the value: the driver takes an `sslmode` it does not know (a typo such as `disabled`) as a request
+ * for TLS ("The server does not support SSL connections"), and reads the files `sslcert`, `sslkey`
+ * and `sslrootcert` name as it parses the URL.
  */
-export function unknownSslMode(location: DatabaseLocation): string | undefined {
-  if (location.kind !== 'postgres') return undefined
-  const mode = parseConnectionString(location.url).sslmode
-  return typeof mode !== 'string' || (SSL_MODES as readonly string[]).includes(mode) ? undefined : mode
+export function postgresSettingsProblem(url: string): string | undefined {
+  let settings: ReturnType<typeof parseConnectionString>
+  try {
+    settings = parseConnectionString(url)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === undefined ? undefined : `ssl files this user can read (${(error as Error).message})`
+  }
+  const mode = settings.sslmode
+  const known = settings.uselibpqcompat === 'true' ? LIBPQ_SSL_MODES : SSL_MODES
+  // The driver takes an empty sslmode as none given.
+  if (typeof mode !== 'string' || mode === '' || known.includes(mode)) return undefined
+  return `an sslmode of ${known.join(', ')}, not ${JSON.stringify(mode)}`
 }
 
 export interface OpenOptions {
