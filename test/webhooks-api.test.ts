@@ -44,6 +44,25 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     return JSON.parse(res.body) as Record<string, unknown> & { id: string; secret: string }
   }
 
+  it('answers 40450 to a retry whose subscription is deleted while the retry looks for the delivery', async () => {
+    const { id } = await subscribe()
+    const webhooks = t.store.webhooks
+    const requeue = webhooks.requeueDelivery.bind(webhooks)
+    // Deleting a subscription deletes its deliveries: the delivery is then missing because its
+    // subscription is, which is the answer the client can act on.
+    const spy = vi.spyOn(webhooks, 'requeueDelivery').mockImplementationOnce(async (...args) => {
+      await webhooks.delete(id)
+      return requeue(...args)
+    })
+    try {
+      const res = await call('POST', `/webhooks/${id}/deliveries/dlv_000000000000000000000000/retry`)
+      expect(res.statusCode).toBe(404)
+      expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
   it('creates a subscription and shows its secret only in that answer', async () => {
     const res = await call('POST', '/webhooks', {
       url: 'https://receiver.example/hook',

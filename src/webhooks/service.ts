@@ -119,7 +119,12 @@ export async function retryDelivery(
   const delivery = DELIVERY_ID_PATTERN.test(deliveryId)
     ? await store.requeueDelivery(id, deliveryId, now)
     : undefined
-  if (!delivery) throw new AppError(errors.DELIVERY_NOT_FOUND)
+  if (!delivery) {
+    // Deleting a subscription deletes its deliveries: one deleted since the lookup above is the
+    // reason, and the answer the client can act on.
+    await getWebhook(store, id)
+    throw new AppError(errors.DELIVERY_NOT_FOUND)
+  }
   return delivery
 }
 
