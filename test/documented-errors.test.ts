@@ -10,7 +10,7 @@ import { storeKinds } from './helpers/stores.js'
 // each one through the operation itself, and the contract check confirms it is listed there.
 
 const WEBHOOK_ID = 'wh_AAAAAAAAAAAAAAAAAAAAAA'
-const DELIVERY_ID = 'dl_AAAAAAAAAAAAAAAAAAAAAA'
+const DELIVERY_ID = 'dlv_000000000000000000000000'
 
 /** A request each operation behind a token would carry out, given a token that may. */
 const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; body?: string }> = {
