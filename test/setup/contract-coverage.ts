@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
-import { unanswered } from './contract-gaps.js'
+import { isPartialRun, unanswered } from './contract-gaps.js'
 
 /**
  * Collects the operations every test file exercised and the error answers each gave
@@ -27,15 +27,13 @@ export default function setup(project: TestProject) {
       }
     }
     rmSync(dir, { recursive: true, force: true })
-    // Files named on the command line do not show in the project's config: a run is partial when it
-    // ran fewer files than the config includes. Files left out with --exclude are left out of that
-    // count too, so a run given one is partial whatever the count says.
     const { testFiles } = await project.globTestFiles()
-    const ran = project.vitest.state.getFilepaths().length
-    const partial =
-      ran < testFiles.length ||
-      Boolean(project.config.testNamePattern) ||
-      (project.config.cliExclude?.length ?? 0) > 0
+    const partial = isPartialRun({
+      ran: project.vitest.state.getFilepaths().length,
+      configured: testFiles.length,
+      testNamePattern: project.config.testNamePattern,
+      cliExclude: project.config.cliExclude,
+    })
     if (partial) return
     const missing = [...documented].filter((id) => !exercised.has(id))
     // A teardown error is only printed; the exit code is what makes the run fail.

@@ -44,3 +44,17 @@ export function unanswered(
   const seen = new Set(answered)
   return [...new Set(listed)].filter((key) => !seen.has(key) && !exempt.has(key))
 }
+
+/**
+ * Whether a run left tests out, so cannot hold them to the whole document. Files named on the command
+ * line do not show in the project's config: such a run ran fewer files than the config includes.
+ * Files left out with --exclude leave that count too, so a run given one is partial whatever it says.
+ */
+export function isPartialRun(run: {
+  ran: number
+  configured: number
+  testNamePattern?: unknown
+  cliExclude?: readonly string[]
+}): boolean {
+  return run.ran < run.configured || Boolean(run.testNamePattern) || (run.cliExclude?.length ?? 0) > 0
+}
