@@ -114,14 +114,13 @@ export async function retryDelivery(
   deliveryId: string,
   now: Date = new Date(),
 ): Promise<DeliveryRecord> {
-  await getWebhook(store, id)
   // An id that cannot be a delivery's is not looked for: no delivery has it.
   const delivery = DELIVERY_ID_PATTERN.test(deliveryId)
     ? await store.requeueDelivery(id, deliveryId, now)
     : undefined
   if (!delivery) {
-    // Deleting a subscription deletes its deliveries: one deleted since the lookup above is the
-    // reason, and the answer the client can act on.
+    // Deleting a subscription deletes its deliveries: a missing subscription is then the reason, and
+    // the answer the client can act on. Looked up only now, so no deletion can fall in between.
     await getWebhook(store, id)
     throw new AppError(errors.DELIVERY_NOT_FOUND)
   }
