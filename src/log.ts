@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { type Bindings, type ChildLoggerOptions, pino } from 'pino'
+import { type Bindings, type ChildLoggerOptions, type Logger, pino } from 'pino'
 import type { LogLevel } from './config.js'
 
 // Anything that could hold a credential is censored wherever it appears in a log object.
@@ -69,6 +69,16 @@ export function createLogger(level: LogLevel, destination: NodeJS.WritableStream
     },
     destination,
   )
+}
+
+/**
+ * The logger for the line that tells where the service listens. With `--port 0` that line is the
+ * only place the chosen port appears, so a level above `info` (`warn`, say) still writes it; only
+ * `silent` asks for no line at all.
+ */
+export function addressLogger(logger: Logger): Logger {
+  if (logger.isLevelEnabled('info') || logger.level === 'silent') return logger
+  return logger.child({}, { level: 'info' })
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'

@@ -10,7 +10,11 @@ import { BIN, issueToken, runCli } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 /** The primary runs in this process; its workers are real `plantstore serve` processes. */
-function primary(databaseUrl: string, options: { metricsTimeoutMs?: number } = {}) {
+function primary(
+  databaseUrl: string,
+  options: { metricsTimeoutMs?: number } = {},
+  level: 'info' | 'warn' = 'info',
+) {
   const args = [
     'serve',
     '--port',
@@ -28,7 +32,7 @@ function primary(databaseUrl: string, options: { metricsTimeoutMs?: number } = {
   cluster.setupPrimary({ exec: BIN, args, execArgv: [], silent: true })
   const { lines, stream: sink } = captureLines()
   const config = resolveServeConfig({ port: '0', databaseUrl, workers: '2' }, {})
-  return { running: startCluster(config, createLogger('info', sink), options), log: () => lines.join('') }
+  return { running: startCluster(config, createLogger(level, sink), options), log: () => lines.join('') }
 }
 
 describe('the cluster primary', () => {
@@ -46,6 +50,18 @@ describe('the cluster primary', () => {
     expect(await running.stop('test')).toBe(0)
     expect(await running.done).toBe(0)
     expect(log()).toContain('"codes":[0,0]')
+  })
+
+  it('announces the address at a log level above info too, the one place a chosen port is told', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    const { running, log } = primary(url, {}, 'warn')
+    const address = await running.ready
+    const lines = log().trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 30, msg: `listening on ${address}` })
+    expect(await running.stop('test')).toBe(0)
+    expect(await running.done).toBe(0)
   })
 
   it('gives up with code 1 when a worker fails right after starting', async () => {

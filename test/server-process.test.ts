@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { readdirSync, renameSync, rmSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { admin, whileLocked } from './helpers/postgres.js'
-import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
+import { BIN, exitCode, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
 import {
   afterContinue,
   bodyOf,
@@ -298,6 +300,51 @@ describe('a serve process on a database of an older schema', () => {
     const second = await start(['--database-url', databaseUrl])
     expect(second.output()).toContain('listening on')
     expect(second.output()).not.toContain('schema migrated')
+  })
+})
+
+describe('a serve process at a log level above info', () => {
+  it('still writes the one line that tells its address, and nothing else of its start', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    for (const workers of ['1', '2']) {
+      // startServer waits for the address line: without it, this start would time out.
+      const server = await start(['--database-url', databaseUrl, '--log-level', 'warn', '--workers', workers])
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+      const lines = server.output().trim().split('\n')
+      expect(lines).toHaveLength(1)
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 30, msg: `listening on ${server.url}` })
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
+  it('writes nothing at all when silent', async () => {
+    // A port of its own, since a silent server tells none: taken and released just before.
+    const probe = createServer().listen(0, '127.0.0.1')
+    await once(probe, 'listening')
+    const { port } = probe.address() as AddressInfo
+    await new Promise((resolve) => probe.close(resolve))
+    const args = [
+      'serve',
+      '--port',
+      String(port),
+      '--database-url',
+      'sqlite::memory:',
+      '--log-level',
+      'silent',
+    ]
+    const child = spawn(BIN, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+    })
+    const exited = exitCode(child)
+    await vi.waitFor(async () => expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200), {
+      timeout: 20_000,
+      interval: 100,
+    })
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(out).toBe('')
   })
 })
 

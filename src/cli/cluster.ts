@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { type AddressInfo, createServer } from 'node:net'
 import type { Logger } from 'pino'
 import type { ServeConfig } from '../config.js'
+import { addressLogger } from '../log.js'
 import { ClusterMetricsPrimary } from '../metrics/cluster.js'
 import { RestartBackoff } from '../restart-backoff.js'
 
@@ -92,7 +93,7 @@ export function startCluster(
     const host = address.address ?? config.host
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
     const pids = Object.values(cluster.workers ?? {}).map((w) => w?.process.pid)
-    logger.info({ workers: pids }, `listening on ${url}`)
+    addressLogger(logger).info({ workers: pids }, `listening on ${url}`)
     announce(url)
   }
 

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
-import { createLogger } from '../log.js'
+import { addressLogger, createLogger } from '../log.js'
 import { bindCounter } from '../metrics/bound.js'
 import { joinClusterMetrics } from '../metrics/cluster.js'
 import { createMetrics } from '../metrics/registry.js'
@@ -133,13 +133,17 @@ export async function serve(config: ServeConfig): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'))
 
   try {
-    await app.listen({
+    const address = await app.listen({
       host: config.host,
       port: listenPort(config),
       // In a cluster the primary announces the address once every worker is ready.
       listenTextResolver: (address) =>
         cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
     })
+    // The framework writes that line at `info`; below it, the address is still told.
+    if (!cluster.isWorker && !logger.isLevelEnabled('info')) {
+      addressLogger(logger).info(`listening on ${address}`)
+    }
   } catch (error) {
     // A port in use or a forbidden address: what was opened for serving (the retention timer,
     // PostgreSQL's pool and revocation listener) would keep the failed start running.
