@@ -37,7 +37,8 @@ const QUERY_PARAMETER = /([?&])((?:[^=&#"\\\s]|\\.)*)=((?:[^&#"\\\s]|\\.)*)/g
  * `access%5Ftoken` is one too.
  */
 const CREDENTIAL_NAME = /token|secret|api[_-]?key|passw(?:or)?d|pwd|credential|auth/i
-const REDACTED_TOKEN = /^pst_(?:[0-9a-f]{16}_)?\[redacted\]$/
+// A value already masked: a token cut to its public id, or a password the settings' messages hide.
+const REDACTED_TOKEN = /^(?:pst_(?:[0-9a-f]{16}_)?\[redacted\]|\*\*\*)$/
 
 function decoded(name: string): string {
   if (!name.includes('%')) return name

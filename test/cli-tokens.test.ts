@@ -197,6 +197,29 @@ describe('token commands', () => {
     }
   })
 
+  it('refuses a SQLite file that does not exist for the commands that only read or change one, creating nothing', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'typo', 'plantstore.db')
+    const url = ['--database-url', `sqlite:${path}`]
+    for (const args of [
+      ['token', 'list'],
+      ['token', 'revoke', 'abcdef0123456789'],
+      ['export'],
+      ['backup', join(dir, 'b.db')],
+    ]) {
+      const res = await cli([...args, ...url])
+      expect(res.code, args.join(' ')).toBe(1)
+      expect(res.stdout).toBe('')
+      expect(res.stderr).toBe(
+        `plantstore: no database at ${path}; this command creates none (\`plantstore migrate\` or \`token create\` does)\n`,
+      )
+    }
+    expect(readdirSync(dir)).toEqual([])
+    // Creating a token is how a database is begun, so that one still creates the file.
+    expect((await cli(['token', 'create', '--name', 'first', ...url])).code).toBe(0)
+    expect((await cli(['token', 'list', ...url])).stdout).toContain('first')
+  })
+
   it('issues tokens an app on the same database accepts', async () => {
     const t = await makeApp({
       name: 'sqlite',

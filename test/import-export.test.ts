@@ -110,6 +110,7 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
 
   it('names the output, not the file written beside it, when the output cannot be written', async () => {
     const db = await kind.freshUrl()
+    expect((await runCli(['migrate', '--database-url', db])).code).toBe(0)
     const out = join(tempDir(), 'missing', 'export.jsonl')
     const result = await runCli(['export', '--output', out, '--database-url', db])
     expect(result.code).toBe(1)

@@ -1,14 +1,14 @@
 import { statSync } from 'node:fs'
 import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
-import { type CliDatabaseOptions, databaseLocation, withStore } from './database.js'
+import { type CliDatabaseOptions, databaseLocation, withExistingStore } from './database.js'
 
 /** A consistent copy of the live database, taken without stopping the server (see README: restore). */
 export async function backupDatabase(file: string, options: CliDatabaseOptions): Promise<void> {
   // Said before connecting: opening would first create or migrate the schema of a database that
   // this command can only refuse.
   if (databaseLocation(options).kind === 'postgres') throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
-  await withStore(options, async (store) => {
+  await withExistingStore(options, async (store) => {
     const started = Date.now()
     await store.backup(file)
     const bytes = statSync(file).size

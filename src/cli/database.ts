@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
 import { type DatabaseLocation, openStore } from '../store/open.js'
 import type { Store } from '../store/types.js'
@@ -22,4 +23,22 @@ export async function withStore<T>(
   } finally {
     await store.close()
   }
+}
+
+/**
+ * As withStore, for a command that only reads or changes what a database holds (export, backup,
+ * token list and revoke): a SQLite file that does not exist is a mistyped path, refused, not created
+ * empty and read as if nothing were stored.
+ */
+export async function withExistingStore<T>(
+  options: CliDatabaseOptions,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  const location = databaseLocation(options)
+  if (location.kind === 'sqlite' && location.path !== ':memory:' && !existsSync(location.path)) {
+    throw new Error(
+      `no database at ${location.path}; this command creates none (\`plantstore migrate\` or \`token create\` does)`,
+    )
+  }
+  return withStore(options, work)
 }

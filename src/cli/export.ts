@@ -3,7 +3,7 @@ import { createWriteStream, openSync, renameSync, rmSync, statSync } from 'node:
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
-import { type CliDatabaseOptions, withStore } from './database.js'
+import { type CliDatabaseOptions, withExistingStore } from './database.js'
 import { whyNotWritable } from './private-file.js'
 
 const PAGE = 5000
@@ -33,7 +33,7 @@ function refuseFolder(output: string): void {
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
   if (options.output !== undefined) refuseFolder(options.output)
-  return withStore(options, async (store) => {
+  return withExistingStore(options, async (store) => {
     // Named for this process: two exports to the same file at once each write their own copy, and
     // the last to finish is the file.
     const partial = options.output === undefined ? undefined : `${options.output}.${process.pid}.partial`

@@ -6,7 +6,7 @@ import type { TokenRecord } from '../store/types.js'
 import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
-import { type CliDatabaseOptions, databaseLocation, withStore } from './database.js'
+import { type CliDatabaseOptions, databaseLocation, withExistingStore, withStore } from './database.js'
 
 export interface CreateOptions extends CliDatabaseOptions {
   name: string
@@ -95,7 +95,7 @@ function toJson(token: TokenRecord, now: number) {
 }
 
 export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
-  await withStore(options, async (store) => {
+  await withExistingStore(options, async (store) => {
     const now = Date.now()
     const tokens = (await store.tokens.list()).map((t) => toJson(t, now))
     if (options.json) {
@@ -142,7 +142,7 @@ export function publicIdOf(given: string): string {
  */
 export async function tokenRevoke(given: string, options: CliDatabaseOptions): Promise<boolean> {
   const id = publicIdOf(given)
-  return withStore(options, async (store) => {
+  return withExistingStore(options, async (store) => {
     const revocation = await new TokenService(store.tokens).revoke(id)
     // Given the whole token instead of its id, the answer names the id and never repeats the secret.
     if (revocation === 'revoked') process.stderr.write(`token ${id} revoked\n`)
