@@ -47,60 +47,69 @@ const HELP = `usage: npm run bench -- [options]
   --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
   --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
-const { values: opts } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '50' },
-    threads: { type: 'string', default: '1' },
-    'database-url': { type: 'string' },
-    prefill: { type: 'string', default: '0' },
-    workers: { type: 'string', default: '1' },
-    scenarios: { type: 'string', default: 'create,get,list,list-after' },
-    'cpu-prof': { type: 'boolean', default: false },
-    out: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-})
+/** Refuses the run before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
+function refuse(message: string): never {
+  process.stderr.write(`bench: ${message}\n`)
+  process.exit(2)
+}
+
+const parsed = (() => {
+  try {
+    return parseArgs({
+      options: {
+        duration: { type: 'string', default: '10' },
+        rounds: { type: 'string', default: '3' },
+        warmup: { type: 'string', default: '2' },
+        connections: { type: 'string', default: '50' },
+        threads: { type: 'string', default: '1' },
+        'database-url': { type: 'string' },
+        prefill: { type: 'string', default: '0' },
+        workers: { type: 'string', default: '1' },
+        scenarios: { type: 'string', default: 'create,get,list,list-after' },
+        'cpu-prof': { type: 'boolean', default: false },
+        out: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    })
+  } catch (error) {
+    // An unknown option or one without its value: one line and usage, not a stack trace.
+    return refuse(`${(error as Error).message}\n${HELP}`)
+  }
+})()
+const opts = parsed.values
 if (opts.help) {
   process.stdout.write(`${HELP}\n`)
   process.exit(0)
 }
 
-const list = (raw: string) =>
-  raw
+/** A comma-separated option: an empty one would make a run that measured nothing. */
+const list = (raw: string, name: string): string[] => {
+  const items = raw
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-const positive = (raw: string, name: string): number => {
+  return items.length > 0 ? items : refuse(`--${name} needs at least one value`)
+}
+const whole = (raw: string, name: string, least: number): number => {
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0) {
-    process.stderr.write(`bench: --${name} must be a whole number, not ${JSON.stringify(raw)}\n`)
-    process.exit(2)
-  }
-  return n
+  return Number.isInteger(n) && n >= least
+    ? n
+    : refuse(`--${name} must be a whole number of at least ${least}, not ${JSON.stringify(raw)}`)
 }
-const duration = positive(opts.duration, 'duration')
-const roundCount = positive(opts.rounds, 'rounds')
-if (roundCount === 0) {
-  process.stderr.write('bench: --rounds must be at least 1\n')
-  process.exit(2)
-}
-const warmup = positive(opts.warmup, 'warmup')
-const connections = positive(opts.connections, 'connections')
-const threads = positive(opts.threads, 'threads')
-const prefills = list(opts.prefill).map((p) => positive(p, 'prefill'))
-const workerCounts = list(opts.workers)
-const scenarioNames = list(opts.scenarios)
+// wrk refuses a zero duration, no threads, and fewer connections than threads.
+const duration = whole(opts.duration, 'duration', 1)
+const roundCount = whole(opts.rounds, 'rounds', 1)
+const warmup = whole(opts.warmup, 'warmup', 0)
+const threads = whole(opts.threads, 'threads', 1)
+const connections = whole(opts.connections, 'connections', threads)
+const prefills = list(opts.prefill, 'prefill').map((p) => whole(p, 'prefill', 0))
+const workerCounts = list(opts.workers, 'workers')
+const scenarioNames = list(opts.scenarios, 'scenarios')
 const given = opts['database-url']
 const location = given === undefined ? undefined : parseDatabaseUrl(given)
 if (given !== undefined && location?.kind !== 'postgres') {
   // A SQLite database is made fresh for each setup: one given would be left unused without a word.
-  process.stderr.write(
-    'bench: --database-url takes a postgres:// URL; without it each setup gets a fresh SQLite file\n',
-  )
-  process.exit(2)
+  refuse('--database-url takes a postgres:// URL; without it each setup gets a fresh SQLite file')
 }
 const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
 
@@ -125,10 +134,9 @@ const SCENARIOS: Scenario[] = [
 const unknownScenarios = scenarioNames.filter((name) => !SCENARIOS.some((s) => s.name === name))
 if (unknownScenarios.length > 0) {
   // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
-  process.stderr.write(
-    `bench: unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}\n`,
+  refuse(
+    `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`,
   )
-  process.exit(2)
 }
 const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
 // GET scenarios read random ids among 1..N, so at least this many plants exist when they run.

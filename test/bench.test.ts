@@ -177,7 +177,15 @@ describe('npm run bench', () => {
     )
 
   it.each([
-    [['--rounds', '0'], '--rounds must be at least 1'],
+    [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
+    // wrk would refuse these only once the servers had started, with a usage text and exit 1.
+    [['--duration', '0'], 'bench: --duration must be a whole number of at least 1, not "0"'],
+    [['--threads', '0'], 'bench: --threads must be a whole number of at least 1'],
+    [['--threads', '4', '--connections', '2'], 'bench: --connections must be a whole number of at least 4'],
+    [['--scenarios', ','], 'bench: --scenarios needs at least one value'],
+    // Not a stack trace: one line, then the usage.
+    [['--connection', '2'], "bench: Unknown option '--connection'"],
+    [['--duration'], "bench: Option '--duration <value>' argument missing"],
     // Only PostgreSQL is given: SQLite is made fresh, so a SQLite URL would be left unused.
     [['--database-url', 'sqlite:x.db'], 'bench: --database-url takes a postgres:// URL'],
     // Skipped quietly, it would make a run that measured less than asked.
