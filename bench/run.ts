@@ -633,41 +633,45 @@ async function main(): Promise<void> {
   for (const workers of workerCounts) {
     for (const rows of prefills) {
       const setup = await freshDatabase()
-      const token = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', setup.url], {
-        encoding: 'utf8',
-      }).trim()
-      if (rows > 0) {
-        process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
-        await setup.fill(rows)
-      }
-      const ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-      // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply. Node
-      // refuses --cpu-prof in NODE_OPTIONS: a profiled run starts node itself with the launcher's settings.
-      const [command, prefix, env] = opts['cpu-prof']
-        ? [
-            process.execPath,
-            [...LAUNCHER.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, BIN],
-            LAUNCHER.env,
-          ]
-        : [BIN, [], {}]
-      const service = await startProcess(
-        command,
-        [
-          ...prefix,
-          'serve',
-          '--port',
-          '0',
-          '--database-url',
-          setup.url,
-          '--workers',
-          workers,
-          // One token sends everything here: the per-token limit would answer most requests 429.
-          '--rate-limit',
-          'off',
-        ],
-        env,
-      )
+      // Set before each start, so that a server that fails to start still leaves the others stopped
+      // and the fresh database removed.
+      let ceiling: Server | undefined
+      let service: Server | undefined
       try {
+        const token = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', setup.url], {
+          encoding: 'utf8',
+        }).trim()
+        if (rows > 0) {
+          process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
+          await setup.fill(rows)
+        }
+        ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
+        // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply. Node
+        // refuses --cpu-prof in NODE_OPTIONS: a profiled run starts node itself with the launcher's settings.
+        const [command, prefix, env] = opts['cpu-prof']
+          ? [
+              process.execPath,
+              [...LAUNCHER.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, BIN],
+              LAUNCHER.env,
+            ]
+          : [BIN, [], {}]
+        service = await startProcess(
+          command,
+          [
+            ...prefix,
+            'serve',
+            '--port',
+            '0',
+            '--database-url',
+            setup.url,
+            '--workers',
+            workers,
+            // One token sends everything here: the per-token limit would answer most requests 429.
+            '--rate-limit',
+            'off',
+          ],
+          env,
+        )
         for (const scenario of scenarios) {
           const readRows = Math.max(rows, READ_ROWS)
           if (scenario.name !== 'create' && rows < READ_ROWS) await setup.fill(READ_ROWS)
@@ -725,10 +729,10 @@ async function main(): Promise<void> {
           }
         }
       } finally {
-        const code = await service.stop()
-        await ceiling.stop()
+        const code = await service?.stop()
+        await ceiling?.stop()
         await setup.cleanup()
-        if (code !== 0) process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
+        if (service && code !== 0) process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
       }
     }
   }

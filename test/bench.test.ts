@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -175,6 +175,18 @@ describe('npm run bench', () => {
     run('npx', ['tsx', 'bench/run.ts', ...args], { cwd: ROOT }).catch(
       (error: { code: number; stderr: string }) => error,
     )
+
+  it('removes the fresh database when the service fails to start', async () => {
+    // A temporary folder of its own, so that only this run's leftovers are counted (tsx keeps its cache there too).
+    const tmp = tempDir()
+    const failed = await run(
+      'npx',
+      ['tsx', 'bench/run.ts', '--duration', '1', '--rounds', '1', '--scenarios', 'create', '--workers', '0'],
+      { cwd: ROOT, env: { ...process.env, TMPDIR: tmp }, timeout: 60_000 },
+    ).catch((error: { code: number; stderr: string }) => error)
+    expect(failed).toMatchObject({ code: 1, stderr: expect.stringContaining('invalid --workers') })
+    expect(readdirSync(tmp).filter((name) => name.startsWith('plantstore-'))).toEqual([])
+  }, 90_000)
 
   it.each([
     [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
