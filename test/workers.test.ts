@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -159,6 +160,27 @@ describe('serve --workers', () => {
     const denied = await call(running.url, 'GET', '/metrics', reader)
     expect(denied.status).toBe(403)
   })
+
+  it.skipIf(process.platform !== 'linux')(
+    'gives the file descriptor limit of one worker under /metrics, not the limits of all summed',
+    async () => {
+      const url = `sqlite:${join(tempDir(), 'p.db')}`
+      const prometheus = await issueToken(url, 'prometheus', 'metrics:read')
+      server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
+      const pids = workerPids(server.output())
+      expect(pids).toHaveLength(2)
+      const softLimit = (pid: number) =>
+        Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1])
+      const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
+      const scrape = await call(server.url, 'GET', '/metrics', prometheus)
+      const after = pids.map(openFds)
+      expect(scrape.status).toBe(200)
+      const sample = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(scrape.body)?.[1])
+      expect(sample('plantstore_process_max_fds')).toBe(softLimit(pids[0] as number))
+      // The fullest worker's count (give or take the scrape's own connection), not both added up.
+      expect(sample('plantstore_process_open_fds')).toBeLessThanOrEqual(Math.max(...after) + 2)
+    },
+  )
 
   it('refuses a revoked token in every worker from the next request on', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`

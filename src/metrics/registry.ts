@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { type Aggregator, Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 
 // Every series the service exports, in one registry per process. The registry is an object, not
 // prom-client's global, so tests build as many apps as they like. Under --workers N the cluster
@@ -23,9 +23,27 @@ export interface MetricsOptions {
   processMetrics?: boolean
 }
 
+/**
+ * Process series prom-client would sum across cluster workers where a sum means nothing. The file
+ * descriptor limit is each worker's own (all inherit the same one): summed, it promised N times the
+ * descriptors any worker can open. Open descriptors go with it as the fullest worker's count, so
+ * open over max still tells how near a worker is to running out.
+ */
+const PROCESS_AGGREGATORS: Record<string, Aggregator> = {
+  plantstore_process_max_fds: 'min',
+  plantstore_process_open_fds: 'max',
+}
+
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry()
-  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'plantstore_' })
+  if (options.processMetrics) {
+    collectDefaultMetrics({ register: registry, prefix: 'plantstore_' })
+    for (const [name, aggregator] of Object.entries(PROCESS_AGGREGATORS)) {
+      // Absent where the platform has no /proc.
+      const metric = registry.getSingleMetric(name) as { aggregator: Aggregator } | undefined
+      if (metric) metric.aggregator = aggregator
+    }
+  }
   const registers = [registry]
   return {
     registry,
