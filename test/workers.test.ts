@@ -247,6 +247,35 @@ describe('serve --workers', () => {
     server = undefined
   })
 
+  it('backs off the replacements of a crashing worker only, not those of its sibling', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
+    const running = server
+    const exits = () =>
+      running
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"worker exited"'))
+        .map((line) => JSON.parse(line) as { worker: number; replaceInMs: number })
+    const [crashing, sibling] = workerPids(running.output()) as [number, number]
+    let newest = crashing
+    const crash = async (pid: number) => {
+      const replaced = replacementsListening(running.output()).length
+      process.kill(pid, 'SIGKILL')
+      await waitUntil(() => replacementsListening(running.output()).length === replaced + 1)
+      return replacementsListening(running.output()).at(-1) as number
+    }
+    for (let i = 0; i < 3; i++) newest = await crash(newest)
+    // The sibling's first crash: its own first wait, whatever the other's replacements did.
+    await crash(sibling)
+    newest = await crash(newest)
+    expect(running.output()).not.toContain('failed right after starting')
+    expect(exits().map((e) => e.replaceInMs)).toEqual([100, 200, 400, 100, 800])
+    expect(exits()[3]?.worker).toBe(sibling)
+    expect(await running.stop('SIGTERM')).toBe(0)
+    server = undefined
+  })
+
   it('serves every worker, and those that replace them, on the one port it announces for --port 0', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await twoWorkersLogging(url)

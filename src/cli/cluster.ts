@@ -65,8 +65,11 @@ export function startCluster(
   /** When each listening worker started to listen. */
   const listenedAt = new Map<Worker, number>()
   // A worker that dies on every start (a request it cannot survive, a database that fails it) costs
-  // a core for a second or so each time it is forked.
-  const backoff = new RestartBackoff(100, 10_000, 30_000)
+  // a core for a second or so each time it is forked. Each worker's backoff passes to its
+  // replacement and to no other: one that keeps crashing must not delay the replacement of a sibling
+  // that crashed once, nor a sibling's long run reset its own wait.
+  const backoffs = new Map<Worker, RestartBackoff>()
+  const newBackoff = () => new RestartBackoff(100, 10_000, 30_000)
   const replacing = new Set<NodeJS.Timeout>()
   const metrics = new ClusterMetricsPrimary(() => [...listening], logger, options.metricsTimeoutMs)
   let announce: (address: string) => void = () => {}
@@ -76,7 +79,11 @@ export function startCluster(
   })
 
   let port = config.port
-  const fork = (): Worker => cluster.fork({ [WORKER_PORT_ENV]: String(port) })
+  const fork = (backoff = newBackoff()): Worker => {
+    const worker = cluster.fork({ [WORKER_PORT_ENV]: String(port) })
+    backoffs.set(worker, backoff)
+    return worker
+  }
 
   const onListening = (worker: Worker, address: { address: string | null; port: number }) => {
     // A worker listens once per address its --host resolves to; it counts once.
@@ -104,6 +111,8 @@ export function startCluster(
     const served = listening.delete(worker)
     const uptime = Date.now() - (listenedAt.get(worker) ?? 0)
     listenedAt.delete(worker)
+    const backoff = backoffs.get(worker) ?? newBackoff()
+    backoffs.delete(worker)
     if (stopping) return
     if (!served) {
       logger.error({ worker: worker.process.pid, code, signal }, 'worker exited')
@@ -116,7 +125,7 @@ export function startCluster(
     logger.error({ worker: worker.process.pid, code, signal, replaceInMs: replaceDelay }, 'worker exited')
     const timer = setTimeout(() => {
       replacing.delete(timer)
-      if (!stopping) fork()
+      if (!stopping) fork(backoff)
     }, replaceDelay)
     replacing.add(timer)
   }
