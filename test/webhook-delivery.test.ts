@@ -287,6 +287,27 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     }
   })
 
+  it('keeps delivering to others while many receivers hang, however many attempts they hold', async () => {
+    const hanging = await Promise.all(Array.from({ length: 5 }, () => startReceiver()))
+    try {
+      for (const slow of hanging) {
+        slow.respondWith('hang')
+        await createWebhook(store.webhooks, { url: slow.url, events: [...ALL], description: null })
+      }
+      dispatcher({ timeoutMs: 60_000 })
+      for (let i = 0; i < 20; i++) await createPlant(store.plants, { id: BigInt(100 + i), name: `p${i}` })
+      // Five subscriptions, each with as many attempts waiting on its receiver as it may have.
+      await until(() => hanging.reduce((sum, slow) => sum + slow.received.length, 0) >= 64)
+      await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+      for (let i = 0; i < 10; i++) await createPlant(store.plants, { id: BigInt(200 + i), name: `q${i}` })
+      // Well within the hanging attempts' timeout: they do not hold up another subscription's.
+      await receiver.waitFor(10, 3000)
+      expect(receiver.received).toHaveLength(10)
+    } finally {
+      for (const slow of hanging) await slow.close()
+    }
+  })
+
   it('counts an answer that switches protocols as a failed attempt instead of waiting on it forever', async () => {
     // Node's client drops the connection of a 101 it was not expecting, without an error or an end.
     const switching = createServer((socket) => {

@@ -21,9 +21,13 @@ export interface DispatcherOptions {
   pollIntervalMs?: number
   /** Shortest time between two passes (and two result batches); 0 for no batching. */
   batchWindowMs?: number
-  /** Attempts in flight at once, over all subscriptions. */
-  concurrency?: number
-  /** Attempts in flight at once to one subscription, so a slow one cannot take every slot. */
+  /** Most due deliveries one pass leases, over all subscriptions: a bound on its transaction. */
+  claimBatch?: number
+  /**
+   * Attempts in flight at once to one subscription. The only cap on attempts in flight: one over all
+   * subscriptions would be filled by a few whose receivers hang, and every other would wait for
+   * their timeouts.
+   */
   perWebhook?: number
   /**
    * The database lease that makes this the one dispatcher among every process on the database; it
@@ -66,7 +70,7 @@ export class Dispatcher {
   private readonly batchWindowMs: number
   private stopped = true
   private readonly pollIntervalMs: number
-  private readonly concurrency: number
+  private readonly claimBatch: number
   private readonly perWebhook: number
   private readonly now: () => number
   private readonly lease: DispatchLease | undefined
@@ -74,7 +78,7 @@ export class Dispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 100
     this.batchWindowMs = options.batchWindowMs ?? 3
-    this.concurrency = options.concurrency ?? 64
+    this.claimBatch = options.claimBatch ?? 64
     this.perWebhook = options.perWebhook ?? 16
     this.now = options.now ?? Date.now
     const lease = options.lease
@@ -175,19 +179,18 @@ export class Dispatcher {
         (await store.fanOut(FAN_OUT_BATCH, new Date(this.now()))) === FAN_OUT_BATCH &&
         this.dispatching()
       ) {}
-      const free = this.concurrency - this.inFlight.size
-      if (free <= 0 || !this.dispatching()) return
+      if (!this.dispatching()) return
       const claimed = await store.claim({
         owner: this.owner,
         now: new Date(this.now()),
         leaseMs: leaseFor(this.options.timeoutMs),
-        limit: free,
+        limit: this.claimBatch,
         perWebhook: this.perWebhook,
         inFlight: this.perWebhookInFlight,
       })
       for (const delivery of claimed) void this.deliver(delivery)
       // A full batch suggests more is due: look again at once rather than after a poll interval.
-      if (claimed.length === free) this.again = true
+      if (claimed.length === this.claimBatch) this.again = true
     } catch (error) {
       logger.error({ err: error }, 'webhook dispatch pass failed')
     }
