@@ -182,6 +182,25 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     },
   )
 
+  // HTTP never sends a fragment: the subscription would show a URL its receiver is never called with.
+  it.each(['https://r.example/hook#frag', 'https://r.example/hook#', 'https://r.example/#a#b'])(
+    'refuses a fragment in %s with 400, saying so, on subscribing and on changing the url',
+    async (url) => {
+      const fragment = {
+        error: errors.WEBHOOK_URL_INVALID.code,
+        message: 'The field url must not have a fragment (#…): it is never sent.',
+      }
+      const created = await call('POST', '/webhooks', { url })
+      expect(created.statusCode).toBe(400)
+      expect(errorOf(created)).toEqual(fragment)
+      const hook = await subscribe()
+      const changed = await call('PATCH', `/webhooks/${hook.id}`, { url })
+      expect(changed.statusCode).toBe(400)
+      expect(errorOf(changed)).toEqual(fragment)
+      expect((await call('GET', `/webhooks/${hook.id}`)).json().url).toBe(hook.url)
+    },
+  )
+
   it('takes a url of 2000 characters as stored, and the same url back in a PATCH', async () => {
     const url = `https://r.example/${'%C3%A9'.repeat(330)}${'a'.repeat(2)}`
     expect(url).toHaveLength(2000)

@@ -388,7 +388,7 @@ export interface components {
         NewWebhook: {
             /**
              * Format: uri
-             * @description http or https; by default not a loopback, private, link-local or metadata address
+             * @description http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address
              */
             url: string;
             /** @description Event types to receive; all of them when omitted on creation */
@@ -403,7 +403,7 @@ export interface components {
         WebhookUpdate: {
             /**
              * Format: uri
-             * @description http or https; by default not a loopback, private, link-local or metadata address
+             * @description http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address
              */
             url?: string;
             /** @description Event types to receive; all of them when omitted on creation */

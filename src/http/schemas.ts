@@ -100,7 +100,8 @@ const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 const WebhookUrl = Type.String({
   format: 'uri',
   maxLength: 2000,
-  description: 'http or https; by default not a loopback, private, link-local or metadata address',
+  description:
+    'http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address',
 })
 // null, as absent on creation, is no description; in an update it removes the current one.
 const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {

@@ -25,10 +25,10 @@ export interface WebhookUpdateInput {
 }
 
 /**
- * An absolute http(s) URL without credentials. Unless private targets are allowed, a host that is a
- * forbidden address in any spelling the URL parser understands (decimal, octal or hex IPv4, IPv4
- * inside IPv6) or a name for this machine is refused here; names are checked again, by address, on
- * every connection.
+ * An absolute http(s) URL without credentials or fragment. Unless private targets are allowed, a
+ * host that is a forbidden address in any spelling the URL parser understands (decimal, octal or hex
+ * IPv4, IPv4 inside IPv6) or a name for this machine is refused here; names are checked again, by
+ * address, on every connection.
  */
 export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): string {
   if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_URL_INVALID)
@@ -58,6 +58,14 @@ export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): s
   // Node connects to the scheme's default port when told port 0: the receiver would be another one.
   if (url.port === '0') {
     throw new AppError(errors.WEBHOOK_URL_INVALID, 'The field url must name a port from 1 to 65535, or none.')
+  }
+  // HTTP never sends a fragment: stored, it would show a URL other than the one the receiver is
+  // called with. The href, not hash, so that a bare '#' (an empty hash) is refused too.
+  if (url.href.includes('#')) {
+    throw new AppError(
+      errors.WEBHOOK_URL_INVALID,
+      'The field url must not have a fragment (#…): it is never sent.',
+    )
   }
   // The parsed form is what is stored, shown and sent, and percent-encoding can make it several times
   // longer than what was sent (é is %C3%A9): held to the limit, it is a URL a PATCH takes back.
