@@ -118,6 +118,42 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.plants.list({ limit: 1000 })).toHaveLength(300)
   })
 
+  it('never deadlocks two instances whose batches take the same Idempotency-Keys in opposite orders', async () => {
+    const { url, store } = await fresh()
+    const other = await another(url)
+    const record = (key: string) => ({
+      idempotency: {
+        tokenId: 't',
+        key,
+        fingerprint: 'f',
+        status: 200,
+        body: '{}',
+        expiresAt: new Date(Date.now() + 60_000),
+      },
+    })
+    // Each instance's plants are its own, so only the keys are shared: one instance takes them with
+    // its plants' ascending ids in one order, the other in the opposite order.
+    const keys = Array.from({ length: 150 }, (_, i) => `k${String(i).padStart(3, '0')}`)
+    const [mine, theirs] = await Promise.all([
+      Promise.all(keys.map((key, i) => store.plants.create({ id: BigInt(i), name: 'a' }, record(key)))),
+      Promise.all(
+        keys.map((key, i) => other.plants.create({ id: 1000n - BigInt(i), name: 'b' }, record(key))),
+      ),
+    ])
+    keys.forEach((_, i) => {
+      expect([mine[i], theirs[i]].sort()).toEqual(['created', 'key-taken'])
+    })
+    // The store runs a deadlocked transaction again, which hides the deadlock from its callers;
+    // PostgreSQL counts it once the sessions that met it have ended.
+    await Promise.all(open.splice(0).map((s) => s.close()))
+    const deadlocks = await admin(url, (c) =>
+      c.query<{ n: string }>(
+        'SELECT deadlocks::text AS n FROM pg_stat_database WHERE datname = current_database()',
+      ),
+    )
+    expect(deadlocks.rows[0]?.n).toBe('0')
+  })
+
   it('runs a transaction PostgreSQL aborted as deadlocked again, and fails it after three tries', async () => {
     const { url, store } = await fresh()
     await store.pool.query(

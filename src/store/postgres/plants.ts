@@ -5,6 +5,7 @@ import type { NewPlant, Plant } from '../../plants/model.js'
 import type {
   CreateExtras,
   CreateOutcome,
+  IdempotencyRecord,
   ImportItem,
   ImportOutcome,
   JsonPage,
@@ -296,14 +297,18 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /**
-   * The batch one create at a time, in id order (see inIdOrder), for batches that carry
-   * Idempotency-Key records: a create whose key is held by an unexpired record (also one committed by
-   * another instance) is undone and resolves to 'key-taken', writing nothing.
+   * The batch one create at a time, for batches that carry Idempotency-Key records: a create whose
+   * key is held by an unexpired record (also one committed by another instance) is undone and
+   * resolves to 'key-taken', writing nothing. The plants are inserted first, in id order (see
+   * inIdOrder), then the records, in key order: a record waits for another transaction's record
+   * under the same key, and two batches that took their keys in their plants' order, which need not
+   * be the keys' order, could each hold a key the other wanted, deadlocked on every retry.
    */
   private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
     const outcomes: CreateOutcome[] = []
     const events: Array<OutboxEvent | undefined> = []
     const now = new Date()
+    const keyed: number[] = []
     for (const i of inIdOrder(batch)) {
       const { plant, extras } = batch[i] as PendingCreate
       const inserted = await client.query(
@@ -315,29 +320,45 @@ export class PostgresPlantStore implements PlantStore {
         outcomes[i] = 'exists'
         continue
       }
-      const record = extras?.idempotency
-      if (record) {
-        // An expired record under the same key is overwritten; an unexpired one is left alone.
-        const stored = await client.query(
-          `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-             status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
-           WHERE idempotency_keys.expires_at <= $7`,
-          [record.tokenId, record.key, record.fingerprint, record.status, record.body, record.expiresAt, now],
-        )
-        if (stored.rowCount === 0) {
-          await client.query('DELETE FROM plants WHERE id = $1', [plant.id.toString()])
-          outcomes[i] = 'key-taken'
-          continue
-        }
-      }
+      if (extras?.idempotency) keyed.push(i)
       events[i] = extras?.event
       outcomes[i] = 'created'
+    }
+    for (const i of inKeyOrder(batch, keyed)) {
+      const { plant, extras } = batch[i] as PendingCreate
+      const record = extras?.idempotency as IdempotencyRecord
+      // An expired record under the same key is overwritten; an unexpired one is left alone.
+      const stored = await client.query(
+        `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+           status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+         WHERE idempotency_keys.expires_at <= $7`,
+        [record.tokenId, record.key, record.fingerprint, record.status, record.body, record.expiresAt, now],
+      )
+      if (stored.rowCount === 0) {
+        await client.query('DELETE FROM plants WHERE id = $1', [plant.id.toString()])
+        events[i] = undefined
+        outcomes[i] = 'key-taken'
+      }
     }
     await writeEvents(client, inArrivalOrder(events))
     return outcomes
   }
+}
+
+/**
+ * The positions `keyed` of `batch` in ascending (token id, key); among creates under one key their
+ * order in `keyed` (id order) is kept, so the one of the lowest id gets the key.
+ */
+function inKeyOrder(batch: readonly PendingCreate[], keyed: readonly number[]): number[] {
+  const recordAt = (i: number) => (batch[i] as PendingCreate).extras?.idempotency as IdempotencyRecord
+  return [...keyed].sort((a, b) => {
+    const x = recordAt(a)
+    const y = recordAt(b)
+    if (x.tokenId !== y.tokenId) return x.tokenId < y.tokenId ? -1 : 1
+    return x.key < y.key ? -1 : x.key > y.key ? 1 : 0
+  })
 }
 
 /** The events of the rows written, in the order their requests (or lines) came. */
