@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
+import { plantEvent } from '../src/plants/events.js'
 import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 
@@ -23,6 +24,35 @@ describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
       ])
       expect(again).toEqual(['unchanged', 'conflict', 'conflict'])
       expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'a' })
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('creates the first of the lines that share an id, and writes the events of those created in line order', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      const item = (id: bigint, name: string) => {
+        const plant = { id, name }
+        return { plant, event: plantEvent('plant.created', plant) }
+      }
+      await store.plants.importBatch([item(2n, 'stored')])
+      const outcomes = await store.plants.importBatch([
+        item(5n, 'e'),
+        item(2n, 'stored'),
+        item(5n, 'other'),
+        item(1n, 'a'),
+        item(5n, 'e'),
+        item(2n, 'changed'),
+      ])
+      expect(outcomes).toEqual(['created', 'unchanged', 'conflict', 'created', 'unchanged', 'conflict'])
+      expect(await store.plants.get(5n)).toEqual({ id: 5n, name: 'e' })
+      const events = await store.events.listSince(0, 10)
+      expect(events.map((e) => JSON.parse(e.payload).data)).toEqual([
+        { id: 2, name: 'stored' },
+        { id: 5, name: 'e' },
+        { id: 1, name: 'a' },
+      ])
     } finally {
       await store.close()
     }
