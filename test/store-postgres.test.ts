@@ -118,6 +118,37 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.plants.list({ limit: 1000 })).toHaveLength(300)
   })
 
+  it('purges expired Idempotency-Keys without waiting for one a create holds, so the two never deadlock', async () => {
+    const { url, store } = await fresh()
+    const past = new Date(Date.now() - 1000)
+    for (const id of [1n, 2n, 3n]) {
+      const idempotency = {
+        tokenId: 't',
+        key: `k${id}`,
+        fingerprint: 'f',
+        status: 200,
+        body: '{}',
+        expiresAt: past,
+      }
+      expect(await store.plants.create({ id, name: 'p' }, { idempotency })).toBe('created')
+    }
+    // Another session holds one expired key, as a batch taking it over does until it commits.
+    await admin(url, async (client) => {
+      await client.query('BEGIN')
+      await client.query(`SELECT 1 FROM idempotency_keys WHERE key = 'k2' FOR UPDATE`)
+      try {
+        const purged = await Promise.race([
+          store.idempotency.purgeExpired(new Date()),
+          sleep(5000).then(() => 'waited'),
+        ])
+        expect(purged).toBe(2)
+      } finally {
+        await client.query('ROLLBACK')
+      }
+    })
+    expect(await store.idempotency.purgeExpired(new Date())).toBe(1)
+  })
+
   it('never deadlocks two instances whose batches take the same Idempotency-Keys in opposite orders', async () => {
     const { url, store } = await fresh()
     const other = await another(url)

@@ -38,12 +38,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
     // Chunks, as the retention sweep's: one DELETE of a day of expired keys may run past
-    // --database-timeout, and then fails, whole, on every run.
+    // --database-timeout, and then fails, whole, on every run. A key a create is taking over right
+    // now is skipped, not waited for: the sweep would lock its rows in scan order, a batch takes its
+    // keys in key order, and the two could deadlock. The next sweep gets it if it is still expired.
     const deleteChunk = async () => {
       const result = await guarded(() =>
         this.pool.query(
           `DELETE FROM idempotency_keys WHERE (token_id, key) IN (
-             SELECT token_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`,
+             SELECT token_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2
+             FOR UPDATE SKIP LOCKED)`,
           [now, CHUNK],
         ),
       )
