@@ -53,6 +53,7 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       leaseTtlMs?: number
       webhooks?: WebhookStore
       now?: () => number
+      concurrency?: number
     } = {},
   ): Dispatcher {
     const timeoutMs = options.timeoutMs ?? 5000
@@ -70,6 +71,7 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       pollIntervalMs: 10,
       lease: options.leaseTtlMs ? { store: store.leases, ttlMs: options.leaseTtlMs } : undefined,
       now: options.now,
+      concurrency: options.concurrency,
     })
     dispatchers.push(d)
     d.start()
@@ -303,6 +305,29 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       // Well within the hanging attempts' timeout: they do not hold up another subscription's.
       await receiver.waitFor(10, 3000)
       expect(receiver.received).toHaveLength(10)
+    } finally {
+      for (const slow of hanging) await slow.close()
+    }
+  })
+
+  it('bounds the attempts in flight over all subscriptions, and still delivers to one with none in flight', async () => {
+    const hanging = await Promise.all(Array.from({ length: 3 }, () => startReceiver()))
+    try {
+      for (const slow of hanging) {
+        slow.respondWith('hang')
+        await createWebhook(store.webhooks, { url: slow.url, events: [...ALL], description: null })
+      }
+      dispatcher({ timeoutMs: 60_000, concurrency: 8 })
+      for (let i = 0; i < 20; i++) await createPlant(store.plants, { id: BigInt(100 + i), name: `p${i}` })
+      const held = () => hanging.reduce((sum, slow) => sum + slow.received.length, 0)
+      await until(() => held() >= 8)
+      await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+      for (let i = 0; i < 10; i++) await createPlant(store.plants, { id: BigInt(200 + i), name: `q${i}` })
+      // One at a time, past the cap the hanging receivers filled, well within their timeout.
+      await receiver.waitFor(10, 5000)
+      expect(receiver.received).toHaveLength(10)
+      // 16 each were allowed; the cap held them to 8, plus at most one each begun at the cap.
+      expect(held()).toBeLessThanOrEqual(8 + hanging.length)
     } finally {
       for (const slow of hanging) await slow.close()
     }

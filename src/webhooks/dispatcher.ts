@@ -23,12 +23,14 @@ export interface DispatcherOptions {
   batchWindowMs?: number
   /** Most due deliveries one pass leases, over all subscriptions: a bound on its transaction. */
   claimBatch?: number
-  /**
-   * Attempts in flight at once to one subscription. The only cap on attempts in flight: one over all
-   * subscriptions would be filled by a few whose receivers hang, and every other would wait for
-   * their timeouts.
-   */
+  /** Attempts in flight at once to one subscription, so a slow one cannot take every slot. */
   perWebhook?: number
+  /**
+   * Attempts in flight at once over all subscriptions, a bound on the sockets held. Once reached, a
+   * subscription with none in flight may still start one: a few whose receivers hang fill this cap,
+   * and the others must not wait for their timeouts.
+   */
+  concurrency?: number
   /**
    * The database lease that makes this the one dispatcher among every process on the database; it
    * fans out and claims only while it holds it. Without one it always does (a lone dispatcher).
@@ -72,6 +74,7 @@ export class Dispatcher {
   private readonly pollIntervalMs: number
   private readonly claimBatch: number
   private readonly perWebhook: number
+  private readonly concurrency: number
   private readonly now: () => number
   private readonly lease: DispatchLease | undefined
 
@@ -80,6 +83,7 @@ export class Dispatcher {
     this.batchWindowMs = options.batchWindowMs ?? 3
     this.claimBatch = options.claimBatch ?? 64
     this.perWebhook = options.perWebhook ?? 16
+    this.concurrency = options.concurrency ?? 256
     this.now = options.now ?? Date.now
     const lease = options.lease
     this.lease =
@@ -180,17 +184,20 @@ export class Dispatcher {
         this.dispatching()
       ) {}
       if (!this.dispatching()) return
+      const free = this.concurrency - this.inFlight.size
+      const limit = free > 0 ? Math.min(free, this.claimBatch) : this.claimBatch
       const claimed = await store.claim({
         owner: this.owner,
         now: new Date(this.now()),
         leaseMs: leaseFor(this.options.timeoutMs),
-        limit: this.claimBatch,
-        perWebhook: this.perWebhook,
+        limit,
+        // At the cap, only subscriptions with nothing in flight get one attempt each.
+        perWebhook: free > 0 ? this.perWebhook : 1,
         inFlight: this.perWebhookInFlight,
       })
       for (const delivery of claimed) void this.deliver(delivery)
       // A full batch suggests more is due: look again at once rather than after a poll interval.
-      if (claimed.length === this.claimBatch) this.again = true
+      if (claimed.length === limit) this.again = true
     } catch (error) {
       logger.error({ err: error }, 'webhook dispatch pass failed')
     }

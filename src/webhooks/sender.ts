@@ -46,8 +46,8 @@ export class WebhookSender {
   constructor(private readonly options: SenderOptions) {
     const resolve = options.resolve ?? systemResolver
     this.lookup = options.allowPrivateUrls ? plainLookup(resolve) : guardedLookup(resolve)
-    // No cap on sockets in use: the dispatcher bounds the attempts in flight to each subscription. An
-    // agent's cap would queue attempts beyond it, to subscriptions that share a host, while
+    // No cap on sockets in use: the dispatcher bounds the attempts in flight (per subscription and in
+    // all). An agent's cap would queue attempts beyond it, to subscriptions that share a host, while
     // their timeouts ran: one that waited for a socket would fail without its receiver having been
     // slow, or even having seen it.
     const agentOptions = {
