@@ -43,12 +43,7 @@ import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
-import {
-  corsHeadersWithoutOrigin,
-  installCors,
-  installLoadShedding,
-  securityHeaders,
-} from './http/security.js'
+import { corsHeaders, installCors, installLoadShedding, securityHeaders } from './http/security.js'
 import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger, logsAt } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
@@ -210,7 +205,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // The settings Fastify would have applied to a server of its own (the options given below).
       const settings = given as unknown as ServerSettings
       // Node's own answer to a request without Host is a bare 400; this one has the Error shape.
-      const stamped = (req: IncomingMessage) => ({ 'x-request-id': requestId(req), ...security })
+      const stamped = (req: IncomingMessage) => ({
+        'x-request-id': requestId(req),
+        ...security,
+        ...corsHeaders(options.corsOrigins, req.headers.origin),
+      })
       /** How a request that cannot go on to the fast lane or Fastify is answered; undefined when it can. */
       const refusal = (req: IncomingMessage) => {
         if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
@@ -284,9 +283,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...security,
     })),
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
-    // route or a hook: answered here, in the Error shape, with the headers every answer carries.
+    // route or a hook (CORS's neither): answered here, in the Error shape, with the headers every
+    // answer carries.
     frameworkErrors: (error, request, reply) => {
       stamp(request, reply)
+      reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
     },
@@ -379,7 +380,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       plants: options.store.plants,
       tokens: options.tokens,
       bodyLimit,
-      securityHeaders: { ...security, ...corsHeadersWithoutOrigin(options.corsOrigins) },
+      securityHeaders: { ...security, ...corsHeaders(options.corsOrigins, undefined) },
       requestId,
       record,
       limit,

@@ -215,6 +215,15 @@ describe('abuse limits and response headers', () => {
     expect(errorOf(unknown).error).toBe(errors.ROUTE_NOT_FOUND.code)
     expect(unknown.headers['access-control-allow-origin']).toBe('https://app.example.com')
     expect(unknown.headers.vary).toBe('Origin')
+    // So must it read why a URL the router cannot decode is refused: no hook, CORS's either, sees it.
+    const undecodable = await a.inject({ url: '/plants/%FF', headers: { origin: 'https://app.example.com' } })
+    expect(undecodable.statusCode).toBe(400)
+    expect(errorOf(undecodable).error).toBe(errors.BAD_REQUEST.code)
+    expect(undecodable.headers['access-control-allow-origin']).toBe('https://app.example.com')
+    expect(undecodable.headers.vary).toBe('Origin')
+    expect(String(undecodable.headers['access-control-expose-headers'])).toContain('X-Request-Id')
+    const foreign = await a.inject({ url: '/plants/%FF', headers: { origin: 'https://evil.example.com' } })
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined()
   })
 
   it('lets a browser on an allowed origin send every request header the document names', async () => {

@@ -85,13 +85,21 @@ export const CORS_EXPOSED_HEADERS = [
 ]
 
 /**
- * The headers the CORS plugin puts on an answer to a request without Origin while CORS is on (none
- * when it is off): Vary, because an answer to a browser would differ, and the exposed headers. The
- * fast lane takes no request with an Origin and sends these instead of running the plugin.
+ * The headers the CORS plugin puts on an answer while CORS is on (none when it is off): Vary, because
+ * an answer to a browser would differ, the request's origin when it is an allowed one, and the exposed
+ * headers. For the answers the plugin's hook never runs for: the fast lane's (it takes no request with
+ * an Origin) and those given before routing, such as a URL the router cannot read, which a script on
+ * an allowed origin must be able to read as it reads any other error.
  */
-export function corsHeadersWithoutOrigin(origins: string[] | null | undefined): Record<string, string> {
+export function corsHeaders(
+  origins: string[] | null | undefined,
+  origin: string | undefined,
+): Record<string, string> {
   if (!origins || origins.length === 0) return {}
-  return { vary: 'Origin', 'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ') }
+  const headers: Record<string, string> = { vary: 'Origin' }
+  if (origin !== undefined && origins.includes(origin)) headers['access-control-allow-origin'] = origin
+  headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ')
+  return headers
 }
 
 /** Off unless origins are configured: then only those browser origins may call, and read answers. */
