@@ -180,6 +180,25 @@ function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
   })
 }
 
+const ACCEPT_ENCODING = 'accept-encoding'
+
+/** A Vary value with Accept-Encoding added, spelled as the compression plugin adds it. */
+function varyAlsoByEncoding(vary: string | undefined): string {
+  if (vary === undefined) return ACCEPT_ENCODING
+  return vary.includes(ACCEPT_ENCODING) ? vary : `${vary}, ${ACCEPT_ENCODING}`
+}
+
+function varyByEncoding(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
+  const vary = reply.getHeader('vary')
+  reply.header('vary', varyAlsoByEncoding(vary === undefined ? undefined : String(vary)))
+  done(null, payload)
+}
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -345,6 +364,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     encodings: ['br', 'gzip', 'deflate'],
     brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
   })
+  // RFC 9110 §12.5.5: an answer of a route that compresses says it varies by Accept-Encoding in
+  // every variant, not only the compressed one the plugin marks, or a cache could hand a compressed
+  // copy to a client that cannot read it (or keep serving an uncompressed one to all).
+  app.addHook('onRoute', (route) => {
+    if (route.compress === false) return
+    const hooks = route.onSend
+    route.onSend = hooks === undefined ? [varyByEncoding] : [hooks, varyByEncoding].flat()
+  })
   await openApi(app)
 
   const idempotency = new IdempotentCreates(
@@ -376,11 +403,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const debugging = options.logger !== undefined && logsAt(options.logger, 'debug')
   // A request-per-line debug log is written by Fastify's request logging alone.
   if (!debugging) {
+    const apiHeaders: Record<string, string> = { ...security, ...corsHeaders(options.corsOrigins, undefined) }
     fastLane.bind({
       plants: options.store.plants,
       tokens: options.tokens,
       bodyLimit,
-      securityHeaders: { ...security, ...corsHeaders(options.corsOrigins, undefined) },
+      securityHeaders: apiHeaders,
+      compressibleVary: varyAlsoByEncoding(apiHeaders.vary),
       requestId,
       record,
       limit,

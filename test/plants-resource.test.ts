@@ -419,5 +419,15 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
     expect(gunzipSync(zipped.rawPayload).toString()).toBe(plain.body)
     const small = await call('GET', '/plants/600', { headers: { 'accept-encoding': 'gzip' } })
     expect(small.headers['content-encoding']).toBeUndefined()
+    // Every variant of a page says it depends on Accept-Encoding, the uncompressed ones too, or a
+    // cache could answer a client that takes no gzip with a gzipped copy. A single plant never varies.
+    expect(zipped.headers.vary).toBe('accept-encoding')
+    expect(plain.headers.vary).toBe('accept-encoding')
+    const shortPage = await call('GET', '/plants?tag=bulk&limit=1', {
+      headers: { 'accept-encoding': 'gzip' },
+    })
+    expect(shortPage.headers['content-encoding']).toBeUndefined()
+    expect(shortPage.headers.vary).toBe('accept-encoding')
+    expect(small.headers.vary).toBeUndefined()
   })
 })

@@ -22,6 +22,8 @@ export interface FastLaneDeps {
   bodyLimit: number
   /** The headers every API answer starts with after its request id (security headers, and CORS's when on). */
   securityHeaders: Readonly<Record<string, string>>
+  /** The Vary of an answer of a route the framework compresses (a page of plants), in whichever variant. */
+  compressibleVary: string
   requestId: (request: IncomingMessage) => string
   /** Counts and times an answer in its route's own series (the route as Fastify names it). */
   record: (method: string, route: string, status: number, seconds: number) => void
@@ -168,6 +170,8 @@ export class FastLane {
     const principal = this.admit(deps, request.headers, 'plants:read')
     if (principal === undefined) return false
     const answer = this.begin(deps, request, 'GET', route)
+    // A single plant is never compressed (routes/plants.ts); a page is, when the client asks.
+    if (route === '/plants') answer.headers.vary = deps.compressibleVary
     this.limited(deps, principal, response, answer, () =>
       read(answer).then(
         (body) => this.send(deps, response, answer, 200, body),
