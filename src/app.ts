@@ -199,6 +199,35 @@ function varyByEncoding(
   done(null, payload)
 }
 
+/** The request's Content-Length as it came (an operation without a body drops the header), or -1. */
+function declaredLength(req: IncomingMessage): number {
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() === 'content-length') return Number(raw[i + 1])
+  }
+  return -1
+}
+
+/**
+ * A body nothing reads (an operation that takes none, or a request answered before its body: 401,
+ * 404, 405, 415) is read by Node after the answer and thrown away, to keep the connection usable,
+ * for as long as the client sends it. It is held to the body limit as a body that is read is: one
+ * declared larger is not read at all, its answer closes the connection; one sent in chunks is cut
+ * off with the connection once past the limit.
+ */
+function boundDiscardedBody(req: IncomingMessage, res: ServerResponse, bodyLimit: number): void {
+  if (declaredLength(req) > bodyLimit) {
+    res.shouldKeepAlive = false
+    return
+  }
+  // Read here instead: Node's own discarding, once the answer is sent, counts nothing.
+  let left = bodyLimit
+  req.on('data', (chunk: Buffer) => {
+    left -= chunk.length
+    if (left < 0) req.socket.destroy()
+  })
+}
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -269,6 +298,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
               })
             }
           }
+          // A body still arriving as its answer goes out is one nothing reads.
+          if (!this.req.complete) boundDiscardedBody(this.req, this, bodyLimit)
           return super.writeHead(statusCode, ...(rest as [string?, OutgoingHttpHeaders?]))
         }
       }

@@ -277,6 +277,46 @@ describe('raw-socket clients against a real server', () => {
     ).toBe(404)
   })
 
+  const unread: Array<[string, string, number]> = [
+    ['GET', '/plants', 200],
+    ['GET', '/plants/9404', 404],
+    ['DELETE', '/plants/9404', 404],
+    ['GET', '/healthz', 200],
+    // Refused before its body is read: no token.
+    ['POST', '/plants', 401],
+  ]
+  // 40 x 64 KiB, in 400 ms or more: without a bound the server would read it all, then keep the
+  // connection open past the deadline for the next request.
+  const flood = Array.from({ length: 40 }, () => Buffer.alloc(64 * 1024, 'a'))
+  it.each(unread)(
+    'reads no more than the body limit of a body %s %s does not read',
+    async (method, path, status) => {
+      const head = `${method} ${path} HTTP/1.1\nHost: x\n${status === 401 ? 'Content-Type: application/json' : auth()}`
+      const declared = await rawExchange(
+        server.port,
+        [request(`${head}\nContent-Length: 50000000`), ...flood],
+        {
+          gapMs: 10,
+          deadlineMs: 3000,
+        },
+      )
+      expect(declared.closed).toBe(true)
+      const [answer] = expectErrorsOnly(declared.received, [status])
+      expect(answer?.headers.connection).toBe('close')
+      const chunked = await rawExchange(
+        server.port,
+        [
+          request(`${head}\nTransfer-Encoding: chunked`),
+          ...flood.map((chunk) => Buffer.concat([Buffer.from('10000\r\n'), chunk, Buffer.from('\r\n')])),
+        ],
+        { gapMs: 10, deadlineMs: 3000 },
+      )
+      expect(chunked.closed).toBe(true)
+      expectErrorsOnly(chunked.received, [status])
+      await expectHealthy()
+    },
+  )
+
   it('answers an HTTP/1.1 request without a Host header with 400 in the Error shape, and closes', async () => {
     const { received, closed } = await rawExchange(server.port, [
       request(`GET /plants/5 HTTP/1.1\n${auth()}`),
