@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   callOnNewConnection as call,
@@ -13,7 +12,7 @@ import {
   workerPids,
 } from './helpers/cluster.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
-import { tempDir } from './helpers/stores.js'
+import { createdEvents, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
 
 function alive(pid: number): boolean {
   try {
@@ -62,105 +61,6 @@ describe('serve --workers', () => {
     expect(result.stderr).toMatch(/invalid --workers \(WORKERS\)/)
   })
 
-  it('loses and duplicates no create when two processes write one SQLite file', async () => {
-    const file = join(tempDir(), 'p.db')
-    const url = `sqlite:${file}`
-    const token = await issueToken(url, 'w')
-    server = await twoWorkersLogging(url)
-    const base = server.url
-    const pids = workerPids(server.output())
-    expect(pids).toHaveLength(2)
-    // Both workers have verified the token and opened the file before the load: a worker still busy
-    // with its first request would leave the primary to hand every connection to the other.
-    const running = server
-    await waitUntil(async () => {
-      await call(base, 'GET', '/plants/1', token)
-      return servedBy(running.output(), '/plants/1').size === 2
-    })
-
-    // Every id is sent twice at once: exactly one of the two may win, whichever worker takes it.
-    const ids = Array.from({ length: 150 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i))
-    const answers = await Promise.all(
-      ids.flatMap((id) =>
-        [0, 1].map(() => call(base, 'POST', '/plants', token, `{"id":${id},"name":"p${id}"}`)),
-      ),
-    )
-    for (let i = 0; i < ids.length; i++) {
-      const pair = [answers[2 * i]?.status, answers[2 * i + 1]?.status].sort()
-      expect(pair).toEqual([200, 409])
-    }
-    // Both workers served: their request lines carry their own pid.
-    expect([...servedBy(server.output(), '/plants')].sort()).toEqual([...pids].sort())
-
-    expect(await server.stop('SIGTERM')).toBe(0)
-    server = undefined
-    const db = new Database(file, { readonly: true })
-    const stored = db.prepare('SELECT id FROM plants ORDER BY id').safeIntegers(true).pluck().all()
-    const events = db.prepare("SELECT count(*) FROM events WHERE type = 'plant.created'").pluck().get()
-    db.close()
-    expect(stored).toEqual(ids)
-    expect(events).toBe(ids.length)
-  })
-
-  it('shows a plant one worker created in the first page every worker answers, though each kept it', async () => {
-    const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const token = await issueToken(url, 'w')
-    server = await twoWorkersLogging(url)
-    const running = server
-    const page = '/plants?limit=100'
-    // Both workers read the empty page (and keep it) before the create.
-    await waitUntil(async () => {
-      expect((await call(running.url, 'GET', page, token)).body).toBe('[]')
-      return servedBy(running.output(), page).size === 2
-    })
-    const body = '{"id":9007199254740993,"name":"a"}'
-    expect((await call(running.url, 'POST', '/plants', token, body)).status).toBe(200)
-    const since = running.output().length
-    await waitUntil(async () => {
-      expect((await call(running.url, 'GET', page, token)).body).toBe(`[${body}]`)
-      return servedBy(running.output().slice(since), page).size === 2
-    })
-  })
-
-  it('answers /metrics with the requests of every worker summed, whichever worker takes the scrape', async () => {
-    const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const create = async (...args: string[]) =>
-      (await runCli(['token', 'create', '--database-url', url, ...args])).stdout.trim()
-    const reader = await create('--name', 'reader', '--scopes', 'plants:read')
-    const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
-    const admin = await create('--name', 'admin', '--scopes', 'webhooks:manage')
-    server = await twoWorkersLogging(url)
-    const running = server
-    const pids = workerPids(running.output()).sort()
-    expect(pids).toHaveLength(2)
-    for (let i = 0; i < 20; i++)
-      expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
-    await waitUntil(() => servedBy(running.output(), '/plants/1').size === 2)
-    // With a subscription each worker starts a dispatcher; the lease goes to exactly one of them.
-    const hook = await call(
-      running.url,
-      'POST',
-      '/webhooks',
-      admin,
-      '{"url":"https://receiver.example/hook"}',
-    )
-    expect(hook.status).toBe(201)
-    await waitUntil(() => leaseTakers(running.output()).length > 0)
-
-    const reads = /^plantstore_http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} (\d+)$/m
-    for (let i = 0; i < 20 && servedBy(running.output(), '/metrics').size < 2; i++) {
-      const scrape = await call(running.url, 'GET', '/metrics', prometheus)
-      expect(scrape.status).toBe(200)
-      expect(scrape.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
-      expect(reads.exec(scrape.body)?.[1]).toBe('20')
-      expect(scrape.body).toMatch(/^plantstore_webhook_dispatcher_lease_held 1$/m)
-    }
-    expect([...servedBy(running.output(), '/metrics')].sort()).toEqual(pids)
-    expect(leaseTakers(running.output())).toHaveLength(1)
-    const denied = await call(running.url, 'GET', '/metrics', reader)
-    expect(denied.status).toBe(403)
-  })
-
   it.skipIf(process.platform !== 'linux')(
     'gives the file descriptor limit of one worker under /metrics, not the limits of all summed',
     async () => {
@@ -181,29 +81,6 @@ describe('serve --workers', () => {
       expect(sample('plantstore_process_open_fds')).toBeLessThanOrEqual(Math.max(...after) + 2)
     },
   )
-
-  it('refuses a revoked token in every worker from the next request on', async () => {
-    const url = `sqlite:${join(tempDir(), 'p.db')}`
-    const token = await issueToken(url, 'w')
-    server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
-    const base = server.url
-    const before = await Promise.all(Array.from({ length: 6 }, () => call(base, 'GET', '/plants/1', token)))
-    // 404: the token was accepted (and is now cached in both workers), the plant does not exist.
-    expect(before.map((a) => a.status)).toEqual(Array(6).fill(404))
-
-    const id = (
-      JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout) as {
-        id: string
-      }[]
-    )[0]?.id as string
-    expect((await runCli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
-
-    for (let i = 0; i < 6; i++) {
-      const answer = await call(server.url, 'GET', '/plants/1', token)
-      expect(answer.status).toBe(401)
-      expect(JSON.parse(answer.body).error).toBe(40105)
-    }
-  })
 
   it('replaces a worker killed right after it listened, and keeps serving', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
@@ -321,5 +198,145 @@ describe('serve --workers', () => {
     await server.stop('SIGKILL')
     server = undefined
     await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 5000 })
+  })
+})
+
+// What two processes sharing one database must get right, on every store: each worker has its own
+// connections, caches and batches, and only the database keeps them consistent.
+describe.each(storeKinds)('serve --workers on $name', (kind) => {
+  let server: RunningServer | undefined
+  afterEach(async () => {
+    await server?.stop('SIGKILL')
+    server = undefined
+  })
+
+  it('loses and duplicates no create when two processes write one database', async () => {
+    const url = await kind.freshUrl()
+    const token = await issueToken(url, 'w')
+    server = await twoWorkersLogging(url)
+    const base = server.url
+    const pids = workerPids(server.output())
+    expect(pids).toHaveLength(2)
+    // Both workers have verified the token and opened the database before the load: a worker still
+    // busy with its first request would leave the primary to hand every connection to the other.
+    const running = server
+    await waitUntil(async () => {
+      await call(base, 'GET', '/plants/1', token)
+      return servedBy(running.output(), '/plants/1').size === 2
+    })
+
+    // Every id of `twice` is sent twice at once: exactly one of the two may win, whichever worker
+    // takes it. Every id of `once` is sent once, among them: each must win.
+    const twice = Array.from({ length: 100 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i))
+    const once = Array.from({ length: 100 }, (_, i) => 9_100_000_000_000_000_000n + BigInt(i))
+    const create = (id: bigint) => call(base, 'POST', '/plants', token, `{"id":${id},"name":"p${id}"}`)
+    const [pairs, singles] = await Promise.all([
+      Promise.all(twice.map((id) => Promise.all([create(id), create(id)]))),
+      Promise.all(once.map(create)),
+    ])
+    for (const pair of pairs) expect(pair.map((answer) => answer.status).sort()).toEqual([200, 409])
+    expect(singles.map((answer) => answer.status)).toEqual(once.map(() => 200))
+    // Both workers served: their request lines carry their own pid.
+    expect([...servedBy(server.output(), '/plants')].sort()).toEqual([...pids].sort())
+
+    expect(await server.stop('SIGTERM')).toBe(0)
+    server = undefined
+    // Each acknowledged plant is stored, and created once: one plant.created event each.
+    expect(await storedPlantIds(url)).toEqual(new Set([...twice, ...once].map(String)))
+    expect(await createdEvents(url)).toBe(twice.length + once.length)
+  })
+
+  it('shows a plant one worker created in the first page every worker answers, though each kept it', async () => {
+    const url = await kind.freshUrl()
+    const token = await issueToken(url, 'w')
+    server = await twoWorkersLogging(url)
+    const running = server
+    const page = '/plants?limit=100'
+    // Both workers read the empty page (and keep it) before the create.
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', page, token)).body).toBe('[]')
+      return servedBy(running.output(), page).size === 2
+    })
+    const body = '{"id":9007199254740993,"name":"a"}'
+    expect((await call(running.url, 'POST', '/plants', token, body)).status).toBe(200)
+    const since = running.output().length
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', page, token)).body).toBe(`[${body}]`)
+      return servedBy(running.output().slice(since), page).size === 2
+    })
+  })
+
+  it('answers /metrics with the requests of every worker summed, whichever worker takes the scrape', async () => {
+    const url = await kind.freshUrl()
+    const create = async (...args: string[]) =>
+      (await runCli(['token', 'create', '--database-url', url, ...args])).stdout.trim()
+    const reader = await create('--name', 'reader', '--scopes', 'plants:read')
+    const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
+    const admin = await create('--name', 'admin', '--scopes', 'webhooks:manage')
+    server = await twoWorkersLogging(url)
+    const running = server
+    const pids = workerPids(running.output()).sort()
+    expect(pids).toHaveLength(2)
+    for (let i = 0; i < 20; i++)
+      expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
+    await waitUntil(() => servedBy(running.output(), '/plants/1').size === 2)
+    // With a subscription each worker starts a dispatcher; the lease goes to exactly one of them.
+    const hook = await call(
+      running.url,
+      'POST',
+      '/webhooks',
+      admin,
+      '{"url":"https://receiver.example/hook"}',
+    )
+    expect(hook.status).toBe(201)
+    await waitUntil(() => leaseTakers(running.output()).length > 0)
+
+    const reads = /^plantstore_http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} (\d+)$/m
+    for (let i = 0; i < 20 && servedBy(running.output(), '/metrics').size < 2; i++) {
+      const scrape = await call(running.url, 'GET', '/metrics', prometheus)
+      expect(scrape.status).toBe(200)
+      expect(scrape.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
+      expect(reads.exec(scrape.body)?.[1]).toBe('20')
+      expect(scrape.body).toMatch(/^plantstore_webhook_dispatcher_lease_held 1$/m)
+    }
+    expect([...servedBy(running.output(), '/metrics')].sort()).toEqual(pids)
+    expect(leaseTakers(running.output())).toHaveLength(1)
+    const denied = await call(running.url, 'GET', '/metrics', reader)
+    expect(denied.status).toBe(403)
+  })
+
+  it('refuses a token revoked by the CLI in every worker', async () => {
+    const url = await kind.freshUrl()
+    const token = await issueToken(url, 'w')
+    server = await twoWorkersLogging(url)
+    const running = server
+    // 404: the token was accepted (and is now cached in both workers), the plant does not exist.
+    await waitUntil(async () => {
+      expect((await call(running.url, 'GET', '/plants/1', token)).status).toBe(404)
+      return servedBy(running.output(), '/plants/1').size === 2
+    })
+
+    const id = (
+      JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout) as {
+        id: string
+      }[]
+    )[0]?.id as string
+    expect((await runCli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
+
+    const refused = async () => {
+      for (let i = 0; i < 6; i++) {
+        const answer = await call(running.url, 'GET', '/plants/1', token)
+        expect(answer.status).toBe(401)
+        expect(JSON.parse(answer.body).error).toBe(40105)
+      }
+    }
+    // SQLite re-reads a token whose file another process wrote to, from the next request on;
+    // PostgreSQL tells each worker by NOTIFY, within the 5 seconds the README promises.
+    if (kind.name === 'sqlite') await refused()
+    else await vi.waitFor(refused, { timeout: 5000, interval: 50 })
+    // And every worker keeps refusing it: the next requests reach both, and each answers 401.
+    const since = running.output().length
+    await refused()
+    await waitUntil(() => servedBy(running.output().slice(since), '/plants/1').size === 2)
   })
 })

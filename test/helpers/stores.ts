@@ -63,3 +63,19 @@ export async function storedPlantIds(url: string): Promise<Set<string>> {
   const rows = await admin(url, (c) => c.query<{ id: string }>('SELECT id::text AS id FROM plants'))
   return new Set(rows.rows.map((r) => r.id))
 }
+
+/** How many plant.created events the outbox holds, read straight from the database. */
+export async function createdEvents(url: string): Promise<number> {
+  const location = parseDatabaseUrl(url)
+  const query = "SELECT count(*) AS n FROM events WHERE type = 'plant.created'"
+  if (location?.kind === 'sqlite') {
+    const reader = new Database(location.path, { readonly: true })
+    try {
+      return reader.prepare(query).pluck().get() as number
+    } finally {
+      reader.close()
+    }
+  }
+  const rows = await admin(url, (c) => c.query<{ n: string }>(query))
+  return Number(rows.rows[0]?.n)
+}
