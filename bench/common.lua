@@ -7,8 +7,27 @@ M.token = os.getenv("BENCH_TOKEN") or ""
 -- The read scripts pick among the rows stored before the run, whose ids are 1..BENCH_ROWS.
 M.rows = tonumber(os.getenv("BENCH_ROWS") or "1")
 
+-- The run's seed: the runner gives each run one of its own.
+M.seed = tonumber(os.getenv("BENCH_SEED") or tostring(os.time()))
+
+-- Every wrk thread loads the script in a Lua state of its own with the same environment, so each
+-- would draw the same ids in the same order. wrk calls setup() in its main state once per thread,
+-- before that thread's init, and thread:set gives the thread a global: threads are numbered 0, 1, …
+local threads = 0
+function setup(thread)
+  thread:set("bench_thread", threads)
+  threads = threads + 1
+end
+
+-- This thread's number (0 in a script run without setup).
+function M.thread()
+  return bench_thread or 0
+end
+
+-- Each thread draws from a seed of its own, the run's plus its number: a rerun with the same
+-- BENCH_SEED repeats every thread's ids.
 local function seed()
-  math.randomseed(tonumber(os.getenv("BENCH_SEED") or tostring(os.time())))
+  math.randomseed(M.seed + M.thread())
 end
 
 -- Makes the calling script a read script: wrk's init, request and done (globals, which wrk looks up)

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -144,6 +144,83 @@ describe('npm run bench', () => {
     // Random among 1,000 ids: hundreds of distinct ones, where list.lua asks for one page.
     expect(new Set(ids).size).toBeGreaterThan(500)
   })
+
+  /**
+   * Runs a wrk script with two threads (one connection each) for a second against a server that
+   * answers 200 to everything, and returns what each connection asked for, in order: the path of a
+   * GET, the body of a POST.
+   */
+  async function streamsOf(script: string, seed: string): Promise<string[][]> {
+    const streams = new Map<Socket, string[]>()
+    const server = createServer((req, res) => {
+      const stream = streams.get(req.socket) ?? []
+      streams.set(req.socket, stream)
+      let body = ''
+      req.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk
+      })
+      req.on('end', () => {
+        stream.push(req.method === 'GET' ? (req.url ?? '') : body)
+        res.end('[]')
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    try {
+      await run('wrk', ['-t2', '-c2', '-d1s', '-s', `bench/${script}`, `http://127.0.0.1:${port}`], {
+        cwd: ROOT,
+        env: { ...process.env, BENCH_DIR: 'bench', BENCH_ROWS: '1000', BENCH_TOKEN: 't', BENCH_SEED: seed },
+      })
+    } finally {
+      server.close()
+    }
+    return [...streams.values()].filter((stream) => stream.length > 0)
+  }
+
+  it.each(['get.lua', 'list-after.lua'])(
+    'gives each wrk thread of %s its own random ids',
+    async (script) => {
+      const streams = await streamsOf(script, '7')
+      expect(streams).toHaveLength(2)
+      // wrk asks a thread's script for one request before its connections start, so two threads
+      // seeded alike send the same ids one place apart: compared by the runs of three ids they send,
+      // which two random streams among 1,000 ids hardly ever share.
+      const triples = (stream: string[]) =>
+        new Set(stream.slice(0, 2000).map((path, i) => `${path} ${stream[i + 1]} ${stream[i + 2]}`))
+      const [a, b] = streams.map(triples) as [Set<string>, Set<string>]
+      expect(Math.min(a.size, b.size)).toBeGreaterThan(100)
+      expect([...a].filter((triple) => b.has(triple)).length).toBeLessThan(10)
+    },
+    30_000,
+  )
+
+  it('gives each wrk thread of create.lua ids no other thread sends, the same for the same seed', async () => {
+    const ids = (streams: string[][]) =>
+      streams.map((stream) =>
+        stream.map((body) =>
+          BigInt((JSON.parse(body.replace(/"id":(\d+)/, '"id":"$1"')) as { id: string }).id),
+        ),
+      )
+    const [first, again] = [await streamsOf('create.lua', '7'), await streamsOf('create.lua', '7')]
+    expect(first).toHaveLength(2)
+    const all = ids(first).flat()
+    expect(all.length).toBeGreaterThan(200)
+    expect(new Set(all).size).toBe(all.length)
+    for (const id of all) {
+      expect(id).toBeGreaterThan(0n)
+      expect(id).toBeLessThan(2n ** 63n)
+    }
+    // Each thread's ids follow from the seed and the thread alone: a run with the same seed sends
+    // them again (which connection a thread holds is not known, so each stream is matched to the
+    // first run's that shares most of its first 1,000 ids).
+    const firstIds = ids(first).map((stream) => new Set(stream.slice(0, 1000)))
+    for (const stream of ids(again)) {
+      const head = stream.slice(0, 1000)
+      const shared = Math.max(...firstIds.map((earlier) => head.filter((id) => earlier.has(id)).length))
+      expect(shared).toBeGreaterThan(990)
+    }
+  }, 30_000)
 
   it.skipIf(!postgresKind)(
     'measures a PostgreSQL database, emptied first',
