@@ -228,8 +228,8 @@ describe('the typed client when something else answers, such as a proxy', () => 
         expect(failure).toBeInstanceOf(PlantStoreError)
         expect(failure).toMatchObject({ status, code: undefined, message: `HTTP ${status}` })
       }
-      // The create was retried once as a 5xx, then the five others once each.
-      expect(made.calls).toBe(2 + 5)
+      // The create and the two reads were retried once as a 5xx; the three other changes are sent once.
+      expect(made.calls).toBe(2 * 3 + 3)
     },
   )
 })
@@ -363,6 +363,47 @@ describe('the typed client when the caller gives up', () => {
     })
     expect((await client.createPlant({ id: 1n, name: 'a' })).plant).toEqual({ id: 1n, name: 'a' })
     expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(950)
+  })
+})
+
+describe('the typed client when the service asks it to slow down', () => {
+  const limited = () =>
+    new Response('{"error":42901,"message":"Too many requests."}', {
+      status: 429,
+      headers: { 'content-type': 'application/json', 'retry-after': '0' },
+    })
+
+  it('tries a create and the reads again after a 429, and gives up with the 429 after its retries', async () => {
+    const { client, made } = clientAnswering(limited, 2)
+    for (const call of everyMethod(client)) {
+      const failure = await call().catch((error: unknown) => error)
+      expect(failure).toMatchObject({ status: 429, code: 42901 })
+    }
+    // Three attempts each for the create, the list and the read; one each for the three changes.
+    expect(made.calls).toBe(3 * 3 + 3)
+  })
+
+  it('reads once the 429 has passed, with the same request', async () => {
+    const urls: string[] = []
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async (request) => {
+        urls.push(request.url)
+        if (urls.length === 1) return limited()
+        return new Response('[{"id": 9223372036854775807, "name": "a"}]', {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        })
+      },
+    })
+    expect(await client.listPlants({ tag: 'x', limit: 5 })).toEqual({
+      plants: [{ id: 9223372036854775807n, name: 'a' }],
+    })
+    expect(urls).toEqual([
+      'http://127.0.0.1:1/plants?tag=x&limit=5',
+      'http://127.0.0.1:1/plants?tag=x&limit=5',
+    ])
   })
 })
 

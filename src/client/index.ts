@@ -47,7 +47,11 @@ export interface ClientOptions {
   /** A bearer token from `plantstore token create`. */
   token: string
   fetch?: (input: Request) => Promise<Response>
-  /** How often a create is retried (with the same Idempotency-Key) after a network error or a 5xx. */
+  /**
+   * How often a create (with the same Idempotency-Key) or a read is retried after a network error, a
+   * 5xx or a 429. Replacements, patches and deletes are sent once: a repeat could meet the state the
+   * first attempt made.
+   */
   retries?: number
   /** Makes Idempotency-Keys; a random UUID by default. */
   newIdempotencyKey?: () => string
@@ -159,22 +163,21 @@ export class PlantStoreClient {
   }
 
   /**
-   * Creates a plant. An Idempotency-Key goes with it (a new one unless given), so the retries after
-   * a network error or a 5xx, or while the first attempt is still running (409), cannot create twice.
-   * Between attempts it waits as the answer's Retry-After asks, up to MAX_RETRY_WAIT_MS.
+   * Sends `send` until an answer is final, at most `retries` times more: no answer at all, a 5xx, a
+   * 429, or (for a create) a 409 "still running" is worth another try; anything else is returned.
+   * Between attempts it waits as the answer's Retry-After asks, up to MAX_RETRY_WAIT_MS. Only an
+   * operation that a repeat cannot change more than the first attempt did is sent this way.
    */
-  async createPlant(
-    plant: NewPlant,
-    options: CallOptions & { idempotencyKey?: string } = {},
-  ): Promise<TaggedPlant> {
-    const key = options.idempotencyKey ?? this.newKey()
-    const { signal } = options
+  private async retrying<R extends { response: Response; error?: unknown }>(
+    send: () => Promise<R>,
+    signal: AbortSignal | undefined,
+  ): Promise<R> {
     let wait = 0
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) await pause(wait, signal)
-      let result: Awaited<ReturnType<Client<paths>['POST']>>
+      let result: R
       try {
-        result = await this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key }, signal })
+        result = await send()
       } catch (error) {
         // Only no answer is worth another try: an unreadable one would be read no better next time.
         const unanswered = error instanceof PlantStoreError && error.status === 0
@@ -182,13 +185,33 @@ export class PlantStoreClient {
         wait = retryWait(attempt + 1, null)
         continue
       }
-      const { data, error, response } = result
-      if (response.ok) return tagged(response, data)
+      const { error, response } = result
       const retryable =
-        response.status >= 500 || (error as Partial<ErrorBody> | undefined)?.error === IDEMPOTENCY_IN_PROGRESS
-      if (attempt >= this.retries || !retryable) fail(response, error)
+        response.status >= 500 ||
+        response.status === 429 ||
+        (error as Partial<ErrorBody> | undefined)?.error === IDEMPOTENCY_IN_PROGRESS
+      if (response.ok || attempt >= this.retries || !retryable) return result
       wait = retryWait(attempt + 1, response.headers.get('retry-after'))
     }
+  }
+
+  /**
+   * Creates a plant. An Idempotency-Key goes with it (a new one unless given), so the retries after
+   * a network error, a 5xx or a 429, or while the first attempt is still running (409), cannot
+   * create twice.
+   */
+  async createPlant(
+    plant: NewPlant,
+    options: CallOptions & { idempotencyKey?: string } = {},
+  ): Promise<TaggedPlant> {
+    const key = options.idempotencyKey ?? this.newKey()
+    const { signal } = options
+    const { data, error, response } = await this.retrying(
+      () => this.api.POST('/plants', { body: plant, headers: { 'idempotency-key': key }, signal }),
+      signal,
+    )
+    if (!response.ok) fail(response, error)
+    return tagged(response, data)
   }
 
   /** One page in id order, and the cursor of the next page when there is one. */
@@ -196,7 +219,10 @@ export class PlantStoreClient {
     query: ListQuery = {},
     { signal }: CallOptions = {},
   ): Promise<{ plants: StoredPlant[]; next?: bigint }> {
-    const { data, error, response } = await this.api.GET('/plants', { params: { query }, signal })
+    const { data, error, response } = await this.retrying(
+      () => this.api.GET('/plants', { params: { query }, signal }),
+      signal,
+    )
     if (!response.ok) fail(response, error)
     if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
     const next = nextCursor(response)
@@ -217,7 +243,10 @@ export class PlantStoreClient {
   }
 
   async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<TaggedPlant> {
-    const { data, error, response } = await this.api.GET('/plants/{id}', { params: { path: { id } }, signal })
+    const { data, error, response } = await this.retrying(
+      () => this.api.GET('/plants/{id}', { params: { path: { id } }, signal }),
+      signal,
+    )
     if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
