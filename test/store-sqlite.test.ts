@@ -37,6 +37,28 @@ describe('SQLite store', () => {
     expect(store.db.pragma('cache_size', { simple: true })).toBe(-2048)
   })
 
+  it('makes a new database, its log files and its backups readable by their owner alone', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    await createWebhook(store.webhooks, {
+      url: 'https://example.com/hook',
+      events: ['plant.created'],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.backup(join(dir, 'copy.db'))
+    const mode = (file: string) => statSync(join(dir, file)).mode & 0o777
+    for (const file of ['p.db', 'p.db-wal', 'p.db-shm', 'copy.db'])
+      expect([file, mode(file)]).toEqual([file, 0o600])
+    store.close()
+    // A file given another mode by its owner keeps it.
+    const shared = join(dir, 'shared.db')
+    writeFileSync(shared, '', { mode: 0o640 })
+    store = openSqlite({ path: shared })
+    expect(mode('shared.db')).toBe(0o640)
+  })
+
   // A file commits on a connection of its own, `:memory:` on the caller's: both must batch alike.
   const writers = [
     { name: 'a file (own connection, fsync on the pool)', path: () => join(tempDir(), 'p.db') },

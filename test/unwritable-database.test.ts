@@ -26,7 +26,7 @@ function runAsNobody(args: string[]): Promise<CliResult> {
   })
 }
 
-/** A migrated database file owned by root (0644) in a folder anyone may write, as in /tmp. */
+/** A migrated database file owned by root, made 0644, in a folder anyone may write, as in /tmp. */
 async function readOnlyDatabase(): Promise<string> {
   const dir = join(tempDir(), 'shared')
   mkdirSync(dir)
@@ -34,6 +34,8 @@ async function readOnlyDatabase(): Promise<string> {
   chmodSync(dir, 0o1777)
   const url = `sqlite:${join(dir, 'ro.db')}`
   expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+  // A new database is its owner's alone (0600); this one is shared for reading.
+  chmodSync(join(dir, 'ro.db'), 0o644)
   return url
 }
 

@@ -71,7 +71,8 @@ export class SqliteStore implements Store {
     // Created empty here, and only if absent (VACUUM INTO accepts an empty file): the file is then
     // this backup's own, so a failed one can be removed without touching one that appeared meanwhile.
     try {
-      closeSync(openSync(file, 'wx'))
+      // 0600, as a new database file: the copy holds the webhooks' signing secrets.
+      closeSync(openSync(file, 'wx', PRIVATE_MODE))
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new Error(`${file} already exists; backups never overwrite`)
@@ -112,6 +113,23 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * The database holds the webhooks' signing secrets (a token only as a hash, but a signing secret has
+ * to be kept as it is), so a new one is for its owner alone, as PostgreSQL keeps its data folder.
+ * SQLite gives the -wal and -shm files it makes beside it the same mode. An existing file keeps
+ * whatever mode it was given.
+ */
+const PRIVATE_MODE = 0o600
+
+function createPrivately(path: string): void {
+  try {
+    // An empty file is an empty database to SQLite.
+    closeSync(openSync(path, 'wx', PRIVATE_MODE))
+  } catch {
+    // It exists, or cannot be made here: SQLite's own open then opens it, or says why it cannot.
+  }
+}
+
 /** Opens (creating if needed) and migrates a SQLite database in durable WAL mode. */
 export function openSqlite(options: SqliteOptions): SqliteStore {
   if (options.path.endsWith('/')) {
@@ -134,6 +152,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   let db: Database.Database
   try {
+    if (options.path !== ':memory:') createPrivately(options.path)
     db = new Database(options.path)
   } catch (error) {
     throw explainOpenFailure(error, options.path)
