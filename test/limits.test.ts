@@ -105,6 +105,24 @@ describe('abuse limits and response headers', () => {
     expect((await from(direct, '203.0.113.2')).statusCode).toBe(429)
   })
 
+  it("keeps a token's count while thousands of other clients are counted in the same window", async () => {
+    const { app: a, token } = await app({
+      rateLimit: { max: 1, windowMs: 60_000 },
+      trustProxy: ['127.0.0.1'],
+    })
+    const held = await token()
+    const get = () => a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${held}` } })
+    expect((await get()).statusCode).toBe(404)
+    // Each a client of its own, counted by address: more than the limiter's default of 5,000 keys.
+    for (let i = 0; i < 8_000; i++) {
+      const client = `198.51.${i >> 8}.${i & 0xff}`
+      const res = await a.inject({ url: '/plants/1', headers: { 'x-forwarded-for': client } })
+      expect(res.statusCode).toBe(401)
+    }
+    // Forgotten, the token's count would start again and this request would pass.
+    expect((await get()).statusCode).toBe(429)
+  }, 60_000)
+
   it('logs the forwarded client address and the request id behind a trusted proxy', async () => {
     const { lines, stream: sink } = captureLines()
     const { app: a } = await app({ trustProxy: ['127.0.0.1'], logger: createLogger('debug', sink) })

@@ -25,14 +25,22 @@ interface Counted {
 
 const NO_ROUTE = { config: {} }
 
+/** Tokens and addresses counted at once; past this the one counted longest ago is forgotten. */
+const MAX_COUNTED_KEYS = 20_000
+
 export async function installRateLimit(
   app: FastifyInstance,
   limit: RateLimit,
   hooks: RateLimitHooks = {},
 ): Promise<Limiter> {
+  await app.register(rateLimit, { global: false })
   // In-process counters (an LRU of this many keys); several instances each count their own share.
-  await app.register(rateLimit, { global: false, cache: 20_000 })
+  // Given to the limiter, not at registration: createRateLimit makes a store of its own, sized by its
+  // options alone, so a size given to the plugin left it at the default of 5,000 keys. The plugin's
+  // types leave `cache` out of these options, which it reads all the same.
+  const counters = { cache: MAX_COUNTED_KEYS }
   const check = app.createRateLimit({
+    ...counters,
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (counted) => (counted as unknown as Counted).key,
