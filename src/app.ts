@@ -46,7 +46,7 @@ import { sharedSchemas } from './http/schemas.js'
 import { corsHeaders, installCors, installLoadShedding, securityHeaders } from './http/security.js'
 import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger, logsAt } from './log.js'
-import { createMetrics, type Metrics } from './metrics/registry.js'
+import { createMetrics, type Metrics, methodLabel, UNMATCHED_ROUTE } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
@@ -242,6 +242,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * still arrive on a connection that was busy (pipelined, or kept alive after its answer).
    */
   let closing = false
+  const record = requestRecorder(metrics)
   /** The request id and the security headers, which go on every answer. */
   const stamp = (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id)
@@ -340,6 +341,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
+      // No hook runs for this answer, the metrics' neither: counted here, as any unmatched request.
+      record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
     },
     // Fastify's own 503 while closing is not the Error shape; the server's handler answers instead.
     return503OnClosing: false,
@@ -370,7 +373,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     stamp(request, reply)
     done()
   })
-  const record = requestRecorder(metrics)
   recordRequestMetrics(app, record)
   await installCors(app, options.corsOrigins)
   // After CORS's hook, so that a browser on an allowed origin can read the 404 of a path it got wrong.

@@ -89,6 +89,15 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     )
   })
 
+  it('counts a URL the router cannot decode as unmatched, like any other path it has no route for', async () => {
+    for (const url of ['/abc%zz1', '/plants/%zz', '/webhooks/%zz']) {
+      expect((await app.inject({ url })).statusCode).toBe(400)
+    }
+    expect((await scrape()).body).toContain(
+      'plantstore_http_requests_total{method="GET",route="unmatched",status="400"} 3',
+    )
+  })
+
   it('counts token verifications as cache hits and misses', async () => {
     const body = (await scrape()).body
     const value = (cache: string) =>
