@@ -233,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
   const metrics = options.metrics ?? createMetrics()
   registerWebhookQueueMetrics(metrics, options.store.webhooks)
+  const requestLog = new QuietRequestLog()
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
   const fastLane = new FastLane()
@@ -325,7 +326,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustProxy ?? false,
     loggerInstance: options.logger,
     bodyLimit,
-    logController: new QuietRequestLog(),
+    logController: requestLog,
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
@@ -334,15 +335,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...security,
     })),
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
-    // route or a hook (CORS's neither): answered here, in the Error shape, with the headers every
-    // answer carries.
+    // route or a hook (CORS's neither, nor the ones that count and log requests): answered here, in
+    // the Error shape, with the headers every answer carries, and counted and logged as a request no
+    // route matched.
     frameworkErrors: (error, request, reply) => {
       stamp(request, reply)
       reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
+      reply.raw.once('finish', () => {
+        record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
+        requestLog.requestCompleted(undefined, request, reply)
+      })
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
-      // No hook runs for this answer, the metrics' neither: counted here, as any unmatched request.
-      record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
     },
     // Fastify's own 503 while closing is not the Error shape; the server's handler answers instead.
     return503OnClosing: false,

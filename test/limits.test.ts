@@ -134,6 +134,15 @@ describe('abuse limits and response headers', () => {
     expect(completed).toMatchObject({ reqId: 'req-42', ip: '198.51.100.7', status: 200 })
   })
 
+  it('logs a request whose URL the router cannot decode at debug, as every other request', async () => {
+    const { lines, stream: sink } = captureLines()
+    const { app: a } = await app({ logger: createLogger('debug', sink) })
+    const res = await a.inject({ url: '/plants/%ZZ', headers: { 'x-request-id': 'req-bad-url' } })
+    expect(res.statusCode).toBe(400)
+    const completed = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request completed')
+    expect(completed).toMatchObject({ reqId: 'req-bad-url', url: '/plants/%ZZ', status: 400 })
+  })
+
   it('sheds load with 503, the Error shape and Retry-After while the event loop lags, logging no error', async () => {
     const { lines, stream: sink } = captureLines()
     const { app: a } = await app({ maxEventLoopDelayMs: 20, logger: createLogger('info', sink) })
