@@ -65,6 +65,13 @@ describe('import, export and backup commands in process', () => {
     await backupDatabase(copy, { databaseUrl })
     expect(existsSync(copy)).toBe(true)
     await expect(backupDatabase(copy, { databaseUrl })).rejects.toThrow(/already exists/)
+    // A path the file system refuses is named with the reason, not the system call's own message.
+    await expect(backupDatabase('/proc/copy.db', { databaseUrl })).rejects.toThrow(
+      /^cannot write \/proc\/copy\.db: its folder does not exist$/,
+    )
+    await expect(backupDatabase(join(copy, 'x.db'), { databaseUrl })).rejects.toThrow(
+      `cannot write ${join(copy, 'x.db')}: a file stands where its folder ${copy} should be`,
+    )
 
     stdout = ''
     expect(await exportPlants({ databaseUrl: `sqlite:${copy}` })).toBe(2)

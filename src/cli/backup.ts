@@ -2,6 +2,7 @@ import { statSync } from 'node:fs'
 import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
 import { type CliDatabaseOptions, databaseLocation, withExistingStore } from './database.js'
+import { whyNotWritable } from './private-file.js'
 
 /** A consistent copy of the live database, taken without stopping the server (see README: restore). */
 export async function backupDatabase(file: string, options: CliDatabaseOptions): Promise<void> {
@@ -10,7 +11,11 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
   if (databaseLocation(options).kind === 'postgres') throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
   await withExistingStore(options, async (store) => {
     const started = Date.now()
-    await store.backup(file)
+    await store.backup(file).catch((error: unknown) => {
+      // The file system's refusal of the path, before any copying: said about the path given.
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error
+      throw new Error(`cannot write ${file}: ${whyNotWritable(error)}`, { cause: error })
+    })
     const bytes = statSync(file).size
     // The file is named as given, except a token in its name (pasted where a path belonged).
     process.stderr.write(

@@ -40,7 +40,9 @@ export function writePrivateFile(path: string, text: string): void {
  * about that path: the file system's own message names the copy written beside it.
  */
 export function whyNotWritable(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code
+  const { code, syscall, path } = error as NodeJS.ErrnoException
+  if (syscall === 'mkdir' && code === 'EEXIST') return `a file stands where its folder ${path} should be`
+  if (syscall === 'mkdir') return `its folder ${path} cannot be made (${code})`
   if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
   if (code === 'EISDIR') return 'it is a folder; name a file in it'
   if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
