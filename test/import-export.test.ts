@@ -115,6 +115,28 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect((await runCli(['export', '--database-url', db])).stdout).toContain('{"id":2,"name":"b","tag":"t"}')
   })
 
+  it('stores the first of the lines that share an id in one batch, whatever order the ids come in', async () => {
+    const db = await kind.freshUrl()
+    // Ids out of order and each repeated under other names: the batch's rows are sorted by id before
+    // they are inserted, and a sort that does not keep the lines' order among equal ids stored a
+    // later line while reporting the first as created and the stored one as the conflict.
+    const ids = Array.from({ length: 300 }, (_, i) => (i * 7919) % 300)
+    const lines = [0, 1, 2].flatMap((v) => ids.map((id) => JSON.stringify({ id, name: `${id}-${v}` })))
+    const result = await runCli([
+      'import',
+      write('plants.jsonl', `${lines.join('\n')}\n`),
+      '--database-url',
+      db,
+    ])
+    expect(result.stderr).toMatch(/300 created, 0 unchanged, 600 rejected/)
+    const exported = await runCli(['export', '--database-url', db])
+    const names = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).name as string)
+    expect(names).toEqual(ids.toSorted((a, b) => a - b).map((id) => `${id}-0`))
+  })
+
   it('imports CSV with a header, quoted fields and empty tags, ids exact', async () => {
     const db = await kind.freshUrl()
     const file = write(

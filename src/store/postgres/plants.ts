@@ -92,12 +92,14 @@ export class PostgresPlantStore implements PlantStore {
    */
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
     return inTransaction(this.pool, async (client) => {
-      // Rows are inserted in id order, as every batch takes them (see inIdOrder).
+      // Rows are inserted in id order, as every batch takes them (see inIdOrder), and in line order
+      // among lines that share an id: PostgreSQL's sort need not keep it, and the first row of an id
+      // inserted is the one stored.
       const inserted = await client.query<{ id: string }>(
         `INSERT INTO plants (id, name, tag, created_at, updated_at)
          SELECT id, name, tag, now(), now()
-         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, name, tag)
-         ORDER BY id
+         FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, line)
+         ORDER BY id, line
          ON CONFLICT (id) DO NOTHING
          RETURNING id::text AS id`,
         [
