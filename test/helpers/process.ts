@@ -88,7 +88,11 @@ export async function startServer(args: string[], env: Record<string, string> = 
   })
   const exited = exitCode(child)
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}${err}`)), 20_000)
+    const timer = setTimeout(() => {
+      // A server that never said where it listens is no test's to stop: this one ends it.
+      child.kill('SIGKILL')
+      reject(new Error(`server did not start: ${out}${err}`))
+    }, 20_000)
     const check = () => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(out)
       if (match) {
