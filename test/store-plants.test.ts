@@ -214,6 +214,38 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     expect((await store.idempotency.find('tok1', 'k1', new Date()))?.fingerprint).toBe('f1')
   })
 
+  it('creates a plant whose id a create of the same batch was refused for its held key', async () => {
+    await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('k1', later()) })
+    const created = (plant: { id: bigint; name: string }) => plantEvent('plant.created', plant)
+    const plain = await Promise.all([
+      store.plants.create(
+        { id: 2n, name: 'b' },
+        { idempotency: record('k1', later(), 'f2'), event: created({ id: 2n, name: 'b' }) },
+      ),
+      store.plants.create({ id: 2n, name: 'c' }, { event: created({ id: 2n, name: 'c' }) }),
+      store.plants.create({ id: 2n, name: 'd' }, { event: created({ id: 2n, name: 'd' }) }),
+    ])
+    expect(plain).toEqual(['key-taken', 'created', 'exists'])
+    expect(await store.plants.get(2n)).toEqual({ id: 2n, name: 'c' })
+    // The next create of the id may carry a key of its own; it is taken with the plant.
+    const keyed = await Promise.all([
+      store.plants.create({ id: 3n, name: 'e' }, { idempotency: record('k1', later(), 'f3') }),
+      store.plants.create(
+        { id: 3n, name: 'f' },
+        { idempotency: record('k2', later()), event: created({ id: 3n, name: 'f' }) },
+      ),
+      store.plants.create({ id: 3n, name: 'g' }, { idempotency: record('k3', later()) }),
+    ])
+    expect(keyed).toEqual(['key-taken', 'created', 'exists'])
+    expect(await store.plants.get(3n)).toEqual({ id: 3n, name: 'f' })
+    expect((await store.idempotency.find('tok1', 'k2', new Date()))?.body).toBe('{"key":"k2"}')
+    expect(await store.idempotency.find('tok1', 'k3', new Date())).toBeUndefined()
+    const payloads = (await store.events.listSince(0, 100)).map((e) => e.payload)
+    expect(payloads).toHaveLength(2)
+    expect(payloads[0]).toContain('"data":{"id":2,"name":"c"}')
+    expect(payloads[1]).toContain('"data":{"id":3,"name":"f"}')
+  })
+
   it('forgets expired records: not found, replaced by a new create, purged', async () => {
     const past = new Date(Date.now() - 1000)
     await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('old', past) })

@@ -38,6 +38,9 @@ interface VersionedRow extends PlantRow {
   version: number
 }
 
+/** A create's outcome in its batch; 'next-batch': not written, to be tried again in the next batch. */
+type BatchOutcome = CreateOutcome | 'next-batch'
+
 const COLUMNS = 'id::text AS id, name, tag'
 
 /** Creates in one batch at most; a larger queue is split over several transactions. */
@@ -237,16 +240,21 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   private async flush(batch: PendingCreate[]): Promise<void> {
-    let outcomes: CreateOutcome[]
+    let outcomes: BatchOutcome[]
     try {
       outcomes = await inTransaction(this.pool, (client) => this.write(client, batch))
     } catch (error) {
       for (const item of batch) item.reject(error)
       return
     }
+    const again: PendingCreate[] = []
     batch.forEach((item, i) => {
-      item.resolve(outcomes[i] as CreateOutcome)
+      const outcome = outcomes[i] as BatchOutcome
+      if (outcome === 'next-batch') again.push(item)
+      else item.resolve(outcome)
     })
+    // Ahead of the creates queued meanwhile, which arrived after them.
+    this.queue.unshift(...again)
     if (batch.some((item, i) => outcomes[i] === 'created' && item.extras?.event)) this.onEventsCommitted()
   }
 
@@ -284,7 +292,7 @@ export class PostgresPlantStore implements PlantStore {
     return result
   }
 
-  private async write(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
+  private async write(client: PoolClient, batch: PendingCreate[]): Promise<BatchOutcome[]> {
     if (batch.some((item) => item.extras?.idempotency)) return this.writeEach(client, batch)
     // Only the first create of an id in a batch is attempted: a later one is a duplicate whether or
     // not the first succeeds.
@@ -327,14 +335,27 @@ export class PostgresPlantStore implements PlantStore {
    * inIdOrder), then the records, in key order: a record waits for another transaction's record
    * under the same key, and two batches that took their keys in their plants' order, which need not
    * be the keys' order, could each hold a key the other wanted, deadlocked on every retry.
+   *
+   * Only the first create of an id is written. A later one is 'exists' unless the first is undone
+   * for its key: then the id is free, and the later one is left for the next batch, as SQLite,
+   * writing in arrival order, would create it. Writing it here would take its key after the keys
+   * this batch holds, out of key order.
    */
-  private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<CreateOutcome[]> {
-    const outcomes: CreateOutcome[] = []
+  private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<BatchOutcome[]> {
+    const outcomes: BatchOutcome[] = []
     const events: Array<OutboxEvent | undefined> = []
     const now = new Date()
     const keyed: number[] = []
+    const firstOf = new Map<string, number>()
+    const duplicates: Array<[at: number, first: number]> = []
     for (const i of inIdOrder(batch)) {
       const { plant, extras } = batch[i] as PendingCreate
+      const first = firstOf.get(plant.id.toString())
+      if (first !== undefined) {
+        duplicates.push([i, first])
+        continue
+      }
+      firstOf.set(plant.id.toString(), i)
       const inserted = await client.query(
         `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
          ON CONFLICT (id) DO NOTHING`,
@@ -366,6 +387,8 @@ export class PostgresPlantStore implements PlantStore {
         outcomes[i] = 'key-taken'
       }
     }
+    for (const [i, first] of duplicates)
+      outcomes[i] = outcomes[first] === 'key-taken' ? 'next-batch' : 'exists'
     await writeEvents(client, inArrivalOrder(events))
     return outcomes
   }
