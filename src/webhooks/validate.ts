@@ -142,8 +142,9 @@ export function validateWebhookUpdate(body: unknown, allowPrivateUrls: boolean):
   return update
 }
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):(\d{2}))$/i
+// RFC 3339 sets no limit on the digits of a fraction (time-secfrac = "." 1*DIGIT): a client printing
+// picoseconds still names an instant.
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/i
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
