@@ -161,11 +161,17 @@ describe('token commands', () => {
       ['--scopes', 'plants:everything'],
       ['--name', ' '],
       ['--expires-in', 'soon'],
+      // Expired before anyone could use it.
+      ['--expires-in', '1ms'],
+      ['--expires-in', '999ms'],
     ]) {
       const res = await cli(['token', 'create', '--name', 'x', ...args, '--database-url', url])
       expect(res.code).toBe(2)
       expect(res.stderr).toMatch(/^plantstore: invalid --/)
     }
+    expect(
+      (await cli(['token', 'create', '--name', 'x', '--expires-in', '1000ms', '--database-url', url])).code,
+    ).toBe(0)
   })
 
   it('refuses a token given as the name, so that token list never shows its secret', async () => {

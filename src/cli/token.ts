@@ -54,9 +54,10 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
   let expiresInMs: number | undefined
   if (options.expiresIn !== undefined) {
     const ms = parseDuration(options.expiresIn)
-    if (ms === null || ms <= 0) {
+    // At least a second: a token that expires before anyone can use it is a mistake, not a lifetime.
+    if (ms === null || ms < 1000) {
       throw new ConfigError(
-        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d, at most ${inDays(MAX_DURATION_MS)} (100 years)`,
+        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d, at least 1s, at most ${inDays(MAX_DURATION_MS)} (100 years)`,
       )
     }
     expiresInMs = ms
