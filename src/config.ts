@@ -86,7 +86,8 @@ function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {
         : `at most ${inDays(max)}`
   const expected = `a duration such as ${min >= 1000 ? '30s, 5m' : '500ms, 30s, 5m'}${off ? ', or off' : ''}, ${range}`
   return (raw: string): number => {
-    if (off && raw === 'off') return 0
+    // Trimmed as the durations are: `" off"` means what `" 5s"` would.
+    if (off && raw.trim() === 'off') return 0
     const ms = parseDuration(raw, max)
     return ms !== null && ms >= min ? ms : fail(flag, raw, expected)
   }
@@ -120,7 +121,7 @@ function integer(flag: string, min: number, max: number) {
 
 /** `COUNT/WINDOW` such as `100/1s` or `6000/1m`; `off` turns limiting off. */
 export function parseRateLimit(raw: string): RateLimit | null {
-  if (raw === 'off') return null
+  if (raw.trim() === 'off') return null
   const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
   const max = match ? Number(match[1]) : 0
   const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
@@ -136,7 +137,7 @@ export function parseRateLimit(raw: string): RateLimit | null {
 
 /** Comma list of origins (`https://app.example.com`); absent or `off` leaves CORS off. */
 export function parseOrigins(raw: string): string[] | null {
-  if (raw === 'off') return null
+  if (raw.trim() === 'off') return null
   const origins = raw.split(',').map((o) => o.trim())
   for (const origin of origins) {
     let url: URL | undefined
@@ -154,7 +155,7 @@ const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal']
 
 /** Comma list of addresses or CIDR ranges (or loopback, linklocal, uniquelocal) of trusted proxies. */
 export function parseTrustProxy(raw: string): string[] | null {
-  if (raw === 'off') return null
+  if (raw.trim() === 'off') return null
   const entries = raw.split(',').map((e) => e.trim())
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/')

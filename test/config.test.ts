@@ -37,3 +37,20 @@ describe('the database-url setting', () => {
     expect(() => parseDatabaseSetting(`${url}x`)).toThrow(/not "x"$/)
   })
 })
+
+describe('off, written with spaces around it', () => {
+  it('is off, as a duration with the same spaces is that duration', () => {
+    const env = {
+      MAX_EVENT_LOOP_DELAY: ' off ',
+      RATE_LIMIT: ' off',
+      CORS_ORIGINS: 'off ',
+      TRUST_PROXY: ' off',
+    }
+    const config = resolveServeConfig({}, env)
+    expect(config.maxEventLoopDelayMs).toBe(0)
+    expect(config.rateLimit).toBeNull()
+    expect(config.corsOrigins).toBeNull()
+    expect(config.trustProxy).toBeNull()
+    expect(resolveServeConfig({}, { MAX_EVENT_LOOP_DELAY: ' 5s ' }).maxEventLoopDelayMs).toBe(5000)
+  })
+})
