@@ -41,6 +41,18 @@ describe('importPlants, in process', () => {
     expect([...(await storedPlantIds(databaseUrl))].sort()).toEqual(['1', '3'])
   })
 
+  it('reads a quoted CSV field that holds a line break as one record, refused once as POST would', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const csv = 'id,name,tag\r\n1,"a\r\nb",x\r\n2,"c, ""d""",\r\n3,"e\n\n4,f\n'
+    capture()
+    expect(await importPlants(file('p.csv', csv), { databaseUrl })).toBe(false)
+    expect(printed.join('')).toBe(
+      'line 2: 40010 The field name must not contain control characters or lone surrogates.\n' +
+        'line 5: unterminated quoted field\n',
+    )
+    expect([...(await storedPlantIds(databaseUrl))]).toEqual(['2'])
+  })
+
   it('refuses a CSV file whose header is not UTF-8, naming its line', async () => {
     const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
     const csv = Buffer.concat([

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   csvColumns,
+  endsInQuotedField,
   lineText,
   plantFromCsvRecord,
   plantFromJsonLine,
@@ -24,6 +25,18 @@ describe('import lines', () => {
 
   it.each(['"open', '"closed"x,y'])('rejects the malformed CSV record %s', (line) => {
     expect(() => splitCsvRecord(line)).toThrow(RejectedLine)
+  })
+
+  it.each([
+    ['b', true],
+    ['b ""c"" d', true],
+    ['b"', false],
+    ['b",x', false],
+    ['b","c', true],
+    ['b","c""",d', false],
+    ['b"x', false],
+  ])('tells whether a quoted field that went on to the line %s is still open at its end', (line, open) => {
+    expect(endsInQuotedField(line)).toBe(open)
   })
 
   it('reads columns by header name in any order, tag optional', () => {

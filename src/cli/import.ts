@@ -5,11 +5,13 @@ import { plantEvent } from '../plants/events.js'
 import {
   type CsvColumns,
   csvColumns,
+  endsInQuotedField,
   type ImportFormat,
   lineText,
   plantFromCsvRecord,
   plantFromJsonLine,
   RejectedLine,
+  UnterminatedField,
 } from '../plants/import-line.js'
 import type { ImportItem } from '../store/types.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
@@ -200,6 +202,12 @@ export async function importPlants(file: string, options: ImportOptions): Promis
 
     let columns: CsvColumns | undefined
     let lineNumber = 0
+    /**
+     * A CSV record whose quoted field is still open at the end of its line, with the number of the
+     * line it began on: the lines after it are read as its continuation, so that it is one record,
+     * reported once under its first line, and the rest of the field is not read as records of its own.
+     */
+    let open: { lines: string[]; line: number } | undefined
     // A CSV record is not a body: only its fields' own lengths bound it.
     const maxLineBytes = format === 'jsonl' ? limit : Number.POSITIVE_INFINITY
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
@@ -208,17 +216,25 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       // Waiting rejections count too, so that a run of bad lines is not held in memory.
       if (batch.length + rejections.length >= size) await flush()
       lineNumber++
+      const recordLine = open?.line ?? lineNumber
       let line: string
       try {
         line = lineText(bytes, maxLineBytes)
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error
         if (format === 'csv' && columns === undefined) throw new Error(`line ${lineNumber}: ${error.message}`)
+        open = undefined
         progress.lines++
-        reject(lineNumber, error.message)
+        reject(recordLine, error.message)
         continue
       }
-      if (line.trim() === '') continue
+      if (open !== undefined) {
+        open.lines.push(line)
+        if (endsInQuotedField(line)) continue
+        // The line breaks belong to the field; the CR of a CRLF was taken off with the line's end.
+        line = open.lines.join('\n')
+        open = undefined
+      } else if (line.trim() === '') continue
       if (format === 'csv' && columns === undefined) {
         try {
           columns = csvColumns(line)
@@ -227,16 +243,26 @@ export async function importPlants(file: string, options: ImportOptions): Promis
         }
         continue
       }
-      progress.lines++
       try {
         const plant =
           format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
+        progress.lines++
         batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
-        batchLines.push(lineNumber)
+        batchLines.push(recordLine)
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error
-        reject(lineNumber, error.message)
+        if (error instanceof UnterminatedField) {
+          open = { lines: [line], line: recordLine }
+          continue
+        }
+        progress.lines++
+        reject(recordLine, error.message)
       }
+    }
+    // The file ended inside a quoted field.
+    if (open !== undefined) {
+      progress.lines++
+      reject(open.line, new UnterminatedField().message)
     }
     await flush()
     progress.elapsedMs = Date.now() - started

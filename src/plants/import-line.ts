@@ -12,6 +12,17 @@ export class RejectedLine extends Error {
 }
 
 /**
+ * A CSV line that ends inside a quoted field: RFC 4180 lets a quoted field hold a line break, so the
+ * record goes on on the next line.
+ */
+export class UnterminatedField extends RejectedLine {
+  override name = 'UnterminatedField'
+  constructor() {
+    super('unterminated quoted field')
+  }
+}
+
+/**
  * The same rules as POST /plants: a line is accepted exactly when the API would accept it as a body.
  * Its size is a property of its bytes, checked as they are read (lineText).
  */
@@ -51,7 +62,7 @@ export function splitCsvRecord(line: string): string[] {
       i++
       for (;;) {
         const end = line.indexOf('"', i)
-        if (end === -1) throw new RejectedLine('unterminated quoted field')
+        if (end === -1) throw new UnterminatedField()
         field += line.slice(i, end)
         i = end + 1
         if (line[i] !== '"') break
@@ -70,6 +81,29 @@ export function splitCsvRecord(line: string): string[] {
       }
       fields.push(line.slice(i, end))
       i = end + 1
+    }
+  }
+}
+
+/**
+ * Whether a record that entered this line inside a quoted field is still inside one at its end. Only
+ * the new line is read, so that a quote left open costs time in proportion to the lines it takes in.
+ */
+export function endsInQuotedField(line: string): boolean {
+  for (let i = 0; ; ) {
+    const end = line.indexOf('"', i)
+    if (end === -1) return true
+    if (line[end + 1] === '"') {
+      i = end + 2
+      continue
+    }
+    // The field closes here. What follows is the record's other fields, or text that makes it wrong.
+    if (line[end + 1] !== ',') return false
+    try {
+      splitCsvRecord(line.slice(end + 2))
+      return false
+    } catch (error) {
+      return error instanceof UnterminatedField
     }
   }
 }
