@@ -53,6 +53,20 @@ describe('importPlants, in process', () => {
     expect([...(await storedPlantIds(databaseUrl))]).toEqual(['2'])
   })
 
+  it('holds a quote left open to the body limit, then refuses its record and reads on', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    // 30 lines of 100 bytes after the open quote: past 1kb by the eleventh.
+    const filler = Array.from({ length: 30 }, (_, i) => `${i + 100},${'n'.repeat(95)}`).join('\n')
+    const csv = `id,name,tag\n1,a,\n2,"open\n${filler}\n3,c,\n`
+    capture()
+    expect(await importPlants(file('p.csv', csv), { databaseUrl, bodyLimit: '1kb' })).toBe(false)
+    expect(printed.join('')).toBe('line 3: unterminated quoted field: no closing quote within 1024 bytes\n')
+    // The lines after the one that passed the limit are read as records again.
+    const stored = [...(await storedPlantIds(databaseUrl))].map(Number).sort((a, b) => a - b)
+    // 2,"open (7 bytes) and eleven lines of 99 bytes pass 1,024: lines 100 to 110 went with the record.
+    expect(stored).toEqual([1, 3, ...Array.from({ length: 19 }, (_, i) => 111 + i)])
+  })
+
   it('refuses a CSV file whose header is not UTF-8, naming its line', async () => {
     const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
     const csv = Buffer.concat([

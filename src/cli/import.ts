@@ -207,7 +207,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
      * line it began on: the lines after it are read as its continuation, so that it is one record,
      * reported once under its first line, and the rest of the field is not read as records of its own.
      */
-    let open: { lines: string[]; line: number } | undefined
+    let open: { lines: string[]; line: number; bytes: number } | undefined
     // A CSV record is not a body: only its fields' own lengths bound it.
     const maxLineBytes = format === 'jsonl' ? limit : Number.POSITIVE_INFINITY
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
@@ -230,6 +230,15 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       }
       if (open !== undefined) {
         open.lines.push(line)
+        open.bytes += bytes.length
+        // A record with a line break is refused anyway: a quote left open holds at most the body
+        // limit, not the rest of the file, and reading goes on with the line after.
+        if (open.bytes > limit) {
+          progress.lines++
+          reject(open.line, `${new UnterminatedField().message}: no closing quote within ${limit} bytes`)
+          open = undefined
+          continue
+        }
         if (endsInQuotedField(line)) continue
         // The line breaks belong to the field; the CR of a CRLF was taken off with the line's end.
         line = open.lines.join('\n')
@@ -252,7 +261,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error
         if (error instanceof UnterminatedField) {
-          open = { lines: [line], line: recordLine }
+          open = { lines: [line], line: recordLine, bytes: bytes.length }
           continue
         }
         progress.lines++
