@@ -373,6 +373,19 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(stored?.previousSecret).toBe(secret)
   })
 
+  it('keeps a secret it answered signing when two rotations cross: the later one replaces it', async () => {
+    const { id, secret } = await subscribe()
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => call('POST', `/webhooks/${id}/rotate-secret`)),
+    )
+    const secrets = answers.map((res) => JSON.parse(res.body).secret as string)
+    const stored = await t.store.webhooks.find(id)
+    expect(secrets).toContain(stored?.secret)
+    // Each rotation replaces the secret the one before it answered, never the original again.
+    expect(secrets).toContain(stored?.previousSecret)
+    expect(stored?.previousSecret).not.toBe(secret)
+  })
+
   it('keeps one previous secret: a second rotation within the day replaces the first one', async () => {
     const { id, secret } = await subscribe()
     const first = JSON.parse((await call('POST', `/webhooks/${id}/rotate-secret`)).body)

@@ -224,18 +224,7 @@ export interface WebhookRecord {
 }
 
 export type WebhookChanges = Partial<
-  Pick<
-    WebhookRecord,
-    | 'url'
-    | 'events'
-    | 'description'
-    | 'secret'
-    | 'previousSecret'
-    | 'previousSecretExpiresAt'
-    | 'disabledAt'
-    | 'disabledReason'
-    | 'failingSince'
-  >
+  Pick<WebhookRecord, 'url' | 'events' | 'description' | 'disabledAt' | 'disabledReason' | 'failingSince'>
 > & { updatedAt: Date }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
@@ -316,6 +305,16 @@ export interface WebhookStore {
   list(): Promise<WebhookRecord[]>
   /** Applies the changes; undefined when there is no such subscription. */
   update(id: string, changes: WebhookChanges): Promise<WebhookRecord | undefined>
+  /**
+   * Makes `secret` the subscription's secret and the one it replaces, as stored at that instant, the
+   * previous one until `previousExpiresAt`; undefined when there is no such subscription.
+   */
+  rotateSecret(
+    id: string,
+    secret: string,
+    previousExpiresAt: Date,
+    at: Date,
+  ): Promise<WebhookRecord | undefined>
   /** Deletes the subscription and its deliveries; false when there is none. */
   delete(id: string): Promise<boolean>
 

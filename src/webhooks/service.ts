@@ -63,19 +63,16 @@ export async function deleteWebhook(store: WebhookStore, id: string): Promise<vo
 /**
  * A new secret signs from now on; the one it replaces keeps signing too for 24 hours, then stops.
  * There is one previous secret: a rotation within those 24 hours drops the one before at once.
+ * The store swaps the secrets in one statement: a secret read first and written back would let two
+ * rotations that cross both keep the original, and the secret the first one answered never sign.
  */
 export async function rotateSecret(
   store: WebhookStore,
   id: string,
   now: Date = new Date(),
 ): Promise<WebhookRecord> {
-  const current = await getWebhook(store, id)
-  const updated = await store.update(id, {
-    secret: newSecret(),
-    previousSecret: current.secret,
-    previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS),
-    updatedAt: now,
-  })
+  const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS)
+  const updated = await store.rotateSecret(id, newSecret(), previousExpiresAt, now)
   if (!updated) throw new AppError(errors.WEBHOOK_NOT_FOUND)
   return updated
 }

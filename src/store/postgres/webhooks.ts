@@ -119,9 +119,6 @@ const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
   url: 'url',
   events: 'events',
   description: 'description',
-  secret: 'secret',
-  previousSecret: 'previous_secret',
-  previousSecretExpiresAt: 'previous_secret_expires_at',
   disabledAt: 'disabled_at',
   disabledReason: 'disabled_reason',
   failingSince: 'failing_since',
@@ -186,6 +183,23 @@ export class PostgresWebhookStore implements WebhookStore {
     }
     const result = await guarded(() =>
       this.pool.query<WebhookRow>(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, values),
+    )
+    const row = result.rows[0]
+    return row && toWebhook(row)
+  }
+
+  async rotateSecret(
+    id: string,
+    secret: string,
+    previousExpiresAt: Date,
+    at: Date,
+  ): Promise<WebhookRecord | undefined> {
+    const result = await guarded(() =>
+      this.pool.query<WebhookRow>(
+        `UPDATE webhooks SET previous_secret = secret, secret = $2, previous_secret_expires_at = $3,
+           updated_at = $4 WHERE id = $1 RETURNING *`,
+        [id, secret, previousExpiresAt, at],
+      ),
     )
     const row = result.rows[0]
     return row && toWebhook(row)

@@ -120,9 +120,6 @@ const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
   url: 'url',
   events: 'events',
   description: 'description',
-  secret: 'secret',
-  previousSecret: 'previous_secret',
-  previousSecretExpiresAt: 'previous_secret_expires_at',
   disabledAt: 'disabled_at',
   disabledReason: 'disabled_reason',
   failingSince: 'failing_since',
@@ -307,6 +304,21 @@ export class SqliteWebhookStore implements WebhookStore {
     const changed = this.db
       .prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`)
       .run(values).changes
+    return changed === 0 ? undefined : this.find(id)
+  }
+
+  async rotateSecret(
+    id: string,
+    secret: string,
+    previousExpiresAt: Date,
+    at: Date,
+  ): Promise<WebhookRecord | undefined> {
+    const changed = this.db
+      .prepare(
+        `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_expires_at = ?,
+           updated_at = ? WHERE id = ?`,
+      )
+      .run(secret, previousExpiresAt.getTime(), at.getTime(), id).changes
     return changed === 0 ? undefined : this.find(id)
   }
 
