@@ -63,6 +63,26 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     }
   })
 
+  it('answers 40450 to a test message whose subscription is deleted before it is queued', async () => {
+    const { id } = await subscribe()
+    const webhooks = t.store.webhooks
+    const enqueue = webhooks.enqueueTest.bind(webhooks)
+    // Found, then deleted (by another request or process) before the message is stored.
+    const spy = vi.spyOn(webhooks, 'enqueueTest').mockImplementationOnce(async (...args) => {
+      await webhooks.delete(id)
+      return enqueue(...args)
+    })
+    try {
+      const before = await t.store.webhooks.queueStats()
+      const res = await call('POST', `/webhooks/${id}/test`)
+      expect(res.statusCode).toBe(404)
+      expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
+      expect(await t.store.webhooks.queueStats()).toEqual(before)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
   it('creates a subscription and shows its secret only in that answer', async () => {
     const res = await call('POST', '/webhooks', {
       url: 'https://receiver.example/hook',

@@ -330,8 +330,11 @@ export interface WebhookStore {
    * an event already delivered is queued again (same event, same `webhook-id`). Returns how many.
    */
   replay(webhookId: string, since: Date, at: Date): Promise<number>
-  /** Stores `event` and queues it for this subscription only, due at `event.occurredAt`. */
-  enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord>
+  /**
+   * Stores `event` and queues it for this subscription only, due at `event.occurredAt`; undefined,
+   * with nothing stored, when there is no such subscription.
+   */
+  enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined>
 
   /**
    * Turns up to `limit` events not yet fanned out into one pending delivery per enabled subscription

@@ -79,7 +79,10 @@ export async function rotateSecret(
 
 export async function sendTestEvent(store: WebhookStore, id: string): Promise<DeliveryRecord> {
   await getWebhook(store, id)
-  return store.enqueueTest(id, testEvent(id))
+  // Deleted since it was found: the answer is the one the client would have had a moment later.
+  const delivery = await store.enqueueTest(id, testEvent(id))
+  if (!delivery) throw new AppError(errors.WEBHOOK_NOT_FOUND)
+  return delivery
 }
 
 /**

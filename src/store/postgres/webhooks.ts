@@ -294,9 +294,13 @@ export class PostgresWebhookStore implements WebhookStore {
     return result.rowCount ?? 0
   }
 
-  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord> {
+  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
     const at = event.occurredAt
     const id = await inTransaction(this.pool, async (client) => {
+      // Held until commit, so a delete waits for the delivery (and takes it along) rather than
+      // failing its foreign key; a subscription already deleted gets no orphan event.
+      const found = await client.query('SELECT 1 FROM webhooks WHERE id = $1 FOR KEY SHARE', [webhookId])
+      if (found.rowCount === 0) return undefined
       // Already fanned out: a test message goes to this one subscription only. Its seq is taken in
       // commit order like any event's.
       await lockOutbox(client)
@@ -312,7 +316,7 @@ export class PostgresWebhookStore implements WebhookStore {
       )
       return delivery.rows[0]?.id as string
     })
-    return (await this.findDelivery(webhookId, id)) as DeliveryRecord
+    return id === undefined ? undefined : this.findDelivery(webhookId, id)
   }
 
   async fanOut(limit: number, at: Date): Promise<number> {

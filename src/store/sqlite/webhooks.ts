@@ -397,9 +397,12 @@ export class SqliteWebhookStore implements WebhookStore {
       .run({ webhookId, since: since.getTime(), at: at.getTime() }).changes
   }
 
-  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord> {
+  async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
     const at = event.occurredAt.getTime()
     const insert = this.db.transaction(() => {
+      // Looked up under the write lock: a subscription deleted since the caller found it (by another
+      // process, say) gets no orphan event and no foreign key failure.
+      if (this.selectOne.get(webhookId) === undefined) return undefined
       // Already fanned out: a test message goes to this one subscription only.
       const seq = this.db
         .prepare(
@@ -416,7 +419,7 @@ export class SqliteWebhookStore implements WebhookStore {
         .get(webhookId, seq, at, at) as string
     })
     const id = insert.immediate()
-    return this.findDelivery(webhookId, id) as DeliveryRecord
+    return id === undefined ? undefined : this.findDelivery(webhookId, id)
   }
 
   async fanOut(limit: number, at: Date): Promise<number> {
