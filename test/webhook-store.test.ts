@@ -281,6 +281,25 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     expect(claimed).toMatchObject({ payload: '{"type":"webhook.test"}', webhookId: hook.id })
   })
 
+  it('records a batch of outcomes beside deletes of their subscriptions, neither failing the other', async () => {
+    // Bounded rounds: the two transactions cross in only some of them.
+    for (let round = 0; round < 20; round++) {
+      const hooks = await Promise.all([subscribe(), subscribe(), subscribe()])
+      for (let i = 1; i <= 5; i++) await createPlant(store.plants, { id: BigInt(round * 10 + i), name: 'a' })
+      await store.webhooks.fanOut(500, new Date())
+      const claimed = await claim(store, 'x', new Date(Date.now() + 1000))
+      expect(claimed).toHaveLength(15)
+      const failed = claimed.map((c) =>
+        result(c, 'x', { ok: false, statusCode: 500, nextAttemptAt: new Date(Date.now() + 60_000) }),
+      )
+      await Promise.all([
+        store.webhooks.complete(failed),
+        ...hooks.map(async (h) => expect(await store.webhooks.delete(h.id)).toBe(true)),
+      ])
+    }
+    expect((await store.webhooks.queueStats()).deliveries).toEqual({ pending: 0, succeeded: 0, failed: 0 })
+  })
+
   it('deletes a subscription with its deliveries', async () => {
     const hook = await subscribe()
     await createPlant(store.plants, { id: 1n, name: 'a' })

@@ -423,6 +423,12 @@ export class PostgresWebhookStore implements WebhookStore {
   async complete(results: AttemptResult[]): Promise<string[]> {
     if (results.length === 0) return []
     return inTransaction(this.pool, async (client) => {
+      // The subscriptions first, in id order, as a DELETE of one locks it before the deliveries it
+      // cascades to: taken the other way round, a delete beside a batch was a deadlock that failed
+      // one of them (the delete's 500, or the batch's outcomes lost and every attempt made again).
+      await client.query('SELECT 1 FROM webhooks WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE', [
+        [...new Set(results.map((r) => r.webhookId))],
+      ])
       const disabled: string[] = []
       for (const r of results) {
         const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
