@@ -549,6 +549,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     ready: {
@@ -569,6 +598,24 @@ export interface operations {
                     "application/json": {
                         status: string;
                     };
+                };
+            };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Temporarily unavailable (error codes: 50301) */
@@ -611,7 +658,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description The request is invalid (error codes: 40012) */
+            /** @description The request is invalid (error codes: 40012, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -636,6 +683,15 @@ export interface operations {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -710,7 +766,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -741,6 +797,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict (error codes: 40901, 40902) */
             409: {
                 headers: {
@@ -763,6 +828,15 @@ export interface operations {
             };
             /** @description Unsupported media type (error codes: 41501) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -858,7 +932,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40011) */
+            /** @description The request is invalid (error codes: 40011, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -900,6 +974,15 @@ export interface operations {
             };
             /** @description Precondition failed (error codes: 41201) */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -979,7 +1062,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1019,6 +1102,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Precondition failed (error codes: 41201) */
             412: {
                 headers: {
@@ -1039,6 +1131,15 @@ export interface operations {
             };
             /** @description Unsupported media type (error codes: 41501) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1110,7 +1211,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is invalid (error codes: 40011) */
+            /** @description The request is invalid (error codes: 40011, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1152,6 +1253,15 @@ export interface operations {
             };
             /** @description Precondition failed (error codes: 41201) */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1232,7 +1342,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40011, 40005, 40006, 40007, 40008, 40009, 40010, 40013, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1272,6 +1382,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Precondition failed (error codes: 41201) */
             412: {
                 headers: {
@@ -1295,6 +1414,15 @@ export interface operations {
                 headers: {
                     /** @description The patch formats the operation takes: application/merge-patch+json, application/json */
                     "Accept-Patch"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1358,6 +1486,15 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -1374,6 +1511,15 @@ export interface operations {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1439,6 +1585,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -1455,6 +1610,15 @@ export interface operations {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1524,7 +1688,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1555,6 +1719,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body too large (error codes: 41301) */
             413: {
                 headers: {
@@ -1566,6 +1739,15 @@ export interface operations {
             };
             /** @description Unsupported media type (error codes: 41501) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1633,6 +1815,15 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -1657,6 +1848,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1722,6 +1922,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -1746,6 +1955,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1818,7 +2036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40054, 40056) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40050, 40051, 40052, 40053, 40054, 40056, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1858,6 +2076,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body too large (error codes: 41301) */
             413: {
                 headers: {
@@ -1872,6 +2099,15 @@ export interface operations {
                 headers: {
                     /** @description The patch formats the operation takes: application/merge-patch+json, application/json */
                     "Accept-Patch"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1938,6 +2174,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -1962,6 +2207,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2029,6 +2283,15 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -2053,6 +2316,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2131,7 +2403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid (error codes: 40012) */
+            /** @description The request is invalid (error codes: 40012, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2164,6 +2436,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2233,6 +2514,15 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
@@ -2257,6 +2547,15 @@ export interface operations {
             };
             /** @description Not found (error codes: 40450, 40451) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2328,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayResult"];
                 };
             };
-            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40055) */
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40055, 40000) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2368,6 +2667,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body too large (error codes: 41301) */
             413: {
                 headers: {
@@ -2379,6 +2687,15 @@ export interface operations {
             };
             /** @description Unsupported media type (error codes: 41501) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,11 +1,11 @@
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { errors } from '../errors.js'
+import { type CatalogEntry, errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TEST_EVENT_TYPE } from '../webhooks/model.js'
 import { methodNotAllowed } from './routes/method-not-allowed.js'
-import { errorResponses } from './schemas.js'
+import { withErrorResponses } from './schemas.js'
 
 /** The contract's own version (plant-store-spec.md), not the package's. */
 export const CONTRACT_VERSION = '1.0.0'
@@ -37,10 +37,16 @@ Every answer carries \`X-Request-Id\` and the security headers (\`Content-Securi
 \`Strict-Transport-Security\`, \`X-Content-Type-Options\`, \`X-Frame-Options\`); every authenticated
 answer carries \`Cache-Control: no-store\`, and while the operator sets a rate limit also
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
-Before any operation is chosen, an unknown path answers 404 (40401), a wrong method 405 (40501) with
-\`Allow\`, a request that is not readable HTTP 400, 408, 414 or 431, and an \`Expect\` other than
-\`100-continue\` 417. A request that reaches a process while it shuts down answers 503 (50301) with
-\`Retry-After\` and closes its connection, whatever the operation.
+Some answers are given before an operation runs, and close the connection. Those a request for an
+operation can get are listed under every operation: 400 (40000) for a request the server will not
+read (a transfer coding other than \`chunked\`, no \`Host\` or two, two \`Authorization\` or
+\`Content-Type\` fields), 417 (41701) for an \`Expect\` other than \`100-continue\`, 503 (50301) with
+\`Retry-After\` while the process shuts down and, where the operation takes a body, 408 (40801) when
+the body stops arriving. The others come where no operation was asked for, or before the server has
+read which one was, so no operation lists them: 404 (40401) for an unknown path, 405 (40501) with
+\`Allow\` for a wrong method, 400 (40000) for a request line that does not parse, a path that does not
+decode or a \`CONNECT\`, 408 (40801) for headers that do not arrive in time, 414 (41401) for a URL past
+the header limit and 431 (43101) for headers past it.
 
 Every failure answers \`{"error": <code>, "message": "…"}\` with a stable code from this catalog
 (also in \`x-error-codes\`):
@@ -84,7 +90,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     },
     transform: ({ schema, url, route }) => ({
       url,
-      schema: withOperationalErrors(withSecurity(schema, route), route),
+      schema: withOperationalErrors(withSecurity(schema, route)),
     }),
     transformObject: (documents) =>
       ({
@@ -135,23 +141,29 @@ export async function openApi(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * Answers any operation may give whatever its own rules say, set by the operator: 503 while load is
- * shed (not liveness, which stays answered) and 429 past the rate limit (only behind authentication,
- * where the limit is counted).
+ * Answers the server gives an operation's request before the operation runs, whatever its own rules
+ * say: 400 (40000) for a request it will not read (a transfer coding other than chunked, no Host or
+ * two, two Authorization or Content-Type fields), 417 for an `Expect` other than 100-continue, 503
+ * while the process shuts down (liveness too), and 408 while a body the operation reads stalls.
  */
-function withOperationalErrors(schema: FastifySchema, route: RouteOptions): FastifySchema {
+const PRE_ROUTE_ERRORS = [errors.BAD_REQUEST, errors.EXPECTATION_FAILED, errors.UNAVAILABLE]
+
+/**
+ * Answers any operation may give whatever its own rules say: those given before it runs, and those
+ * set by the operator: 503 while load is shed and 429 past the rate limit (only behind
+ * authentication, where the limit is counted).
+ */
+function withOperationalErrors(schema: FastifySchema): FastifySchema {
   const base = schema as FastifySchema & {
     response?: Record<string, unknown>
     hide?: boolean
     security?: unknown[]
   }
   if (!base.response || base.hide) return base
-  const config = route.config as { pressureHandler?: unknown } | undefined
-  const extra: number[] = []
-  if (!config?.pressureHandler) extra.push(503)
-  if (base.security?.length !== 0) extra.push(429)
-  const missing = extra.filter((status) => !(status in (base.response as object)))
-  return { ...base, response: { ...base.response, ...errorResponses(...missing) } } as FastifySchema
+  const extra: Array<number | CatalogEntry> = [...PRE_ROUTE_ERRORS]
+  if (base.body !== undefined) extra.push(errors.REQUEST_TIMEOUT)
+  if (base.security?.length !== 0) extra.push(errors.RATE_LIMITED)
+  return { ...base, response: withErrorResponses(base.response, ...extra) } as FastifySchema
 }
 
 /** What subscribers receive: one Standard Webhooks message per plant event (OpenAPI 3.1 `webhooks`). */

@@ -284,10 +284,12 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   403: 'The token lacks the required scope',
   404: 'Not found',
   405: 'Method not allowed',
+  408: 'The request took too long to arrive',
   409: 'Conflict',
   412: 'Precondition failed',
   413: 'Body too large',
   415: 'Unsupported media type',
+  417: 'Expectation failed',
   422: 'Unprocessable',
   429: 'Rate limited',
   500: 'Unexpected error',
@@ -346,6 +348,39 @@ export function errorResponses(...answers: Array<number | CatalogEntry>): Record
     )
   }
   return responses
+}
+
+/** How an error response's description lists its codes; the contract tests read it the same way. */
+const LISTED_CODES = /\(error codes: ([\d, ]+)\)/
+
+const codesOf = (response: unknown): string[] =>
+  LISTED_CODES.exec((response as { description?: string }).description ?? '')?.[1]?.split(', ') ?? []
+
+/**
+ * `responses` with `answers` added: a status it already documents gains the codes it does not list
+ * yet, keeping its own description and headers.
+ */
+export function withErrorResponses(
+  responses: Record<string, unknown>,
+  ...answers: Array<number | CatalogEntry>
+): Record<string, unknown> {
+  const merged = { ...responses }
+  for (const [status, added] of Object.entries(errorResponses(...answers))) {
+    const present = merged[status] as { description?: string } | undefined
+    if (present === undefined) {
+      merged[status] = added
+      continue
+    }
+    const listed = codesOf(present)
+    const missing = codesOf(added).filter((code) => !listed.includes(code))
+    if (missing.length === 0) continue
+    const description = String(present.description).replace(
+      LISTED_CODES,
+      `(error codes: ${[...listed, ...missing].join(', ')})`,
+    )
+    merged[status] = { ...present, description }
+  }
+  return merged
 }
 
 /** What a PATCH takes: a JSON merge patch (RFC 7386), or the same document labelled plain JSON. */

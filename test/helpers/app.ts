@@ -4,6 +4,7 @@ import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
 import { watchContract } from './contract.js'
+import type { RawResponse } from './raw-http.js'
 import { openFresh, type StoreKind } from './stores.js'
 
 export interface TestApp {
@@ -13,6 +14,8 @@ export interface TestApp {
   url: string
   /** fetch for real HTTP calls to this app: each response is checked against the document too. */
   checkedFetch(request: Request): Promise<Response>
+  /** Checks an answer read off a raw socket against the document, as checkedFetch does. */
+  checkAnswer(method: string, url: string, response: RawResponse): void
   /** A fresh token with the given scopes (default: read and write plants). */
   token(scopes?: Scope[], expiresInMs?: number): Promise<string>
   close(): Promise<void>
@@ -28,6 +31,7 @@ export async function makeApp(
     allowPrivateWebhookUrls?: boolean
     rateLimit?: AppOptions['rateLimit']
     scrapeMetrics?: AppOptions['scrapeMetrics']
+    timeouts?: AppOptions['timeouts']
   } = {},
 ): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
@@ -41,6 +45,7 @@ export async function makeApp(
     tokens,
     url,
     checkedFetch: contract.fetch,
+    checkAnswer: contract.answer,
     token: async (scopes = ['plants:read', 'plants:write'], expiresInMs) =>
       (await tokens.create('test', scopes, expiresInMs)).token,
     close: async () => {

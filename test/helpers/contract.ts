@@ -6,6 +6,7 @@ import addFormats from 'ajv-formats'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { inject } from 'vitest'
 import { answerKey, listedAnswers, listedCodes } from '../setup/contract-gaps.js'
+import type { RawResponse } from './raw-http.js'
 
 // Every response a test receives through app.inject is checked against the published document: its
 // status must be documented for the operation, and its body must match the documented schema. The
@@ -204,6 +205,8 @@ export interface ContractWatch {
   done(): void
   /** A fetch whose responses are checked too, for tests that go through real HTTP. */
   fetch(request: Request): Promise<Response>
+  /** Checks an answer read off a raw socket, for requests no HTTP client would send. */
+  answer(method: string, url: string, response: RawResponse): void
 }
 
 /** Checks every response of `app.inject` from now on, and of the fetch it returns. */
@@ -245,6 +248,15 @@ export function watchContract(app: FastifyInstance): ContractWatch {
       )
       return response
     },
+    answer: (method, url, response) =>
+      checker.check(
+        method,
+        url,
+        response.status,
+        response.headers['content-type'],
+        response.body,
+        Object.keys(response.headers),
+      ),
   }
 }
 
