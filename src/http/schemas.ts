@@ -400,9 +400,10 @@ export function patchErrorResponses(...answers: Array<number | CatalogEntry>): R
 }
 
 /**
- * What any operation that reads a JSON body can answer about the body as a whole. Not 40000: the one
- * body fault it would stand for, a body whose length is not its Content-Length, never reaches a
- * route, since Node's parser frames each body by that length (a body cut short gets no answer).
+ * What any operation that reads a JSON body can answer about the body as a whole. 40000 is not among
+ * them: the one body fault it would stand for, a body whose length is not its Content-Length, never
+ * reaches a route, since Node's parser frames each body by that length. Every operation still lists
+ * 40000, for the answers given before it runs (see withOperationalErrors in openapi.ts).
  */
 export const BODY_ERRORS = [
   errors.BODY_MISSING,
