@@ -83,6 +83,23 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     }
   })
 
+  it('answers 40450 to a replay whose subscription is deleted before the events are queued', async () => {
+    const { id } = await subscribe()
+    const webhooks = t.store.webhooks
+    const replay = webhooks.replay.bind(webhooks)
+    const spy = vi.spyOn(webhooks, 'replay').mockImplementationOnce(async (...args) => {
+      await webhooks.delete(id)
+      return replay(...args)
+    })
+    try {
+      const res = await call('POST', `/webhooks/${id}/replay`, { since: '2000-01-01T00:00:00Z' })
+      expect(res.statusCode).toBe(404)
+      expect(errorOf(res).error).toBe(errors.WEBHOOK_NOT_FOUND.code)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
   it('creates a subscription and shows its secret only in that answer', async () => {
     const res = await call('POST', '/webhooks', {
       url: 'https://receiver.example/hook',

@@ -134,5 +134,9 @@ export async function replayEvents(
   now: Date = new Date(),
 ): Promise<number> {
   await getWebhook(store, id)
-  return store.replay(id, since, now)
+  const queued = await store.replay(id, since, now)
+  // Nothing queued may mean the subscription was deleted since it was found: then it is a 404, as
+  // it would have been a moment earlier, not an empty replay.
+  if (queued === 0) await getWebhook(store, id)
+  return queued
 }
