@@ -36,7 +36,8 @@ const QUERY_PARAMETER = /([?&])((?:[^=&#"\\\s]|\\.)*)=((?:[^&#"\\\s]|\\.)*)/g
  * mistake the log must not repeat. The name is matched decoded, as the server reads it, so
  * `access%5Ftoken` is one too.
  */
-const CREDENTIAL_NAME = /token|secret|api[_-]?key|passw(?:or)?d|pwd|credential|auth/i
+const CREDENTIAL_NAME =
+  /token|secret|api[_-]?key|passw(?:or)?d|pwd|credential|(?:^|[\W_])auth(?:orization)?(?:$|[\W_])/i
 // A value already masked: a token cut to its public id, or a password the settings' messages hide.
 const REDACTED_TOKEN = /^(?:pst_(?:[0-9a-f]{16}_)?\[redacted\]|\*\*\*)$/
 

@@ -84,14 +84,14 @@ describe("a credential in a URL that is not shaped as this service's token", () 
       const auth = { authorization: `Bearer ${token}` }
       // Another service's bearer token where RFC 6750 puts one, and keys named for what they hold.
       const foreign = 'eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.Zm9yZWlnbi1zaWduYXR1cmU'
-      const url = `/plants?access_token=${foreign}&tag=fern&client_secret=hunter2hunter2&X-Api-Key=k3yk3yk3y&password=pa55w0rdA&auth=4uthB&limit=5`
+      const url = `/plants?access_token=${foreign}&tag=fern&client_secret=hunter2hunter2&X-Api-Key=k3yk3yk3y&password=pa55w0rdA&auth=4uthB&x-auth=x4uthC&author=bob&oauth_state=st8&limit=5`
       expect((await app.inject({ url, headers: auth })).statusCode).toBe(200)
       // This service's token with its prefix percent-encoded.
       const encoded = `%70%73%74%5F${token.slice(4)}`
       expect((await app.inject({ url: `/nowhere/${encoded}`, headers: auth })).statusCode).toBe(404)
       const text = lines.join('')
       expect(text).toContain(
-        'access_token=[redacted]&tag=fern&client_secret=[redacted]&X-Api-Key=[redacted]&password=[redacted]&auth=[redacted]&limit=5',
+        'access_token=[redacted]&tag=fern&client_secret=[redacted]&X-Api-Key=[redacted]&password=[redacted]&auth=[redacted]&x-auth=[redacted]&author=bob&oauth_state=st8&limit=5',
       )
       for (const leaked of [
         foreign,
@@ -99,6 +99,7 @@ describe("a credential in a URL that is not shaped as this service's token", () 
         'k3yk3yk3y',
         'pa55w0rd',
         '4uthB',
+        'x4uthC',
         secret,
         secret.slice(0, 20),
       ]) {
