@@ -95,24 +95,11 @@ export class PostgresPlantStore implements PlantStore {
    */
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
     return inTransaction(this.pool, async (client) => {
-      // Rows are inserted in id order, as every batch takes them (see inIdOrder), and in line order
-      // among lines that share an id: PostgreSQL's sort need not keep it, and the first row of an id
-      // inserted is the one stored.
-      const inserted = await client.query<{ id: string }>(
-        `INSERT INTO plants (id, name, tag, created_at, updated_at)
-         SELECT id, name, tag, now(), now()
-         FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, line)
-         ORDER BY id, line
-         ON CONFLICT (id) DO NOTHING
-         RETURNING id::text AS id`,
-        [
-          items.map((item) => item.plant.id.toString()),
-          items.map((item) => item.plant.name),
-          items.map((item) => item.plant.tag ?? null),
-        ],
-      )
       // Of the lines that share an id the first is the one inserted; the others compare with it.
-      const created = new Set(inserted.rows.map((r) => r.id))
+      const created = await insertAbsent(
+        client,
+        items.map((item) => item.plant),
+      )
       const outcomes: ImportOutcome[] = []
       const events: Array<OutboxEvent | undefined> = []
       const taken: number[] = []
@@ -302,21 +289,10 @@ export class PostgresPlantStore implements PlantStore {
       if (!first.has(key)) first.set(key, item)
     }
     const rows = [...first.values()]
-    // Rows are inserted in id order, as every batch takes them (see inIdOrder).
-    const inserted = await client.query<{ id: string }>(
-      `INSERT INTO plants (id, name, tag, created_at, updated_at)
-       SELECT id, name, tag, now(), now()
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, name, tag)
-       ORDER BY id
-       ON CONFLICT (id) DO NOTHING
-       RETURNING id::text AS id`,
-      [
-        rows.map((r) => r.plant.id.toString()),
-        rows.map((r) => r.plant.name),
-        rows.map((r) => r.plant.tag ?? null),
-      ],
+    const created = await insertAbsent(
+      client,
+      rows.map((r) => r.plant),
     )
-    const created = new Set(inserted.rows.map((r) => r.id))
     const events = rows
       .filter((r) => created.has(r.plant.id.toString()))
       .flatMap((r) => (r.extras?.event ? [r.extras.event] : []))
@@ -418,6 +394,24 @@ function inArrivalOrder(events: Array<OutboxEvent | undefined>): OutboxEvent[] {
  * seq order commit order across every instance (see 001_init.sql); it is taken last, so it is held
  * only for the insert and the commit.
  */
+/**
+ * Inserts the plants whose id is not taken, in one statement; the ids inserted. Rows go in id order,
+ * as every batch takes them (see inIdOrder), and in the given order among plants that share an id:
+ * PostgreSQL's sort need not keep it, and the first row of an id inserted is the one stored.
+ */
+async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Promise<Set<string>> {
+  const inserted = await client.query<{ id: string }>(
+    `INSERT INTO plants (id, name, tag, created_at, updated_at)
+     SELECT id, name, tag, now(), now()
+     FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, line)
+     ORDER BY id, line
+     ON CONFLICT (id) DO NOTHING
+     RETURNING id::text AS id`,
+    [plants.map((p) => p.id.toString()), plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
+  )
+  return new Set(inserted.rows.map((r) => r.id))
+}
+
 async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return
   await lockOutbox(client)
