@@ -77,6 +77,9 @@ function fail(flag: string, raw: string, expected: string): never {
  * A duration setting. Most are waited for by a timer, so they end at MAX_TIMER_MS (24d); those that
  * only set a date back or forward (retention cutoffs, lifetimes) pass `max: MAX_DURATION_MS`.
  */
+/** `off`, read trimmed as durations are: `" off"` means what `" 5s"` would. */
+const isOff = (raw: string) => raw.trim() === 'off'
+
 function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {}) {
   const range =
     min >= 1000
@@ -86,8 +89,7 @@ function duration(flag: string, { min = 0, max = MAX_TIMER_MS, off = false } = {
         : `at most ${inDays(max)}`
   const expected = `a duration such as ${min >= 1000 ? '30s, 5m' : '500ms, 30s, 5m'}${off ? ', or off' : ''}, ${range}`
   return (raw: string): number => {
-    // Trimmed as the durations are: `" off"` means what `" 5s"` would.
-    if (off && raw.trim() === 'off') return 0
+    if (off && isOff(raw)) return 0
     const ms = parseDuration(raw, max)
     return ms !== null && ms >= min ? ms : fail(flag, raw, expected)
   }
@@ -121,7 +123,7 @@ function integer(flag: string, min: number, max: number) {
 
 /** `COUNT/WINDOW` such as `100/1s` or `6000/1m`; `off` turns limiting off. */
 export function parseRateLimit(raw: string): RateLimit | null {
-  if (raw.trim() === 'off') return null
+  if (isOff(raw)) return null
   const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
   const max = match ? Number(match[1]) : 0
   const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
@@ -137,7 +139,7 @@ export function parseRateLimit(raw: string): RateLimit | null {
 
 /** Comma list of origins (`https://app.example.com`); absent or `off` leaves CORS off. */
 export function parseOrigins(raw: string): string[] | null {
-  if (raw.trim() === 'off') return null
+  if (isOff(raw)) return null
   const origins = raw.split(',').map((o) => o.trim())
   for (const origin of origins) {
     let url: URL | undefined
@@ -155,7 +157,7 @@ const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal']
 
 /** Comma list of addresses or CIDR ranges (or loopback, linklocal, uniquelocal) of trusted proxies. */
 export function parseTrustProxy(raw: string): string[] | null {
-  if (raw.trim() === 'off') return null
+  if (isOff(raw)) return null
   const entries = raw.split(',').map((e) => e.trim())
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/')
