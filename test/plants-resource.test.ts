@@ -391,6 +391,44 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
     })
   })
 
+  describe('If-None-Match on a write', () => {
+    it.each([
+      ['PUT', '{"name":"b"}'],
+      ['PATCH', '{"name":"b"}'],
+      ['DELETE', undefined],
+    ] as const)(
+      'makes %s answer 412 while the plant has one of the ETags, and write nothing',
+      async (method, body) => {
+        const id = `54${method.length}`
+        const etag = (await create(id, 'a')).headers.etag as string
+        // RFC 9110 §13.1.2: a write whose If-None-Match is false is not performed; `*` is false for any plant.
+        for (const tags of ['*', etag, `"nope", W/${etag}`]) {
+          const res = await call(method, `/plants/${id}`, { body, headers: { 'if-none-match': tags } })
+          expect([tags, res.statusCode, errorOf(res)]).toEqual([
+            tags,
+            412,
+            {
+              error: errors.PRECONDITION_FAILED.code,
+              message: 'The plant has one of the ETags If-None-Match names.',
+            },
+          ])
+        }
+        const read = await call('GET', `/plants/${id}`)
+        expect([read.body, read.headers.etag]).toEqual([`{"id":${id},"name":"a"}`, etag])
+        const ok = await call(method, `/plants/${id}`, { body, headers: { 'if-none-match': '"nope"' } })
+        expect(ok.statusCode).toBe(method === 'DELETE' ? 204 : 200)
+      },
+    )
+
+    it('answers 404 for a missing plant whatever the If-None-Match', async () => {
+      for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+        const body = method === 'DELETE' ? undefined : '{"name":"x"}'
+        const res = await call(method, '/plants/549', { body, headers: { 'if-none-match': '*' } })
+        expect([method, res.statusCode]).toEqual([method, 404])
+      }
+    })
+  })
+
   it.each(['PUT', 'PATCH', 'DELETE', 'GET'] as const)(
     'answers 400 to %s with a path id that is not an int64',
     async (method) => {

@@ -148,10 +148,12 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
       await recreate()
       return store.plants.remove(...args)
     }
-    await expect(changePlant(racing, 1n, { name: 'c' }, [etag])).rejects.toMatchObject({
+    await expect(changePlant(racing, 1n, { name: 'c' }, { ifMatch: [etag] })).rejects.toMatchObject({
       entry: errors.PRECONDITION_FAILED,
     })
-    await expect(deletePlant(racing, 1n, [etag])).rejects.toMatchObject({ entry: errors.PRECONDITION_FAILED })
+    await expect(deletePlant(racing, 1n, { ifMatch: [etag] })).rejects.toMatchObject({
+      entry: errors.PRECONDITION_FAILED,
+    })
     expect((await store.plants.read(1n))?.plant.name).toBe('b')
   })
 

@@ -1035,6 +1035,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
+                /** @description Apply only if the plant has none of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
+                "if-none-match"?: string;
             };
             path: {
                 /**
@@ -1192,6 +1194,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
+                /** @description Apply only if the plant has none of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
+                "if-none-match"?: string;
             };
             path: {
                 /**
@@ -1314,6 +1318,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the plant still has one of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
                 "if-match"?: string;
+                /** @description Apply only if the plant has none of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way */
+                "if-none-match"?: string;
             };
             path: {
                 /**

@@ -1,6 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import type { JsonPage, PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
-import { etagOf, etagOfJson, matchesStrong } from './etag.js'
+import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
 import type { PlantListQuery } from './validate.js'
@@ -50,22 +50,39 @@ export function listPlantsJson(store: PlantStore, query: PlantListQuery): Promis
   return store.listJson({ after: query.after, tag: query.tag, limit: query.limit })
 }
 
-/** The entity tags of an If-Match header, '*' for any; undefined when there was none. */
+/** The entity tags of an If-Match or If-None-Match header, '*' for any; undefined when there was none. */
 export type Precondition = '*' | string[] | undefined
 
-/**
- * With If-Match, the write's condition: the stored plant's ETag is one of the tags. The store asks it
- * of the row its write holds, so a change, or a delete and a re-create under the same id (whose
- * version starts at 1 again), that lands meanwhile still fails with 412.
- */
-function ifMatchHolds(ifMatch: Precondition): WriteOptions['precondition'] {
-  if (ifMatch === undefined) return undefined
-  return (plant, version) => matchesStrong(ifMatch, etagOf(plant, version))
+/** A write's conditional headers. */
+export interface Preconditions {
+  ifMatch?: Precondition
+  ifNoneMatch?: Precondition
 }
 
-function written(id: bigint, result: WriteResult): TaggedPlant {
+/**
+ * The write's condition: the stored plant's ETag is one of If-Match's tags and none of
+ * If-None-Match's (RFC 9110 §13.1.2: a false If-None-Match stops any method but a read, so `*` keeps
+ * a write from overwriting a plant the client believed absent). The store asks it of the row its
+ * write holds, so a change, or a delete and a re-create under the same id (whose version starts at 1
+ * again), that lands meanwhile still fails with 412.
+ */
+function preconditionsHold({ ifMatch, ifNoneMatch }: Preconditions): WriteOptions['precondition'] {
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined
+  return (plant, version) => {
+    const etag = etagOf(plant, version)
+    if (ifMatch !== undefined && !matchesStrong(ifMatch, etag)) return false
+    return ifNoneMatch === undefined || !matchesWeak(ifNoneMatch, etag)
+  }
+}
+
+function written(id: bigint, result: WriteResult, conditions: Preconditions): TaggedPlant {
   if (result.outcome === 'missing') throw notFound(id)
-  if (result.outcome === 'precondition-failed') throw new AppError(errors.PRECONDITION_FAILED)
+  if (result.outcome === 'precondition-failed') {
+    // The catalog's words speak of If-Match; without one, it was If-None-Match that failed.
+    throw conditions.ifMatch === undefined
+      ? new AppError(errors.PRECONDITION_FAILED, 'The plant has one of the ETags If-None-Match names.')
+      : new AppError(errors.PRECONDITION_FAILED)
+  }
   return { plant: result.plant, etag: etagOf(result.plant, result.version) }
 }
 
@@ -74,21 +91,25 @@ export async function changePlant(
   store: PlantStore,
   id: bigint,
   change: PlantChange,
-  ifMatch: Precondition,
+  conditions: Preconditions = {},
 ): Promise<TaggedPlant> {
   const result = await store.update(id, change, {
-    precondition: ifMatchHolds(ifMatch),
+    precondition: preconditionsHold(conditions),
     event: (plant) => plantEvent('plant.updated', plant),
   })
-  return written(id, result)
+  return written(id, result, conditions)
 }
 
-export async function deletePlant(store: PlantStore, id: bigint, ifMatch: Precondition): Promise<void> {
+export async function deletePlant(
+  store: PlantStore,
+  id: bigint,
+  conditions: Preconditions = {},
+): Promise<void> {
   const result = await store.remove(id, {
-    precondition: ifMatchHolds(ifMatch),
+    precondition: preconditionsHold(conditions),
     event: (plant) => plantEvent('plant.deleted', plant),
   })
-  written(id, result)
+  written(id, result, conditions)
 }
 
 /** The id a PUT or PATCH body may carry must be the path's: a body cannot move a plant. */

@@ -11,6 +11,7 @@ import {
   deletePlant,
   listPlantsJson,
   type Precondition,
+  type Preconditions,
   readPlant,
   requireSameId,
 } from '../../plants/service.js'
@@ -113,6 +114,17 @@ const IF_MATCH = {
   ),
 }
 
+/** A write's conditions: If-Match, and If-None-Match, which RFC 9110 has every method honour. */
+const WRITE_CONDITIONS = {
+  ...IF_MATCH,
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'Apply only if the plant has none of these ETags (else 412); `*` matches any plant that exists, and a missing plant is 404 either way',
+    }),
+  ),
+}
+
 const CreateHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
@@ -131,6 +143,14 @@ function sendRecorded(reply: FastifyReply, answer: { status: number; body: strin
 function ifMatchOf(request: FastifyRequest): Precondition {
   const header = request.headers['if-match']
   return header === undefined ? undefined : parseEntityTags(header)
+}
+
+function preconditionsOf(request: FastifyRequest): Preconditions {
+  const ifNoneMatch = request.headers['if-none-match']
+  return {
+    ifMatch: ifMatchOf(request),
+    ifNoneMatch: ifNoneMatch === undefined ? undefined : parseEntityTags(ifNoneMatch),
+  }
 }
 
 function pathId(request: FastifyRequest): bigint {
@@ -276,7 +296,7 @@ export async function plantRoutes(
         summary: 'Replaces the name and tag of a plant',
         tags: ['plants'],
         params: PlantIdParams,
-        headers: Type.Object(IF_MATCH),
+        headers: Type.Object(WRITE_CONDITIONS),
         body: checkedBy(ref('Plant'), validateReplacement),
         response: {
           200: ref('StoredPlant', { description: 'The plant as replaced', headers: { ETag } }),
@@ -292,7 +312,7 @@ export async function plantRoutes(
         store.plants,
         id,
         { name: body.name, tag: body.tag ?? null },
-        ifMatchOf(request),
+        preconditionsOf(request),
       )
       reply.header('etag', result.etag)
       return result.plant
@@ -309,7 +329,7 @@ export async function plantRoutes(
         summary: 'Changes the fields a JSON merge patch names',
         tags: ['plants'],
         params: PlantIdParams,
-        headers: Type.Object(IF_MATCH),
+        headers: Type.Object(WRITE_CONDITIONS),
         consumes: PATCH_MEDIA_TYPES,
         body: checkedBy(ref('PlantPatch'), validateMergePatch),
         response: {
@@ -322,7 +342,7 @@ export async function plantRoutes(
       const id = pathId(request)
       const { id: bodyId, ...change } = request.body as ReturnType<typeof validateMergePatch>
       requireSameId(id, bodyId)
-      const result = await changePlant(store.plants, id, change, ifMatchOf(request))
+      const result = await changePlant(store.plants, id, change, preconditionsOf(request))
       reply.header('etag', result.etag)
       return result.plant
     },
@@ -338,7 +358,7 @@ export async function plantRoutes(
         summary: 'Deletes a plant',
         tags: ['plants'],
         params: PlantIdParams,
-        headers: Type.Object(IF_MATCH),
+        headers: Type.Object(WRITE_CONDITIONS),
         response: {
           204: { type: 'null', description: 'Deleted' },
           ...errorResponses(errors.PATH_ID_INVALID, 401, 403, errors.PLANT_NOT_FOUND, 412, 500),
@@ -346,7 +366,7 @@ export async function plantRoutes(
       },
     },
     async (request, reply) => {
-      await deletePlant(store.plants, pathId(request), ifMatchOf(request))
+      await deletePlant(store.plants, pathId(request), preconditionsOf(request))
       return reply.code(204).send()
     },
   )
