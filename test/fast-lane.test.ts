@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { connect } from 'node:net'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -576,6 +577,46 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
       }
     } finally {
       for (const spy of spies) spy.mockRestore()
+    }
+  })
+})
+
+describe('the fast lane behind an answer that closes the connection', () => {
+  it('does not count a pipelined read whose answer never goes out', async () => {
+    const s = await service()
+    const take = vi.spyOn(FastLane.prototype, 'take')
+    try {
+      await s.tokens.verify(s.token)
+      const { token } = await s.tokens.create('m', ['metrics:read'])
+      const reads = async () => {
+        const res = await s.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } })
+        const line = res.body
+          .split('\n')
+          .find((l) => l.startsWith('plantstore_http_requests_total{method="GET",route="/plants/:id"'))
+        return line === undefined ? 0 : Number(line.split(' ').pop())
+      }
+      // Malformed JSON: the answer closes the connection, and the read queued behind it is never sent.
+      const bad = '{"id": 1'
+      const bytes =
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${bad.length}\r\n\r\n${bad}` +
+        `GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token}\r\n\r\n`
+      const received = await new Promise<string>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', port: s.port })
+        let data = ''
+        socket.on('data', (chunk) => {
+          data += chunk
+        })
+        socket.on('close', () => resolve(data))
+        socket.on('error', () => {})
+        socket.write(bytes)
+      })
+      expect(received.match(/^HTTP\/1\.1 /gm)).toEqual(['HTTP/1.1 '])
+      expect(take.mock.results.filter((r) => r.value === true)).toHaveLength(2)
+      expect(await reads()).toBe(0)
+    } finally {
+      take.mockRestore()
+      await stop(s)
     }
   })
 })

@@ -280,8 +280,12 @@ export class FastLane {
   ): void {
     answer.headers['content-type'] = CONTENT_TYPE
     answer.headers['content-length'] = Buffer.byteLength(body)
+    // Counted once sent, as the framework counts in onResponse: an answer queued behind one that
+    // closes the connection (a pipelined request) never goes out, and is no request answered.
+    response.once('finish', () =>
+      deps.record(answer.method, answer.route, status, (performance.now() - answer.started) / 1000),
+    )
     response.writeHead(status, answer.headers)
     response.end(body)
-    deps.record(answer.method, answer.route, status, (performance.now() - answer.started) / 1000)
   }
 }
