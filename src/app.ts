@@ -243,6 +243,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * still arrive on a connection that was busy (pipelined, or kept alive after its answer).
    */
   let closing = false
+  /** Every open connection: the ones on which nothing has been sent yet are closed with the port. */
+  const connections = new Set<Socket>()
   const record = requestRecorder(metrics)
   /** The request id and the security headers, which go on every answer. */
   const stamp = (request: FastifyRequest, reply: FastifyReply) => {
@@ -318,6 +320,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         refuseExpectation(res, stamped(req))
       })
       server.on('connect', (req, socket) => refuseConnect(socket, stamped(req)))
+      server.on('connection', (socket: Socket) => {
+        connections.add(socket)
+        socket.once('close', () => connections.delete(socket))
+      })
       server.keepAliveTimeout = settings.keepAliveTimeout
       server.requestTimeout = settings.requestTimeout
       server.setTimeout(settings.connectionTimeout)
@@ -434,6 +440,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('preClose', (done) => {
     closing = true
+    // Node counts a connection as busy from the moment it opens (its headers timeout runs from
+    // there), so closing idle ones leaves those a load balancer or a browser opened ahead of use:
+    // each would hold the shutdown up until --headers-timeout, past --shutdown-timeout by default.
+    // One that has sent part of a request is left to finish it.
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
     done()
   })
   const shedding = app as FastifyInstance & { isUnderPressure?: () => boolean }

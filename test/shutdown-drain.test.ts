@@ -181,3 +181,20 @@ describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on
     40_000,
   )
 })
+
+describe('a connection that has not sent a request yet when shutdown begins', () => {
+  it('is closed with the port, so that it does not hold the exit up until --headers-timeout', async () => {
+    // A load balancer's or a browser's preconnect: open, and nothing sent on it yet.
+    const server = await startServer(['--database-url', 'sqlite::memory:', '--shutdown-timeout', '3s'])
+    try {
+      const socket = await openSocket(server.port)
+      const closed = readUntilClose(socket, 8_000)
+      server.process.kill('SIGTERM')
+      // Kept open, it would hold the shutdown until --headers-timeout (10 s), past --shutdown-timeout.
+      expect(await closed).toBe('')
+      expect(await server.exited).toBe(0)
+    } finally {
+      await server.stop('SIGKILL')
+    }
+  })
+})
