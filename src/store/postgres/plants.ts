@@ -390,11 +390,6 @@ function inArrivalOrder(events: Array<OutboxEvent | undefined>): OutboxEvent[] {
 }
 
 /**
- * Appends outbox events inside the caller's transaction. The advisory lock, held until COMMIT, makes
- * seq order commit order across every instance (see 001_init.sql); it is taken last, so it is held
- * only for the insert and the commit.
- */
-/**
  * Inserts the plants whose id is not taken, in one statement; the ids inserted. Rows go in id order,
  * as every batch takes them (see inIdOrder), and in the given order among plants that share an id:
  * PostgreSQL's sort need not keep it, and the first row of an id inserted is the one stored.
@@ -412,6 +407,11 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
   return new Set(inserted.rows.map((r) => r.id))
 }
 
+/**
+ * Appends outbox events inside the caller's transaction. The advisory lock, held until COMMIT, makes
+ * seq order commit order across every instance (see 001_init.sql); it is taken last, so it is held
+ * only for the insert and the commit.
+ */
 async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return
   await lockOutbox(client)
