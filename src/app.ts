@@ -228,6 +228,9 @@ function boundDiscardedBody(req: IncomingMessage, res: ServerResponse, bodyLimit
   })
 }
 
+/** The methods that change nothing (RFC 9110 §9.2.1). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lifecycle = options.lifecycle ?? { draining: false }
@@ -274,11 +277,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       }
       /** Each connection's latest request: one parsed behind the answer being written is queued. */
       const latest = new WeakMap<Socket, IncomingMessage>()
-      const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-        latest.set(req.socket, req)
+      const dispatch = (req: IncomingMessage, res: ServerResponse) => {
         const refuse = refusal(req)
         if (refuse) refuse(res, stamped(req))
         else if (!fastLane.take(req, res)) handler(req, res)
+      }
+      /** Pipelined requests held until the answer ahead of them is sent. */
+      const held = new WeakSet<IncomingMessage>()
+      const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+        const ahead = latest.get(req.socket)
+        latest.set(req.socket, req)
+        // A pipelined request (its answer queued: no socket yet) runs at once only if it and the one
+        // ahead, which is unanswered, are reads that run at once too (RFC 9112 §9.3.2). Any other is
+        // held until its answer gets the socket: one behind an answer that closes the connection is
+        // then never carried out (§9.6), since its client is never told, and a read sees the writes
+        // sent before it.
+        if (
+          res.socket === null &&
+          (!SAFE_METHODS.has(req.method ?? '') ||
+            ahead === undefined ||
+            !SAFE_METHODS.has(ahead.method ?? '') ||
+            held.has(ahead))
+        ) {
+          held.add(req)
+          res.once('socket', () => dispatch(req, res))
+        } else dispatch(req, res)
       }
       // A connection whose answer is written once closing has begun is ended after it, unless a
       // request is already queued behind it (pipelined; that one gets the 503 above). Kept alive, a
