@@ -463,11 +463,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('preClose', (done) => {
     closing = true
-    // Node counts a connection as busy from the moment it opens (its headers timeout runs from
-    // there), so closing idle ones leaves those a load balancer or a browser opened ahead of use:
-    // each would hold the shutdown up until --headers-timeout, past --shutdown-timeout by default.
-    // One that has sent part of a request is left to finish it.
-    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
+    // Node counts a connection as busy from the moment it opens or a request's head starts arriving
+    // (its headers timeout runs from there), so closing idle ones leaves those a load balancer or a
+    // browser opened ahead of use, and those whose client has sent part of a head: each would hold
+    // the shutdown up until --headers-timeout, past --shutdown-timeout by default. A connection with
+    // an answer to give (_httpMessage, as Node's closeIdleConnections reads it) is left to give it;
+    // on the others no request has reached the service, so none is lost.
+    for (const socket of connections) {
+      if (!(socket as { _httpMessage?: unknown })._httpMessage) socket.destroy()
+    }
     done()
   })
   const shedding = app as FastifyInstance & { isUnderPressure?: () => boolean }

@@ -182,19 +182,30 @@ describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on
   )
 })
 
-describe('a connection that has not sent a request yet when shutdown begins', () => {
-  it('is closed with the port, so that it does not hold the exit up until --headers-timeout', async () => {
+describe('a connection that has not sent a whole request when shutdown begins', () => {
+  it.each([
     // A load balancer's or a browser's preconnect: open, and nothing sent on it yet.
-    const server = await startServer(['--database-url', 'sqlite::memory:', '--shutdown-timeout', '3s'])
-    try {
-      const socket = await openSocket(server.port)
-      const closed = readUntilClose(socket, 8_000)
-      server.process.kill('SIGTERM')
-      // Kept open, it would hold the shutdown until --headers-timeout (10 s), past --shutdown-timeout.
-      expect(await closed).toBe('')
-      expect(await server.exited).toBe(0)
-    } finally {
-      await server.stop('SIGKILL')
-    }
-  })
+    ['nothing sent yet', ''],
+    ['part of a head sent', 'GET /plants HTTP/1.1\r\nHost: x\r\n'],
+  ])(
+    'is closed with the port, %s, so that it does not hold the exit up until --headers-timeout',
+    async (_, sent) => {
+      const server = await startServer(['--database-url', 'sqlite::memory:', '--shutdown-timeout', '3s'])
+      try {
+        const socket = await openSocket(server.port)
+        const closed = readUntilClose(socket, 8_000)
+        if (sent !== '') {
+          socket.write(sent)
+          // Read by the server by the time it answers a request sent after it, on another connection.
+          expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200)
+        }
+        server.process.kill('SIGTERM')
+        // Kept open, it would hold the shutdown until --headers-timeout (10 s), past --shutdown-timeout.
+        expect(await closed).toBe('')
+        expect(await server.exited).toBe(0)
+      } finally {
+        await server.stop('SIGKILL')
+      }
+    },
+  )
 })
