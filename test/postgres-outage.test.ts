@@ -138,6 +138,21 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     expect(after.status).toBe(200)
   })
 
+  it('stops cleanly after a stall that left its connections dead', async () => {
+    const { token, proxy, serve } = await setUp()
+    const server = await serve('--shutdown-timeout', '8s')
+    expect((await create(server, token, 1)).status).toBe(200)
+    proxy.stall()
+    expect(await statusOf(server, '/readyz')).toBe(503)
+    proxy.heal()
+    await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
+    expect((await create(server, token, 2)).status).toBe(200)
+    // The connections open during the stall never answer a goodbye: closing them may not wait for one.
+    const stoppedAt = Date.now()
+    expect(await server.stop()).toBe(0)
+    expect(Date.now() - stoppedAt).toBeLessThan(5000)
+  })
+
   it('answers 503, not 500, while the database takes no writes (a failover to a standby)', async () => {
     const { url, token, serve } = await setUp()
     const server = await serve()

@@ -81,6 +81,14 @@ export class TcpProxy {
     }
   }
 
+  /**
+   * The link comes back, but what was open during the stall stays dead, as after a firewall or NAT
+   * dropped its state: new connections are forwarded, the stuck ones get nothing, not even a reset.
+   */
+  heal(): void {
+    this.stalled = false
+  }
+
   /** Ends a stall: the stuck connections are reset and new ones are forwarded again. */
   async resume(): Promise<void> {
     await this.down()

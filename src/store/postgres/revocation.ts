@@ -49,7 +49,7 @@ export class RevocationWatch {
     await this.connecting?.catch(() => {})
     const listener = this.listener
     this.listener = undefined
-    await listener?.end().catch(() => {})
+    if (listener) await endWithin(listener, this.options.client.connectionTimeoutMillis ?? 0)
   }
 
   private async tick(): Promise<void> {
@@ -96,4 +96,19 @@ export class RevocationWatch {
     }
     this.listener = client
   }
+}
+
+/**
+ * Ends a connection, waiting at most `ms` for the server's goodbye. A connection left dead by a
+ * stall (a link or firewall that drops its packets) never gets one, and a process stopping would
+ * wait for it until its shutdown timeout: past `ms` its socket is dropped instead.
+ */
+async function endWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  await Promise.race([client.end().catch(() => {}), late])
+  clearTimeout(timer)
+  client.connection.stream.destroy()
 }
