@@ -3,6 +3,7 @@ import type pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { admin, TEST_DATABASE_URL } from './helpers/postgres.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
+import { startReceiver } from './helpers/receiver.js'
 import { postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 
@@ -151,6 +152,35 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     const stoppedAt = Date.now()
     expect(await server.stop()).toBe(0)
     expect(Date.now() - stoppedAt).toBeLessThan(5000)
+  })
+
+  it('keeps delivering webhooks after an outage, with one line for the passes it failed', async () => {
+    const { url, proxy, serve } = await setUp()
+    const token = await issueToken(url, 'hooks', 'plants:write,webhooks:manage')
+    const receiver = await startReceiver()
+    cleanup.push(() => receiver.close())
+    const server = await serve('--webhook-allow-private-urls')
+    const subscribed = await fetch(`${server.url}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    })
+    expect(subscribed.status).toBe(201)
+    expect((await create(server, token, 1)).status).toBe(200)
+    await receiver.waitFor(1)
+
+    await proxy.down()
+    // The dispatcher polls every 100 ms and keeps its lease for 15 s: every pass of these seconds fails.
+    const passFailed = () => server.output().match(/"msg":"webhook dispatch pass failed"/g)?.length ?? 0
+    await vi.waitFor(() => expect(passFailed()).toBeGreaterThan(0), { timeout: 5000 })
+    await sleep(2000)
+    await proxy.up()
+    await vi.waitFor(async () => expect((await create(server, token, 2)).status).toBe(200), {
+      timeout: 10_000,
+    })
+    const [, second] = await receiver.waitFor(2)
+    expect(JSON.parse(second?.body ?? '{}')).toMatchObject({ data: { id: 2 } })
+    expect(passFailed()).toBe(1)
   })
 
   it('answers 503, not 500, while the database takes no writes (a failover to a standby)', async () => {

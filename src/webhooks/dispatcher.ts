@@ -69,6 +69,8 @@ export class Dispatcher {
   private again = false
   private wakeSoon: NodeJS.Timeout | undefined
   private lastPassAt = 0
+  /** The last pass failed, and said so. */
+  private failing = false
   private readonly batchWindowMs: number
   private stopped = true
   private readonly pollIntervalMs: number
@@ -198,8 +200,12 @@ export class Dispatcher {
       for (const delivery of claimed) void this.deliver(delivery)
       // A full batch suggests more is due: look again at once rather than after a poll interval.
       if (claimed.length === limit) this.again = true
+      this.failing = false
     } catch (error) {
-      logger.error({ err: error }, 'webhook dispatch pass failed')
+      // Through a database outage every pass fails alike, ten a second at the default poll interval:
+      // the first failure says why, and the next line waits until a pass has succeeded again.
+      if (!this.failing) logger.error({ err: error }, 'webhook dispatch pass failed')
+      this.failing = true
     }
   }
 
