@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createClient, type PlantStoreClient, PlantStoreError } from '../src/client/index.js'
 import { errors } from '../src/errors.js'
 import { makeApp, type TestApp } from './helpers/app.js'
@@ -345,6 +345,31 @@ describe('the typed client when the caller gives up', () => {
     // Far short of the 5 s Retry-After: the wait did not run its course.
     expect(Date.now() - started).toBeLessThan(4_000)
     expect(calls).toBe(1)
+  })
+
+  it('waits no longer than 10 s between attempts, however many retries it is given', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    try {
+      const times: number[] = []
+      const client = createClient({
+        baseUrl: 'http://127.0.0.1:1',
+        token: 't',
+        retries: 12,
+        fetch: async () => {
+          times.push(Date.now())
+          return new Response('', { status: 503 })
+        },
+      })
+      const failure = client.getPlant(1n).catch((error: unknown) => error)
+      while (times.length < 13) await vi.advanceTimersByTimeAsync(1_000)
+      expect(await failure).toMatchObject({ status: 503 })
+      const waits = times.slice(1).map((time, i) => time - (times[i] as number))
+      // 100 ms, then doubling, until the cap holds every wait after it.
+      expect(waits.slice(0, 7)).toEqual([100, 200, 400, 800, 1600, 3200, 6400])
+      expect(waits.slice(7)).toEqual([10_000, 10_000, 10_000, 10_000, 10_000])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('waits as long as Retry-After asks before trying a create again', async () => {

@@ -107,7 +107,11 @@ function nextCursor(response: Response): bigint | undefined {
 /** The first request under the same key is still running: worth waiting for, not an answer. */
 const IDEMPOTENCY_IN_PROGRESS = 40902
 
-/** The longest wait between create attempts, whatever a Retry-After asks: a caller is not held longer. */
+/**
+ * The longest wait between attempts, whatever a Retry-After asks or the backoff has grown to: a
+ * caller is not held longer, and a doubling left unbounded would pass setTimeout's limit (24.8 days),
+ * which fires at once, so many retries would end in attempts sent back to back.
+ */
 const MAX_RETRY_WAIT_MS = 10_000
 
 /** The wait before attempt `attempt`: growing backoff, or longer when the answer's Retry-After says so. */
@@ -115,7 +119,7 @@ function retryWait(attempt: number, retryAfter: string | null): number {
   const backoff = 50 * 2 ** attempt
   const value = retryAfter?.trim() ?? ''
   const asked = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now()
-  return Number.isNaN(asked) ? backoff : Math.min(Math.max(backoff, asked), MAX_RETRY_WAIT_MS)
+  return Math.min(Number.isNaN(asked) ? backoff : Math.max(backoff, asked), MAX_RETRY_WAIT_MS)
 }
 
 /** Waits, unless the caller aborts first: then it ends at once with the abort's reason. */
