@@ -372,6 +372,15 @@ describe('the typed client when the caller gives up', () => {
     }
   })
 
+  it.each([Number.NaN, -1, 1.5, Number.POSITIVE_INFINITY])(
+    'refuses retries: %s, which is no count of attempts (NaN would retry for ever)',
+    (retries) => {
+      expect(() => createClient({ baseUrl: 'http://127.0.0.1:1', token: 't', retries })).toThrow(
+        new RangeError(`retries must be a whole number from 0, not ${retries}`),
+      )
+    },
+  )
+
   it('waits as long as Retry-After asks before trying a create again', async () => {
     const times: number[] = []
     const client = createClient({

@@ -163,6 +163,9 @@ export class PlantStoreClient {
       bodySerializer: stringifyExactJson,
     })
     this.retries = options.retries ?? 2
+    // No attempt count is ever >= NaN: a retries read from an unset setting would retry for ever.
+    if (!Number.isSafeInteger(this.retries) || this.retries < 0)
+      throw new RangeError(`retries must be a whole number from 0, not ${this.retries}`)
     this.newKey = options.newIdempotencyKey ?? (() => globalThis.crypto.randomUUID())
   }
 
