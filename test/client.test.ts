@@ -250,6 +250,14 @@ describe("the typed client when a success is not the service's", () => {
       'a 200 with JSON of another shape',
       () => new Response('{"status": "ok"}', { status: 200, headers: json }),
     ],
+    [
+      'a 200 whose type only starts like JSON (application/jsonp)',
+      () =>
+        new Response('{"id": 1, "name": "a"}', {
+          status: 200,
+          headers: { 'content-type': 'application/jsonp' },
+        }),
+    ],
     ['an empty 200', () => new Response('', { status: 200 })],
     [
       'a 200 with Content-Length: 0',

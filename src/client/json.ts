@@ -44,7 +44,7 @@ export async function withExactJson(response: Response): Promise<Response> {
   const exact = new Response(text, { status: response.status, statusText: response.statusText, headers })
   const json = async () => {
     try {
-      if (!/^application\/([a-z.+-]*\+)?json/i.test(type))
+      if (!/^application\/([a-z.+-]*\+)?json\s*(;|$)/i.test(type))
         throw new SyntaxError(`${type || 'no content type'} is not JSON`)
       return parseExactJson(text)
     } catch (cause) {
