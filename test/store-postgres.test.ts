@@ -281,6 +281,19 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(index.rowCount).toBe(1)
   })
 
+  it('opens without migrating, for a thread of a process that has, while another migration holds the lock', async () => {
+    const { url, store } = await fresh()
+    await admin(url, async (c) => {
+      // Held, the lock would keep a migrating open waiting past the test's time.
+      await c.query('SELECT pg_advisory_lock($1, $2)', [0x706c_616e, 1])
+      const thread = await openPostgres({ url, migrate: false, watchRevocations: false })
+      open.push(thread)
+      expect(thread.migrated).toEqual([])
+      expect(await thread.plants.create({ id: 7n, name: 'seen' })).toBe('created')
+      expect((await store.plants.read(7n))?.plant.name).toBe('seen')
+    })
+  })
+
   it('moves every instance’s revocation epoch when one revokes (NOTIFY)', async () => {
     // A poll interval far past the test's wait proves the notification alone carries it.
     const { url, store } = await fresh({ revocationPollMs: 600_000 })

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { openStore } from '../src/store/open.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { leaseTakers } from './helpers/cluster.js'
-import { whileLocked } from './helpers/postgres.js'
+import { admin, whileLocked } from './helpers/postgres.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { type StoreKind, sqliteKind, storeKinds, tempDir } from './helpers/stores.js'
@@ -460,4 +460,31 @@ describe('a webhook dispatcher thread that fails to start', () => {
       await receiver.close()
     }
   }, 40_000)
+})
+
+describe.each(storeKinds)('a webhook dispatcher thread started on $name while a migration runs', (kind) => {
+  it.skipIf(kind.name !== 'postgres')(
+    'delivers without waiting for it: the process that started the thread has migrated',
+    async () => {
+      const s = await setup(kind)
+      const receiver = await startReceiver()
+      const server = await serve(s, '--webhook-poll-interval', '50ms')
+      try {
+        const call = api(server, s)
+        // Another instance's migration holds the lock (with no query timeout: a stalled link would
+        // hold the thread as long). The first subscription starts the thread only now.
+        await admin(s.db, async (client) => {
+          await client.query('SELECT pg_advisory_lock($1, $2)', [0x706c_616e, 1])
+          expect((await call('POST', '/webhooks', { url: receiver.url })).status).toBe(201)
+          expect((await call('POST', '/plants', { id: 1, name: 'during a migration' })).status).toBe(200)
+          const [request] = await receiver.waitFor(1, 15_000)
+          expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 1 } })
+        })
+      } finally {
+        await server.stop('SIGKILL')
+        await receiver.close()
+      }
+    },
+    40_000,
+  )
 })

@@ -72,6 +72,13 @@ export interface OpenOptions {
   timeoutMs?: number
   /** PostgreSQL: false when the process verifies no tokens, so needs no revocation listener. */
   watchRevocations?: boolean
+  /**
+   * PostgreSQL: false for a thread of a process that has migrated the database already (the webhook
+   * dispatcher's). A migration runs without the per-query timeout and waits, unbounded, on another
+   * instance's: a link that stalled while it ran would hold the thread for good. (SQLite's waits at
+   * most its busy timeout.)
+   */
+  migrate?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
@@ -85,6 +92,7 @@ export async function openStore(location: DatabaseLocation, options: OpenOptions
     poolSize: options.poolSize,
     timeoutMs: options.timeoutMs,
     watchRevocations: options.watchRevocations,
+    migrate: options.migrate,
   })
 }
 

@@ -14,12 +14,14 @@ const logger = createLogger(settings.logLevel)
 const DISPATCHER_POOL_SIZE = 2
 
 // No busy timeout: the queue's transactions wait for the write lock without sleeping the thread.
-// It checks no tokens, so it needs no revocation listener of its own.
+// It checks no tokens, so it needs no revocation listener of its own, and the process that starts it
+// has migrated the database.
 const store = await openStore(settings.database, {
   busyTimeoutMs: 0,
   poolSize: Math.min(settings.databasePoolSize, DISPATCHER_POOL_SIZE),
   timeoutMs: settings.databaseTimeoutMs,
   watchRevocations: false,
+  migrate: false,
 })
 const dispatcher = createDispatcher(store, settings, logger, (leaseHeld) =>
   parentPort?.postMessage({ leaseHeld } satisfies DispatcherThreadMessage),

@@ -25,6 +25,8 @@ export interface PostgresOptions {
    * listening connection and reads no epoch.
    */
   watchRevocations?: boolean
+  /** False where the process has migrated the database already (see OpenOptions). */
+  migrate?: boolean
 }
 
 export const DEFAULT_POOL_SIZE = 10
@@ -103,7 +105,8 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
   })
   let migrated: string[]
   try {
-    migrated = (await guarded(() => migrateDatabase(connection))).map((m) => m.name)
+    migrated =
+      options.migrate === false ? [] : (await guarded(() => migrateDatabase(connection))).map((m) => m.name)
     if (options.watchRevocations !== false) await guarded(() => watch.start())
   } catch (error) {
     await watch.close()
