@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
+import type { PostgresStore } from '../src/store/postgres/index.js'
 import type { AttemptResult, Store } from '../src/store/types.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { storeKinds } from './helpers/stores.js'
@@ -106,6 +107,22 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
         expect(await claim(store, 'a')).toEqual([])
       } finally {
         holder.close()
+      }
+    },
+  )
+
+  it.skipIf(kind.name !== 'postgres')(
+    "opens no transaction for a disabled subscription's due deliveries, which it may not claim",
+    async () => {
+      await disabledWithDueDelivery()
+      // The check before a claim takes a connection for its one query; the claim's transaction would
+      // take another.
+      const connect = vi.spyOn((store as PostgresStore).pool, 'connect')
+      try {
+        expect(await claim(store, 'a')).toEqual([])
+        expect(connect).toHaveBeenCalledTimes(1)
+      } finally {
+        connect.mockRestore()
       }
     },
   )

@@ -355,9 +355,13 @@ export class PostgresWebhookStore implements WebhookStore {
     inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]> {
     if (options.limit <= 0) return []
+    // Only an enabled subscription's deliveries can be claimed: a disabled one's backlog must not make
+    // every poll open a transaction that finds nothing to claim.
     const due = await guarded(() =>
       this.pool.query(
-        "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+        `SELECT 1 FROM webhooks w WHERE w.disabled_at IS NULL AND EXISTS (
+           SELECT 1 FROM webhook_deliveries d
+           WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $1) LIMIT 1`,
         [options.now],
       ),
     )
