@@ -261,6 +261,64 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     expect((await claim(store, 'y', new Date(behind.getTime() + 1000))).map((c) => c.id)).toEqual([d?.id])
   })
 
+  describe.skipIf(kind.name !== 'postgres')('a replay racing the retention sweep', () => {
+    /** An event fanned out before its subscription existed: old, owed to no one, so sweepable. */
+    const oldEvent = async () => {
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await store.webhooks.fanOut(100, new Date())
+      const hook = await subscribe(['plant.created'])
+      const pool = (store as PostgresStore).pool
+      const seq = (await pool.query<{ seq: string }>('SELECT seq::text AS seq FROM events')).rows[0]?.seq
+      return { hook, pool, seq: seq as string }
+    }
+    const sweepNow = () =>
+      store.maintenance.sweep({
+        now: new Date(),
+        eventsBefore: new Date(Date.now() + 1000),
+        tokensBefore: new Date(0),
+      })
+
+    it('passes over an event the sweep deletes meanwhile, rather than failing', async () => {
+      const { hook, pool, seq } = await oldEvent()
+      const sweeper = await pool.connect()
+      try {
+        await sweeper.query('BEGIN')
+        await sweeper.query('DELETE FROM events WHERE seq = $1', [seq])
+        // The replay reads the event, then waits for the delete to end.
+        const replayed = store.webhooks.replay(hook.id, new Date(0), new Date())
+        await new Promise((r) => setTimeout(r, 300))
+        await sweeper.query('COMMIT')
+        expect(await replayed).toBe(0)
+      } finally {
+        sweeper.release()
+      }
+    })
+
+    it('leaves an event a replay is queueing to the next sweep, rather than failing', async () => {
+      const { hook, pool, seq } = await oldEvent()
+      const replay = await pool.connect()
+      try {
+        // A replay that has read the event and not yet committed its delivery.
+        await replay.query('BEGIN')
+        await replay.query('SELECT 1 FROM events WHERE seq = $1 FOR KEY SHARE', [seq])
+        const swept = sweepNow()
+        await new Promise((r) => setTimeout(r, 300))
+        await replay.query(
+          `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
+           VALUES ('d1', $1, $2, 'pending', 0, now(), now())`,
+          [hook.id, seq],
+        )
+        await replay.query('COMMIT')
+        expect((await swept).events ?? 0).toBe(0)
+        expect((await store.webhooks.listDeliveries(hook.id, { limit: 5 })).map((d) => d.status)).toEqual([
+          'pending',
+        ])
+      } finally {
+        replay.release()
+      }
+    })
+  })
+
   it('requeues a delivery in flight without freeing it: it is claimable again once the attempt ends', async () => {
     const hook = await subscribe()
     await createPlant(store.plants, { id: 1n, name: 'a' })

@@ -49,12 +49,13 @@ const SWEEPS: Sweep[] = [
   },
   {
     kind: 'events',
-    // seq grows with time, so walking it from the start stops at the first young event.
+    // seq grows with time, so walking it from the start stops at the first young event. An event a
+    // replay is queueing (it holds the row) is skipped: the delivery it gets would fail this delete.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e
             WHERE e.created_at < $1 AND e.fanned_out_at IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
-            ORDER BY e.seq LIMIT $2)`,
+            ORDER BY e.seq LIMIT $2 FOR UPDATE OF e SKIP LOCKED)`,
     cutoff: (p) => p.eventsBefore,
   },
   {

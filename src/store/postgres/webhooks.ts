@@ -281,12 +281,16 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
+    // The rows are held as they are read: an event the retention sweep deletes meanwhile, or the
+    // subscription itself, is passed over once that delete commits, where the new deliveries' foreign
+    // keys would fail the whole replay.
     const result = await guarded(() =>
       this.pool.query(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
          SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $3, $3
          FROM webhooks w JOIN events e ON e.type = ANY (w.events)
          WHERE w.id = $1 AND e.created_at >= $2
+         FOR KEY SHARE OF w, e
          ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${requeue('$3')}`,
         [webhookId, since, at],
       ),
