@@ -312,6 +312,10 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     // Content codings are case-insensitive (RFC 9110 §8.4.1).
     ['application/json', { 'content-encoding': 'IDENTITY' }, 200],
     ['application/json', { 'content-encoding': 'x-unknown' }, 415],
+    // The field is a list: an empty one, or one naming only identity, applies no coding.
+    ['application/json', { 'content-encoding': '' }, 200],
+    ['application/json', { 'content-encoding': 'identity, ,identity' }, 200],
+    ['application/json', { 'content-encoding': 'identity, gzip' }, 415],
   ])('reads a body sent as %s %j only when it is plain UTF-8', async (type, extra, status) => {
     const id = nextCharsetId++
     const res = await postPlant(t.app, token, `{"id": ${id}, "name": "caf\u00e9"}`, {
