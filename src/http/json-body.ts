@@ -82,11 +82,11 @@ export function unreadableBody(headers: IncomingHttpHeaders): AppError | undefin
   const coding = headers['content-encoding']
   // The field is a list (RFC 9110 §8.4) whose empty elements count for nothing: empty, or naming only
   // identity, it applies no coding, and the bytes are the body as sent.
-  const codings = (coding ?? '')
-    .split(',')
-    .map((element) => element.trim().toLowerCase())
-    .filter((element) => element !== '' && element !== 'identity')
-  if (codings.length > 0) {
+  const applied = (element: string) => {
+    const name = element.trim().toLowerCase()
+    return name !== '' && name !== 'identity'
+  }
+  if (coding?.split(',').some(applied)) {
     return new AppError(
       errors.UNSUPPORTED_MEDIA_TYPE,
       `A request body is accepted without a content coding; this one has Content-Encoding: ${coding}.`,
