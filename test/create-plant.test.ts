@@ -306,6 +306,11 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['application/json; charset=utf-16', {}, 415],
     ['application/json; charset="UTF-8"', {}, 200],
     ['application/json;charset=utf8', {}, 200],
+    // A parameter's quoted value is not a parameter; a charset named twice must be UTF-8 both times.
+    ['application/json; foo=";charset=latin1"', {}, 200],
+    ['application/json; foo="a\\"; charset=latin1"', {}, 200],
+    ['application/json; charset=utf-8; charset=latin1', {}, 415],
+    ['application/json; charset=latin1; charset=utf-8', {}, 415],
     ['application/json', { 'content-encoding': 'gzip' }, 415],
     ['application/json', { 'content-encoding': 'br' }, 415],
     ['application/json', { 'content-encoding': 'identity' }, 200],

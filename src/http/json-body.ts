@@ -69,7 +69,8 @@ export function plainJsonOnly(
   done(null, payload)
 }
 
-const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
+/** One parameter of a media type: its name, and its value quoted (escapes kept) or as a token. */
+const PARAMETER = /;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g
 
 /**
  * A 415 for a body whose bytes are not plain UTF-8 JSON whatever they hold: one in another charset
@@ -92,10 +93,12 @@ export function unreadableBody(headers: IncomingHttpHeaders): AppError | undefin
       `A request body is accepted without a content coding; this one has Content-Encoding: ${coding}.`,
     )
   }
-  const charset = CHARSET.exec(headers['content-type'] ?? '')
-  if (charset) {
-    const name = (charset[1] ?? charset[2] ?? '').toLowerCase()
-    if (name !== 'utf-8' && name !== 'utf8') {
+  // Every charset named counts (a repeated one is ambiguous unless both say UTF-8), and one inside a
+  // quoted value is not a parameter.
+  for (const [, name, quoted, token] of (headers['content-type'] ?? '').matchAll(PARAMETER)) {
+    if (name?.toLowerCase() !== 'charset') continue
+    const value = (quoted?.replace(/\\(.)/g, '$1') ?? token ?? '').toLowerCase()
+    if (value !== 'utf-8' && value !== 'utf8') {
       return new AppError(errors.UNSUPPORTED_MEDIA_TYPE, 'A JSON request body must be UTF-8 (charset=utf-8).')
     }
   }
