@@ -63,6 +63,16 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     expect(await exists('501')).toBe(false)
   })
 
+  it('answers a token set off by a tab as a malformed bearer token, not as none sent', async () => {
+    const res = await postPlant(t.app, token, '{"id": 509, "name": "a"}', {
+      authorization: `Bearer\t${token}`,
+    })
+    expect(res.statusCode).toBe(401)
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore", error="invalid_token"/)
+    expect(errorOf(res).error).toBe(errors.TOKEN_MALFORMED.code)
+    expect(await exists('509')).toBe(false)
+  })
+
   it('refuses a known token id with the wrong secret', async () => {
     const wrong = `${token.slice(0, 'pst_0123456789abcdef_'.length)}${'B'.repeat(43)}`
     const res = await postPlant(t.app, wrong, '{"id": 502, "name": "a"}')

@@ -18,7 +18,9 @@ declare module 'fastify' {
 
 const REALM = 'Bearer realm="plantstore"'
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
-const BEARER_SCHEME = /^Bearer(?: |$)/i
+// A tab after the scheme name is no separator (RFC 9110 §11.4), but the client did send Bearer
+// credentials: they are malformed ones, not none.
+const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i
 
 /** The token of an `Authorization: Bearer …` header; undefined when absent or not of that form. */
 export function bearerToken(header: string | undefined): string | undefined {
