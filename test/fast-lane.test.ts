@@ -561,6 +561,25 @@ describe('the fast lane answers reads exactly as the Fastify routes', () => {
     }
   })
 
+  it('revocations that cannot be read: the framework answers 503, and the process goes on', async () => {
+    const failing = [viaSocket, viaInject].map((s) =>
+      vi.spyOn(s.store.tokens, 'revocationEpoch').mockImplementation(() => {
+        throw new StoreUnavailableError('test outage')
+      }),
+    )
+    try {
+      // A new turn of the event loop reads the revocations again, for the lane's look and then the
+      // framework's.
+      await new Promise((resolve) => setImmediate(resolve))
+      const { taken, answer } = await both('/plants/7')
+      expect(taken).toBe(false)
+      expect(answer.status).toBe(503)
+    } finally {
+      for (const spy of failing) spy.mockRestore()
+    }
+    expect((await both('/plants/7')).answer.status).toBe(200)
+  })
+
   it('a store that is unreachable: 503 with Retry-After, for a plant and for a page', async () => {
     const down = () => Promise.reject(new StoreUnavailableError('test outage'))
     const spies = [

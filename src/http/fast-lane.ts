@@ -190,8 +190,14 @@ export class FastLane {
     if (headers.origin !== undefined || headers.expect !== undefined || !deps.open()) return undefined
     const token = bearerToken(headers.authorization)
     if (token === undefined) return undefined
-    // An expired token goes to the framework too, which says so with its challenge.
-    return deps.tokens.verifyCachedFor(token, scope)
+    // An expired token goes to the framework too, which says so with its challenge; so does a failed
+    // read of the revocations, which would otherwise escape Node's request listener and end the
+    // process: the framework meets it again, and answers it.
+    try {
+      return deps.tokens.verifyCachedFor(token, scope)
+    } catch {
+      return undefined
+    }
   }
 
   private begin(deps: FastLaneDeps, request: IncomingMessage, method: string, route: string): Answer {

@@ -155,9 +155,10 @@ export class TokenService {
    */
   private checkRevocations(): void {
     if (this.epochFresh) return
+    // Read first: a read that fails leaves nothing trusted, and the next look reads again.
+    const epoch = this.store.revocationEpoch()
     this.epochFresh = true
     setImmediate(this.expireEpoch)
-    const epoch = this.store.revocationEpoch()
     if (epoch !== this.epoch) {
       this.epoch = epoch
       this.cache.clear()
