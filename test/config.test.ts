@@ -36,6 +36,17 @@ describe('the database-url setting', () => {
     expect(parseDatabaseSetting(url)).toEqual({ kind: 'postgres', url })
     expect(() => parseDatabaseSetting(`${url}x`)).toThrow(/not "x"$/)
   })
+
+  it('refuses a URL the driver cannot parse as no URL it knows, not as an ssl file it cannot read', () => {
+    for (const url of ['postgres://u@127.0.0.1:99999/db', 'postgres://u@[::1/db']) {
+      expect(() => parseDatabaseSetting(url)).toThrow(
+        /: expected sqlite:PATH, sqlite::memory: or postgres:\/\/…$/,
+      )
+    }
+    expect(() => parseDatabaseSetting('postgres://u@127.0.0.1/db?sslrootcert=/nonexistent/ca.pem')).toThrow(
+      /expected ssl files this user can read \(ENOENT: /,
+    )
+  })
 })
 
 describe('off, written with spaces around it', () => {

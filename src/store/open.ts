@@ -33,8 +33,16 @@ function postgresDriverReads(url: string): boolean {
     return true
   } catch (error) {
     // A file the URL names that cannot be read is a problem of its own (postgresSettingsProblem).
-    return (error as NodeJS.ErrnoException).code !== undefined
+    return namesUnreadableFile(error)
   }
+}
+
+/**
+ * Whether the driver's parser failed reading a file the URL names (`sslrootcert=…`): a file-system
+ * error, with its system call. The URL parser's own refusal has a code too (ERR_INVALID_URL).
+ */
+function namesUnreadableFile(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).syscall !== undefined
 }
 
 /** The `sslmode` values this PostgreSQL driver knows (libpq's `allow` is not among them). */
@@ -54,8 +62,9 @@ export function postgresSettingsProblem(url: string): string | undefined {
   try {
     settings = parseConnectionString(url)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    return code === undefined ? undefined : `ssl files this user can read (${(error as Error).message})`
+    return namesUnreadableFile(error)
+      ? `ssl files this user can read (${(error as Error).message})`
+      : undefined
   }
   const mode = settings.sslmode
   const known = settings.uselibpqcompat === 'true' ? LIBPQ_SSL_MODES : SSL_MODES
