@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process'
-import { copyFileSync, existsSync, readFileSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -167,6 +168,34 @@ describe('plantstore backup (SQLite)', () => {
     expect(retried.code).toBe(0)
     const copy = new Database(backupFile, { readonly: true })
     expect(copy.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(5000)
+    copy.close()
+  })
+
+  it('leaves nothing at the path when ended midway, so that a retry can succeed', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'live.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
+    const live = new Database(db)
+    const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
+    live.transaction(() => {
+      for (let id = 1; id <= 300_000; id++) insert.run(id, `plant number ${id} with a longer name`)
+    })()
+    live.close()
+    const backupFile = join(dir, 'copy.db')
+    const child = spawn(BIN, ['backup', backupFile, '--database-url', `sqlite:${db}`], { cwd: ROOT })
+    // Killed (a timeout, an operator's Ctrl-C) once the copy has begun to be written.
+    const copying = () =>
+      readdirSync(dir).some((name) => name.startsWith('copy.db') && statSync(join(dir, name)).size > 0)
+    const deadline = Date.now() + 30_000
+    while (!copying() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2))
+    child.kill('SIGKILL')
+    await once(child, 'exit')
+    expect(existsSync(backupFile)).toBe(false)
+
+    const retried = await runCli(['backup', backupFile, '--database-url', `sqlite:${db}`])
+    expect(retried.code).toBe(0)
+    const copy = new Database(backupFile, { readonly: true })
+    expect(copy.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(300_000)
     copy.close()
   })
 })

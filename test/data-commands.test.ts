@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { backupDatabase } from '../src/cli/backup.js'
@@ -63,8 +63,11 @@ describe('import, export and backup commands in process', () => {
 
     const copy = join(dir, 'backup', 'copy.db')
     await backupDatabase(copy, { databaseUrl })
-    expect(existsSync(copy)).toBe(true)
+    // The copy was written beside it and took its name once complete: nothing else is left there.
+    expect(readdirSync(join(dir, 'backup'))).toEqual(['copy.db'])
+    expect(statSync(copy).mode & 0o777).toBe(0o600)
     await expect(backupDatabase(copy, { databaseUrl })).rejects.toThrow(/already exists/)
+    expect(readdirSync(join(dir, 'backup'))).toEqual(['copy.db'])
     // A path the file system refuses is named with the reason, not the system call's own message.
     await expect(backupDatabase('/proc/copy.db', { databaseUrl })).rejects.toThrow(
       /^cannot write \/proc\/copy\.db: its folder does not exist$/,

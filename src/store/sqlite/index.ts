@@ -1,4 +1,4 @@
-import { closeSync, openSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
@@ -68,33 +68,36 @@ export class SqliteStore implements Store {
    */
   async backup(file: string): Promise<void> {
     makeFolder(dirname(file))
-    // Created empty here, and only if absent (VACUUM INTO accepts an empty file): the file is then
-    // this backup's own, so a failed one can be removed without touching one that appeared meanwhile.
+    // Said before copying, which may take minutes.
+    if (existsSync(file)) throw alreadyBackedUp(file)
+    // The copy is written under a name of its own and takes the backup's name only once complete and
+    // checked: a backup ended midway (killed, or by a timeout) left its file at the path, which
+    // blocked the retry and, once its journal rolled back, was an empty database a restore would use.
+    const partial = `${file}.${process.pid}.partial`
+    rmSync(partial, { force: true })
+    // Created empty here (VACUUM INTO accepts an empty file), 0600 as a new database file: the copy
+    // holds the webhooks' signing secrets.
+    closeSync(openSync(partial, 'wx', PRIVATE_MODE))
     try {
-      // 0600, as a new database file: the copy holds the webhooks' signing secrets.
-      closeSync(openSync(file, 'wx', PRIVATE_MODE))
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new Error(`${file} already exists; backups never overwrite`)
-      }
-      throw error
-    }
-    try {
-      this.db.prepare('VACUUM INTO ?').run(file)
-      const copy = new Database(file, { readonly: true })
       try {
-        const check = copy.pragma('quick_check', { simple: true })
-        if (check !== 'ok')
-          throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
-      } finally {
-        copy.close()
+        this.db.prepare('VACUUM INTO ?').run(partial)
+        const copy = new Database(partial, { readonly: true })
+        try {
+          const check = copy.pragma('quick_check', { simple: true })
+          if (check !== 'ok')
+            throw new Error(`the backup in ${file} failed its integrity check: ${String(check)}`)
+        } finally {
+          copy.close()
+        }
+      } catch (error) {
+        throw new Error(`backup to ${file} failed, and nothing was left there: ${(error as Error).message}`, {
+          cause: error,
+        })
       }
-    } catch (error) {
-      // A partial copy looks like a backup and blocks the retry ("already exists").
-      rmSync(file, { force: true })
-      throw new Error(`backup to ${file} failed, and nothing was left there: ${(error as Error).message}`, {
-        cause: error,
-      })
+      if (!giveName(partial, file)) throw alreadyBackedUp(file)
+    } finally {
+      rmSync(partial, { force: true })
+      rmSync(`${partial}-journal`, { force: true })
     }
   }
 
@@ -110,6 +113,29 @@ export class SqliteStore implements Store {
     await this.plants.drain()
     await this.sink.close()
     if (this.db.open) this.db.close()
+  }
+}
+
+function alreadyBackedUp(file: string): Error {
+  return new Error(`${file} already exists; backups never overwrite`)
+}
+
+/**
+ * Gives the finished copy the backup's name, unless a file appeared there meanwhile (then false): a
+ * link fails where a rename would replace it. A file system without links (FAT) gets a rename after
+ * a last look.
+ */
+function giveName(partial: string, file: string): boolean {
+  try {
+    linkSync(partial, file)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error
+    if (existsSync(file)) return false
+    renameSync(partial, file)
+    return true
   }
 }
 
