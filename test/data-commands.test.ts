@@ -1,3 +1,5 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -79,6 +81,28 @@ describe('import, export and backup commands in process', () => {
     stdout = ''
     expect(await exportPlants({ databaseUrl: `sqlite:${copy}` })).toBe(2)
     expect(stdout).toBe('{"id":1,"name":"a","tag":"x"}\n{"id":2,"name":"b"}\n')
+  })
+
+  it('writes to a pipe named by --output instead of replacing it with a file', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(true)
+    const fifo = join(dir, 'plants.fifo')
+    execFileSync('mkfifo', [fifo])
+    // The reader gives up after a while, should nothing ever open the pipe for writing.
+    const reader = spawn('timeout', ['10', 'cat', fifo])
+    let read = ''
+    reader.stdout.on('data', (chunk) => {
+      read += String(chunk)
+    })
+    const exited = once(reader, 'exit')
+    expect(await exportPlants({ databaseUrl, output: fifo })).toBe(2)
+    expect(await exited).toEqual([0, null])
+    expect(read).toBe(readFileSync(file, 'utf8'))
+    expect(statSync(fifo).isFIFO()).toBe(true)
+    expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl', 'plants.fifo'])
   })
 
   it('refuses unknown formats, batch sizes, missing headers and unreadable files', async () => {

@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
@@ -178,6 +179,28 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
       expect(result.stderr).toBe(`plantstore: cannot write ${out}: it is a folder; name a file in it\n`)
     }
     expect(readdirSync(folder)).toEqual([])
+  })
+
+  it('writes into a named pipe given as the output (as /dev/stdout would be), never replacing it', async () => {
+    const db = await kind.freshUrl()
+    const plants = '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n'
+    expect((await runCli(['import', write('p.jsonl', plants), '--database-url', db])).code).toBe(0)
+    const dir = tempDir()
+    const fifo = join(dir, 'plants.fifo')
+    execFileSync('mkfifo', [fifo])
+    // The reader gives up after a while, should nothing ever open the pipe for writing.
+    const reader = spawn('timeout', ['10', 'cat', fifo])
+    let read = ''
+    reader.stdout.on('data', (chunk) => {
+      read += String(chunk)
+    })
+    const readerExit = once(reader, 'exit')
+    const result = await runCli(['export', '--output', fifo, '--database-url', db])
+    expect(await readerExit).toEqual([0, null])
+    expect(result).toEqual({ code: 0, stdout: '', stderr: 'exported 2 plants\n' })
+    expect(read).toBe(plants)
+    expect(statSync(fifo).isFIFO()).toBe(true)
+    expect(readdirSync(dir)).toEqual(['plants.fifo'])
   })
 
   it('rejects a CSV record with more fields than the header names, rather than shifting them', async () => {

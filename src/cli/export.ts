@@ -16,36 +16,48 @@ function cannotWrite(output: string, error: unknown): Error {
   return new Error(`cannot write ${output}: ${whyNotWritable(error)}`, { cause: error })
 }
 
-/** A folder given as the output would get the copy inside it, then fail to be replaced by it. */
-function refuseFolder(output: string): void {
+/**
+ * Whether the output is written in place rather than replaced: a device or a pipe already there
+ * (`/dev/stdout`, a FIFO read by gzip) was replaced by a regular file holding the export, and with
+ * the permission to do so, /dev/null or /dev/full was gone for every other program. A folder given
+ * as the output would get the copy inside it, then fail to be replaced by it.
+ */
+function writesInPlace(output: string): boolean {
   let folder = output.endsWith('/')
+  let special = false
   try {
-    folder ||= statSync(output).isDirectory()
+    const stats = statSync(output)
+    folder ||= stats.isDirectory()
+    special = !stats.isFile()
   } catch {
     // Nothing there yet: the usual case.
   }
   if (folder) throw cannotWrite(output, Object.assign(new Error('is a folder'), { code: 'EISDIR' }))
+  return special
 }
 
 /**
  * Writes every plant as one JSON line `{id,name,tag?}` in id order, ids digit for digit. With
- * --output the file appears complete or not at all (written beside it, then renamed).
+ * --output the file appears complete or not at all (written beside it, then renamed); a device or a
+ * pipe named by --output is written to as it is.
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
-  if (options.output !== undefined) refuseFolder(options.output)
+  const inPlace = options.output !== undefined && writesInPlace(options.output)
   return withExistingStore(options, async (store) => {
     // Named for this process: two exports to the same file at once each write their own copy, and
     // the last to finish is the file.
-    const partial = options.output === undefined ? undefined : `${options.output}.${process.pid}.partial`
+    const partial =
+      options.output === undefined || inPlace ? undefined : `${options.output}.${process.pid}.partial`
+    const target = inPlace ? options.output : partial
     let out: Writable = process.stdout
     // A write error of the file arrives as an event, maybe while a page is being read (PostgreSQL):
     // unheard, it would crash the command with a stack. It is kept and thrown before the next write.
     let failure: Error | undefined
     let count = 0
     try {
-      if (partial !== undefined) {
+      if (target !== undefined) {
         // Opened here, so that a file that cannot be created fails the command before any reading.
-        out = createWriteStream(partial, { fd: openSync(partial, 'w') }).on('error', (error) => {
+        out = createWriteStream(target, { fd: openSync(target, 'w') }).on('error', (error) => {
           failure = error
         })
       }
@@ -58,17 +70,17 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
         count += page.length
         after = (page[page.length - 1] as Plant).id
       }
-      if (partial !== undefined) {
+      if (target !== undefined) {
         out.end()
         await once(out, 'finish')
-        renameSync(partial, options.output as string)
+        if (partial !== undefined) renameSync(partial, options.output as string)
       }
     } catch (error) {
-      if (partial !== undefined) {
+      if (target !== undefined) {
         if (out !== process.stdout) out.destroy()
-        rmSync(partial, { force: true })
-        // The file that could not be written is the one beside the output: the output is named.
-        if ((error as NodeJS.ErrnoException).path === partial)
+        if (partial !== undefined) rmSync(partial, { force: true })
+        // The file that could not be written may be the one beside the output: the output is named.
+        if ((error as NodeJS.ErrnoException).path === target)
           throw cannotWrite(options.output as string, error)
       }
       throw error
