@@ -84,20 +84,22 @@ describe("a credential in a URL that is not shaped as this service's token", () 
       const auth = { authorization: `Bearer ${token}` }
       // Another service's bearer token where RFC 6750 puts one, and keys named for what they hold.
       const foreign = 'eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.Zm9yZWlnbi1zaWduYXR1cmU'
-      const url = `/plants?access_token=${foreign}&tag=fern&client_secret=hunter2hunter2&X-Api-Key=k3yk3yk3y&password=pa55w0rdA&auth=4uthB&x-auth=x4uthC&author=bob&oauth_state=st8&limit=5`
+      const url = `/plants?access_token=${foreign}&tag=fern&client_secret=hunter2hunter2&X-Api-Key=k3yk3yk3y&password=pa55w0rdA&pwd=pwdV4lue&db_credential=cr3dV4l&auth=4uthB&x-auth=x4uthC&author=bob&oauth_state=st8&limit=5`
       expect((await app.inject({ url, headers: auth })).statusCode).toBe(200)
       // This service's token with its prefix percent-encoded.
       const encoded = `%70%73%74%5F${token.slice(4)}`
       expect((await app.inject({ url: `/nowhere/${encoded}`, headers: auth })).statusCode).toBe(404)
       const text = lines.join('')
       expect(text).toContain(
-        'access_token=[redacted]&tag=fern&client_secret=[redacted]&X-Api-Key=[redacted]&password=[redacted]&auth=[redacted]&x-auth=[redacted]&author=bob&oauth_state=st8&limit=5',
+        'access_token=[redacted]&tag=fern&client_secret=[redacted]&X-Api-Key=[redacted]&password=[redacted]&pwd=[redacted]&db_credential=[redacted]&auth=[redacted]&x-auth=[redacted]&author=bob&oauth_state=st8&limit=5',
       )
       for (const leaked of [
         foreign,
         'hunter2',
         'k3yk3yk3y',
         'pa55w0rd',
+        'pwdV4lue',
+        'cr3dV4l',
         '4uthB',
         'x4uthC',
         secret,
