@@ -147,6 +147,38 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     expect(await exists('507')).toBe(false)
   })
 
+  it('holds every plant operation to the scope the README gives it', async () => {
+    const reader = await t.token(['plants:read'])
+    const other = await t.token(['webhooks:manage', 'metrics:read'])
+    await postPlant(t.app, token, '{"id": 514, "name": "a"}')
+    const operations = [
+      { method: 'POST', url: '/plants', payload: '{"id": 515, "name": "a"}', scope: 'plants:write' },
+      { method: 'GET', url: '/plants', scope: 'plants:read' },
+      { method: 'GET', url: '/plants/514', scope: 'plants:read' },
+      { method: 'HEAD', url: '/plants/514', scope: 'plants:read' },
+      { method: 'PUT', url: '/plants/514', payload: '{"name": "b"}', scope: 'plants:write' },
+      { method: 'PATCH', url: '/plants/514', payload: '{"name": "b"}', scope: 'plants:write' },
+      { method: 'DELETE', url: '/plants/514', scope: 'plants:write' },
+    ] as const
+    for (const { scope, ...request } of operations) {
+      const without = scope === 'plants:write' ? reader : other
+      const contentType = request.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
+      const res = await t.app.inject({
+        ...request,
+        headers: { authorization: `Bearer ${without}`, 'content-type': contentType },
+      })
+      expect([request.method, request.url, res.statusCode]).toEqual([request.method, request.url, 403])
+      expect(res.headers['www-authenticate']).toBe(
+        `Bearer realm="plantstore", error="insufficient_scope", scope="${scope}"`,
+      )
+    }
+    const unchanged = await t.app.inject({
+      url: '/plants/514',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(JSON.parse(unchanged.body)).toEqual({ id: 514, name: 'a' })
+  })
+
   it('checks the token before the body: 401 even for a body that would be 400', async () => {
     const res = await postPlant(t.app, token, '{bad json', { authorization: 'Bearer nope' })
     expect(res.statusCode).toBe(401)
