@@ -358,6 +358,31 @@ describe('token verifications counted', () => {
   })
 })
 
+describe('a token the fast lane has seen', () => {
+  it('is refused as expired once its expiry passes, not served from the cache', async () => {
+    const { store } = await openFresh(sqliteKind)
+    let clock = Date.now()
+    const tokens = new TokenService(store.tokens, { now: () => clock })
+    const app = await buildApp({ store, tokens, rateLimit: null, corsOrigins: null })
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = app.server.address() as AddressInfo
+      const { token } = await tokens.create('short', ['plants:read'], 60_000)
+      const read = () => overSocket(port, { authorization: `Bearer ${token}` }, '', 'GET', '/plants')
+      // The second read is one the lane answers from its cache.
+      expect((await read()).status).toBe(200)
+      expect((await read()).status).toBe(200)
+      clock += 61_000
+      const expired = await read()
+      expect(expired.status).toBe(401)
+      expect(JSON.parse(expired.body).error).toBe(errors.TOKEN_EXPIRED.code)
+    } finally {
+      await app.close()
+      await store.close()
+    }
+  })
+})
+
 describe('the fast lane with CORS on', () => {
   it('sends the CORS headers the framework sends to a request without Origin', async () => {
     const a = await service({ corsOrigins: ['https://app.example.test'] })
