@@ -138,6 +138,15 @@ describe('webhook settings', () => {
     expect(() => resolveServeConfig({ webhookPollInterval: '0ms' }, {})).toThrow(/above zero/)
   })
 
+  it('takes a retry schedule of 1 to 20 delays', () => {
+    const delays = (n: number) => Array.from({ length: n }, () => '1s').join(',')
+    expect(resolveServeConfig({ webhookRetrySchedule: delays(1) }, {}).webhookRetryScheduleMs).toHaveLength(1)
+    expect(resolveServeConfig({ webhookRetrySchedule: delays(20) }, {}).webhookRetryScheduleMs).toHaveLength(
+      20,
+    )
+    expect(() => resolveServeConfig({ webhookRetrySchedule: delays(21) }, {})).toThrow(ConfigError)
+  })
+
   it('spreads each retry delay by at most 20% and stops after the schedule', () => {
     const schedule = parseRetrySchedule('10s,1m') as number[]
     expect(nextAttemptDelay(schedule, 1, () => 0)).toBe(8000)
