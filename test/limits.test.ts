@@ -184,6 +184,8 @@ describe('abuse limits and response headers', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff')
     expect(res.headers['x-frame-options']).toBe('DENY')
     expect(res.headers['referrer-policy']).toBe('no-referrer')
+    expect(res.headers['strict-transport-security']).toMatch(/^max-age=[1-9]/)
+    expect(res.headers['cross-origin-resource-policy']).toBe('same-site')
     const csp = String(res.headers['content-security-policy'])
     expect(csp).toContain("default-src 'none'")
     expect(csp).toContain("script-src 'self'")
