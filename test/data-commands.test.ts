@@ -117,6 +117,10 @@ describe('import, export and backup commands in process', () => {
     const file = join(dir, 'p.csv')
     writeFileSync(file, 'title\nx\n')
     await expect(importPlants(file, { databaseUrl, batchSize: '0' })).rejects.toThrow(ConfigError)
+    // The README's range, 1 to 100,000, at its upper end.
+    await expect(importPlants(file, { databaseUrl, batchSize: '100001' })).rejects.toThrow(
+      /expected 1 to 100000/,
+    )
     await expect(importPlants(file, { databaseUrl })).rejects.toThrow(/line 1: the header/)
     await expect(importPlants(join(dir, 'none.csv'), { databaseUrl })).rejects.toThrow(/cannot read/)
   })

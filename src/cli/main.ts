@@ -141,7 +141,7 @@ function buildProgram(): Command {
     .argument('<file>', 'a .jsonl/.ndjson or .csv file, or - for standard input (with --format)')
     .option('--format <format>', 'jsonl or csv (default: from the file extension)')
     .option('--emit-events', 'write a plant.created event (webhook) for each plant created')
-    .option('--batch-size <count>', 'plants per transaction', '2000')
+    .option('--batch-size <count>', 'plants per transaction, 1 to 100000', '2000')
     .option(
       '--body-limit <size>',
       "largest JSON line accepted, as serve's: a larger one is rejected as POST /plants rejects it [env: BODY_LIMIT, default: 64kb]",
