@@ -331,7 +331,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }
       }
       const server = createServer(
-        { ...settings.http, requireHostHeader: false, ServerResponse: Response },
+        // The request timeout goes in with the headers timeout, which Node checks against it as the
+        // server is made: set afterwards, a headers timeout above Node’s default (5m) would be refused.
+        {
+          ...settings.http,
+          requestTimeout: settings.requestTimeout,
+          requireHostHeader: false,
+          ServerResponse: Response,
+        },
         onRequest,
       )
       server.on('checkContinue', (req, res) => {
@@ -348,7 +355,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         socket.once('close', () => connections.delete(socket))
       })
       server.keepAliveTimeout = settings.keepAliveTimeout
-      server.requestTimeout = settings.requestTimeout
       server.setTimeout(settings.connectionTimeout)
       return server
     },

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { envName, resolveServeConfig, SERVE_SETTINGS } from '../src/config.js'
-import { runCli } from './helpers/process.js'
+import { makeApp } from './helpers/app.js'
+import { runCli, startServer } from './helpers/process.js'
+import { sqliteKind } from './helpers/stores.js'
 
 describe('operational settings and usage errors', () => {
   it('has defaults for every new limit and schedule', () => {
@@ -120,6 +122,32 @@ describe('operational settings and usage errors', () => {
     expect(resolveServeConfig({ headersTimeout: '30s', requestTimeout: '30s' }, {}).headersTimeoutMs).toBe(
       30_000,
     )
+  })
+
+  it('serves with a headers timeout above five minutes when the request timeout is longer still', async () => {
+    // Node's own request timeout is 5m: the server must be made with the one configured.
+    const t = await makeApp(sqliteKind, {
+      timeouts: { requestTimeoutMs: 600_000, headersTimeoutMs: 360_000 },
+    })
+    try {
+      expect(t.app.server.requestTimeout).toBe(600_000)
+      expect(t.app.server.headersTimeout).toBe(360_000)
+    } finally {
+      await t.close()
+    }
+    const server = await startServer([
+      '--database-url',
+      'sqlite::memory:',
+      '--request-timeout',
+      '24d',
+      '--headers-timeout',
+      '24d',
+    ])
+    try {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
   })
 
   it('reads the database URL scheme in any case, as URLs do', () => {
