@@ -31,6 +31,20 @@ describe('the idempotency-ttl setting', () => {
 })
 
 describe('the database-url setting', () => {
+  it('refuses a SQLite path of spaces, as it refuses an empty one, with exit 2', async () => {
+    expect(() => parseDatabaseSetting('sqlite:')).toThrow(ConfigError)
+    expect(() => parseDatabaseSetting('sqlite:  ')).toThrow(ConfigError)
+    expect(() => resolveServeConfig({}, { DATABASE_URL: 'sqlite:\t' })).toThrow(
+      /--database-url \(DATABASE_URL\)/,
+    )
+    // token list creates no database, so the run leaves no file behind whichever way it goes.
+    const listed = await runCli(['token', 'list', '--database-url', 'sqlite: '])
+    expect(listed.code).toBe(2)
+    expect(listed.stderr).toBe(
+      'plantstore: invalid --database-url (DATABASE_URL) "sqlite: ": expected sqlite:PATH, sqlite::memory: or postgres://…\n',
+    )
+  })
+
   it('takes an empty sslmode as none given, as the driver does', () => {
     const url = 'postgres://u@127.0.0.1/db?sslmode='
     expect(parseDatabaseSetting(url)).toEqual({ kind: 'postgres', url })

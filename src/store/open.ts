@@ -16,7 +16,9 @@ export function parseDatabaseUrl(given: string): DatabaseLocation | null {
     // root of the filesystem, not the relative one meant. sqlite:x.db and sqlite:///abs/x.db are clear.
     if (/^\/\/(?!\/)/.test(rest)) return null
     const path = rest.replace(/^\/\/(?=\/)/, '')
-    return path === '' ? null : { kind: 'sqlite', path }
+    // A path of spaces names no file any more than an empty one does: taken, it made a database
+    // called " " in the working folder.
+    return path.trim() === '' ? null : { kind: 'sqlite', path }
   }
   if (/^postgres(ql)?:\/\/./.test(url)) return postgresDriverReads(url) ? { kind: 'postgres', url } : null
   return null
