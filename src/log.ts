@@ -60,12 +60,65 @@ export function redactTokens(line: string): string {
     )
 }
 
+/**
+ * The longest line written: POSIX makes a write of at most PIPE_BUF bytes (4096 on Linux) to a pipe
+ * atomic. Under --workers N every process writes to the same stdout, and a longer line (a request's
+ * 16 KB URL, a long stack) could be split by another worker's line and reach the reader as two broken
+ * ones.
+ */
+export const LINE_BYTES_MAX = 4096
+/** What a cut string keeps at least, so the line still says what it was about. */
+const CUT_KEEPS = 64
+const CUT_MARK = '…'
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/** Every string value of a parsed line, as the object (or array) that holds it and its key there. */
+function stringsOf(value: Json, found: Array<[Record<string, Json>, string]>): void {
+  if (value === null || typeof value !== 'object') return
+  for (const [key, inner] of Object.entries(value)) {
+    if (typeof inner === 'string') found.push([value as Record<string, Json>, key])
+    else stringsOf(inner, found)
+  }
+}
+
+/**
+ * A line of at most LINE_BYTES_MAX bytes (newline included), still one JSON object: a longer one
+ * has its longest strings cut, each then ending in `…`, until it fits.
+ */
+export function fitLine(line: string): string {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most lines need no measuring.
+  if (line.length * 3 <= LINE_BYTES_MAX || Buffer.byteLength(line) <= LINE_BYTES_MAX) return line
+  let parsed: Json
+  try {
+    parsed = JSON.parse(line) as Json
+  } catch {
+    return line
+  }
+  const strings: Array<[Record<string, Json>, string]> = []
+  stringsOf(parsed, strings)
+  const text = ([holder, key]: [Record<string, Json>, string]) => holder[key] as string
+  let fitted = line
+  for (let over = Buffer.byteLength(line) - LINE_BYTES_MAX; over > 0; ) {
+    // A string already cut down to what it keeps is not cut again.
+    const cuttable = strings.filter((at) => text(at).length > CUT_KEEPS + CUT_MARK.length)
+    if (cuttable.length === 0) break
+    const longest = cuttable.reduce((a, b) => (text(b).length > text(a).length ? b : a))
+    // Each character cut takes at least one byte off the line; the mark adds three.
+    const keep = Math.max(CUT_KEEPS, text(longest).length - over - 3)
+    longest[0][longest[1]] = text(longest).slice(0, keep) + CUT_MARK
+    fitted = `${JSON.stringify(parsed)}\n`
+    over = Buffer.byteLength(fitted) - LINE_BYTES_MAX
+  }
+  return fitted
+}
+
 export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout) {
   return pino(
     {
       level,
       redact: { paths: REDACT, censor: '[redacted]' },
-      hooks: { streamWrite: redactTokens },
+      hooks: { streamWrite: (line) => fitLine(redactTokens(line)) },
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

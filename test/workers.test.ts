@@ -82,6 +82,29 @@ describe('serve --workers', () => {
     },
   )
 
+  it('writes every line whole though the workers share stdout: a long one is cut to fit one pipe write', async () => {
+    server = await twoWorkersLogging(`sqlite:${join(tempDir(), 'p.db')}`)
+    const running = server
+    // A URL near --max-header-size, once in the request line and once in the 404's detail, from
+    // both workers at once: lines past PIPE_BUF (4096 bytes) could be split by each other.
+    const path = `/nowhere/${'a'.repeat(12_000)}`
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call(running.url, 'GET', path, '')))
+      for (const answer of answers) expect(answer.status).toBe(404)
+    }
+    const completed = () => running.output().match(/"msg":"request completed"/g)?.length ?? 0
+    await waitUntil(() => completed() >= 40)
+    const lines = running.output().trimEnd().split('\n')
+    for (const line of lines) {
+      expect(Buffer.byteLength(line) + 1).toBeLessThanOrEqual(4096)
+      expect(Object.keys(JSON.parse(line))).toEqual(expect.arrayContaining(['level', 'time', 'pid', 'msg']))
+    }
+    // Cut, but still saying which request it was.
+    const urls = lines.map((line) => JSON.parse(line).url).filter((url) => url !== undefined)
+    expect(urls).toHaveLength(40)
+    for (const url of urls) expect(url).toMatch(/^\/nowhere\/a{64,}…$/)
+  })
+
   it('replaces a worker killed right after it listened, and keeps serving', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
