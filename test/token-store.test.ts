@@ -1,8 +1,10 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
-import { storeKinds } from './helpers/stores.js'
+import { storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('the first token on $name', (kind) => {
   const open: Store[] = []
@@ -76,6 +78,30 @@ describe.each(storeKinds)('revoking a token on $name', (kind) => {
       expect((await store.tokens.find(record.id))?.revokedAt).toEqual(new Date(1_000))
       expect(await store.tokens.revoke('ffffffffffffffff', new Date())).toBe('not-found')
     } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('a token use noted on SQLite while another process holds the write lock', () => {
+  it('waits for the lock without holding the event loop, then is written', async () => {
+    const path = join(tempDir(), 'p.db')
+    const store = await openStore({ kind: 'sqlite', path })
+    const locker = new Database(path)
+    try {
+      const { record } = await new TokenService(store.tokens).create('t', ['plants:read'])
+      locker.exec('BEGIN IMMEDIATE')
+      const at = new Date('2026-01-02T03:04:05.678Z')
+      const started = performance.now()
+      const touching = store.tokens.touchLastUsed(record.id, at)
+      // SQLite's own busy handler would have held the loop for the busy timeout (5 s) before this.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(performance.now() - started).toBeLessThan(1000)
+      locker.exec('ROLLBACK')
+      await touching
+      expect((await store.tokens.list())[0]?.lastUsedAt).toEqual(at)
+    } finally {
+      locker.close()
       await store.close()
     }
   })

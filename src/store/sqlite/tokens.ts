@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { Revocation, TokenRecord, TokenStore } from '../types.js'
+import { retryWhileBusy } from './busy.js'
 
 interface TokenRow {
   id: string
@@ -31,6 +32,7 @@ export class SqliteTokenStore implements TokenStore {
   private readonly selectOne: Statement
   private readonly dataVersion: Statement
   private readonly readEpoch: Statement
+  private readonly touch: Statement
   private lastDataVersion = ''
   private epoch = 0
 
@@ -50,6 +52,7 @@ export class SqliteTokenStore implements TokenStore {
     // epoch worth reading. Both statements cost microseconds and touch no table page when idle.
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.readEpoch = db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck()
+    this.touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?')
   }
 
   async insert(token: TokenRecord): Promise<void> {
@@ -108,8 +111,21 @@ export class SqliteTokenStore implements TokenStore {
     return revoked
   }
 
+  /**
+   * A write nobody waits for: another process's write lock is waited out between turns of the event
+   * loop, not in SQLite's busy handler, which would hold the whole process (every request, /readyz,
+   * a metrics scrape) for up to the busy timeout. Each attempt alone runs without one.
+   */
   async touchLastUsed(id: string, at: Date): Promise<void> {
-    this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').run(at.getTime(), id)
+    const timeoutMs = this.db.pragma('busy_timeout', { simple: true }) as number
+    await retryWhileBusy(() => {
+      this.db.pragma('busy_timeout = 0')
+      try {
+        this.touch.run(at.getTime(), id)
+      } finally {
+        this.db.pragma(`busy_timeout = ${timeoutMs}`)
+      }
+    }, timeoutMs)
   }
 
   revocationEpoch(): number {
