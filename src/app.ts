@@ -228,6 +228,32 @@ function boundDiscardedBody(req: IncomingMessage, res: ServerResponse, bodyLimit
   })
 }
 
+/** A connection as Node's HTTP server keeps it (lib/_http_server.js). */
+interface ServedSocket extends Socket {
+  /** Set while the server has stopped reading; Node's own resume (a body being read) waits for it. */
+  _paused?: boolean
+  parser?: { resume(): void } | null
+}
+
+/**
+ * Stops reading a connection as Node does when answers queue up: by its flag, which keeps a request's
+ * body being read from resuming the socket, and with the parser paused once the bytes already read
+ * are parsed.
+ */
+function stopReading(socket: Socket): void {
+  ;(socket as ServedSocket)._paused = true
+  socket.pause()
+}
+
+/** Reads again, unless answers are waiting to be written: Node resumes then on the socket's drain. */
+function startReading(socket: Socket): void {
+  const served = socket as ServedSocket
+  if (!served._paused || socket.writableNeedDrain) return
+  served._paused = false
+  served.parser?.resume()
+  socket.resume()
+}
+
 /** The methods that change nothing (RFC 9110 §9.2.1). */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -300,7 +326,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             held.has(ahead))
         ) {
           held.add(req)
-          res.once('socket', () => dispatch(req, res))
+          // Node stops reading a connection only once queued answers pile up, and a held request has
+          // none yet: a client pipelining without reading its answers would have every request it
+          // sends parsed and held. Reading waits until the last one held is let through.
+          stopReading(req.socket)
+          res.once('socket', () => {
+            if (latest.get(req.socket) === req) startReading(req.socket)
+            dispatch(req, res)
+          })
         } else dispatch(req, res)
       }
       // A connection whose answer is written once closing has begun is ended after it, unless a

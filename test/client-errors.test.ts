@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
 import { openSocket, parseResponses, rawExchange, readUntilClose } from './helpers/raw-http.js'
@@ -263,4 +263,74 @@ describe('a request pipelined behind an answer that closes the connection', () =
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200])
     expect(await stored(8111)).toBe(200)
   })
+})
+
+describe('a client that pipelines requests without reading the answers', () => {
+  let t: TestApp
+  let port: number
+  let auth: string
+  beforeAll(async () => {
+    t = await makeApp(sqliteKind, { rateLimit: null })
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    port = (t.app.server.address() as { port: number }).port
+    auth = `Authorization: Bearer ${await t.token()}`
+  })
+  afterAll(() => t.close())
+
+  it('has only what one read brings in parsed while an answer is pending, and gets every answer in order', async () => {
+    // The first delete waits for the gate: every request behind it is held until its answer is sent.
+    let open = () => {}
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    const remove = t.store.plants.remove.bind(t.store.plants)
+    let entered = false
+    t.store.plants.remove = async (...args) => {
+      if (!entered) {
+        entered = true
+        await gate
+      }
+      return remove(...args)
+    }
+    let parsed = 0
+    const count = () => {
+      parsed++
+    }
+    t.app.server.on('request', count)
+    const socket = await openSocket(port)
+    try {
+      const del = (id: number) => `DELETE /plants/${id} HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`
+      socket.write(del(0))
+      await vi.waitFor(() => expect(entered).toBe(true))
+      const behind = 10_000
+      socket.write(Array.from({ length: behind }, (_, i) => del(i + 1)).join(''))
+      // The count settles where the server stops reading.
+      let settled = -1
+      await vi.waitFor(
+        () => {
+          const seen = parsed
+          const same = seen === settled
+          settled = seen
+          expect(same).toBe(true)
+        },
+        { timeout: 10_000, interval: 300 },
+      )
+      // Held unread, each one parsed would cost memory until the answer ahead of it is sent.
+      expect(parsed).toBeLessThan(behind / 2)
+      const answers = readUntilClose(socket, 20_000)
+      open()
+      // Told to close, the last one ends the exchange.
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      const responses = parseResponses(await answers)
+      expect(responses).toHaveLength(behind + 2)
+      expect(responses.slice(0, -1).map((r) => JSON.parse(r.body).message)).toEqual(
+        Array.from({ length: behind + 1 }, (_, i) => `No plant has id ${i}.`),
+      )
+      expect(responses.at(-1)?.status).toBe(200)
+    } finally {
+      t.app.server.off('request', count)
+      t.store.plants.remove = remove
+      socket.destroy()
+    }
+  }, 60_000)
 })
