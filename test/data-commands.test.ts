@@ -105,6 +105,18 @@ describe('import, export and backup commands in process', () => {
     expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl', 'plants.fifo'])
   })
 
+  it('says which output it could not write when a device it writes to is full', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, '{"id":1,"name":"a"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(true)
+    await expect(exportPlants({ databaseUrl, output: '/dev/full' })).rejects.toThrow(
+      /^cannot write \/dev\/full: /,
+    )
+    expect(statSync('/dev/full').isCharacterDevice()).toBe(true)
+  })
+
   it('refuses unknown formats, batch sizes, missing headers and unreadable files', async () => {
     expect(importFormat('x.NDJSON', undefined)).toBe('jsonl')
     expect(importFormat('x.txt', 'csv')).toBe('csv')

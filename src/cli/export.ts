@@ -80,7 +80,8 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
         if (out !== process.stdout) out.destroy()
         if (partial !== undefined) rmSync(partial, { force: true })
         // The file that could not be written may be the one beside the output: the output is named.
-        if ((error as NodeJS.ErrnoException).path === target)
+        // A write's error (a full disk or device) carries no path: it is the output's as well.
+        if (error === failure || (error as NodeJS.ErrnoException).path === target)
           throw cannotWrite(options.output as string, error)
       }
       throw error
