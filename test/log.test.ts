@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
 import type { LogLevel } from '../src/config.js'
-import { createLogger, lazyChildLogger } from '../src/log.js'
+import { createLogger, fitLine, LINE_BYTES_MAX, lazyChildLogger } from '../src/log.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
@@ -51,6 +51,44 @@ describe('request loggers', () => {
     expect(first).toMatchObject({ reqId: 'r-2', msg: 'hello', token: '[redacted]' })
     expect(JSON.parse(lines[1] as string)).toMatchObject({ reqId: 'r-2', level: 40 })
     expect(log.level).toBe('info')
+  })
+})
+
+describe('a line longer than one pipe write', () => {
+  const bytes = (line: string) => Buffer.byteLength(line)
+
+  it('is written with its longest strings cut, whole and still JSON, by the logger', () => {
+    const { lines, stream } = captureLines()
+    const log = createLogger('info', stream)
+    log.info({ url: `/nowhere/${'a'.repeat(12_000)}`, note: 'b'.repeat(3000), short: 'kept' }, 'long')
+    const [line] = lines as [string]
+    expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
+    const parsed = JSON.parse(line)
+    expect(parsed).toMatchObject({ msg: 'long', short: 'kept' })
+    expect(parsed.url).toMatch(/^\/nowhere\/a+…$/)
+    // Cut only as far as the line needs: the longest string went first, and that was enough.
+    expect(parsed.note).toBe('b'.repeat(3000))
+  })
+
+  it('cuts strings of several bytes a character, in nested objects too, to fit', () => {
+    const line = `${JSON.stringify({ err: { stack: '🌵'.repeat(3000) }, msg: 'é'.repeat(2000) })}\n`
+    const fitted = fitLine(line)
+    expect(bytes(fitted)).toBeLessThanOrEqual(LINE_BYTES_MAX)
+    expect(JSON.parse(fitted).err.stack.endsWith('…')).toBe(true)
+  })
+
+  it('is left as it is when it is not JSON, or has no string long enough to cut', () => {
+    const notJson = `${'x'.repeat(5000)}\n`
+    expect(fitLine(notJson)).toBe(notJson)
+    const many = `${JSON.stringify(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, 'short'])))}\n`
+    expect(bytes(many)).toBeGreaterThan(LINE_BYTES_MAX)
+    expect(fitLine(many)).toBe(many)
+  })
+
+  it('is left alone when it fits', () => {
+    const line = `${JSON.stringify({ msg: 'x'.repeat(4000) })}\n`
+    expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
+    expect(fitLine(line)).toBe(line)
   })
 })
 
