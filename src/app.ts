@@ -233,6 +233,8 @@ interface ServedSocket extends Socket {
   /** Set while the server has stopped reading; Node's own resume (a body being read) waits for it. */
   _paused?: boolean
   parser?: { resume(): void } | null
+  /** The answer being written on it, if any (as Node's closeIdleConnections reads it). */
+  _httpMessage?: unknown
 }
 
 /**
@@ -272,7 +274,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * still arrive on a connection that was busy (pipelined, or kept alive after its answer).
    */
   let closing = false
-  /** Every open connection: the ones on which nothing has been sent yet are closed with the port. */
+  /** Every open connection: those with no answer to give are closed with the port. */
   const connections = new Set<Socket>()
   const record = requestRecorder(metrics)
   /** The request id and the security headers, which go on every answer. */
@@ -321,9 +323,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         if (
           res.socket === null &&
           (!SAFE_METHODS.has(req.method ?? '') ||
-            ahead === undefined ||
-            !SAFE_METHODS.has(ahead.method ?? '') ||
-            held.has(ahead))
+            !SAFE_METHODS.has(ahead?.method ?? '') ||
+            (ahead !== undefined && held.has(ahead)))
         ) {
           held.add(req)
           // Node stops reading a connection only once queued answers pile up, and a held request has
@@ -354,7 +355,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
               // Node's own listener, added before this one, has by then moved the connection on to the
               // next queued answer, if any (_httpMessage, as Node's closeIdleConnections reads it).
               this.once('finish', () => {
-                if (socket && !(socket as { _httpMessage?: unknown })._httpMessage) socket.destroySoon()
+                if (socket && !(socket as ServedSocket)._httpMessage) socket.destroySoon()
               })
             }
           }
@@ -506,11 +507,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // (its headers timeout runs from there), so closing idle ones leaves those a load balancer or a
     // browser opened ahead of use, and those whose client has sent part of a head: each would hold
     // the shutdown up until --headers-timeout, past --shutdown-timeout by default. A connection with
-    // an answer to give (_httpMessage, as Node's closeIdleConnections reads it) is left to give it;
+    // an answer to give (_httpMessage) is left to give it;
     // on the others no request has reached the service, so none is lost.
-    for (const socket of connections) {
-      if (!(socket as { _httpMessage?: unknown })._httpMessage) socket.destroy()
-    }
+    for (const socket of connections) if (!(socket as ServedSocket)._httpMessage) socket.destroy()
     done()
   })
   const shedding = app as FastifyInstance & { isUnderPressure?: () => boolean }
