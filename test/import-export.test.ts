@@ -1,6 +1,16 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
@@ -201,6 +211,28 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(read).toBe(plants)
     expect(statSync(fifo).isFIFO()).toBe(true)
     expect(readdirSync(dir)).toEqual(['plants.fifo'])
+  })
+
+  it('writes through /dev/stdout to the file stdout was redirected to, leaving the link in place', async () => {
+    const db = await kind.freshUrl()
+    const plants = '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n'
+    expect((await runCli(['import', write('p.jsonl', plants), '--database-url', db])).code).toBe(0)
+    const dir = tempDir()
+    // /dev/stdout as it is made, a link to the process's own stdout, here a file: one in /dev itself
+    // would be replaced for every program should the export replace it.
+    const stdout = join(dir, 'stdout')
+    symlinkSync('/proc/self/fd/1', stdout)
+    const redirected = join(dir, 'redirected.jsonl')
+    const fd = openSync(redirected, 'w')
+    const child = spawn(BIN, ['export', '--output', stdout, '--database-url', db], {
+      cwd: ROOT,
+      stdio: ['ignore', fd, 'ignore'],
+    })
+    closeSync(fd)
+    expect(await exitCode(child)).toBe(0)
+    expect(readFileSync(redirected, 'utf8')).toBe(plants)
+    expect(lstatSync(stdout).isSymbolicLink()).toBe(true)
+    expect(readdirSync(dir).sort()).toEqual(['redirected.jsonl', 'stdout'])
   })
 
   it('rejects a CSV record with more fields than the header names, rather than shifting them', async () => {

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { createWriteStream, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createWriteStream, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
@@ -19,16 +19,17 @@ function cannotWrite(output: string, error: unknown): Error {
 /**
  * Whether the output is written in place rather than replaced: a device or a pipe already there
  * (`/dev/stdout`, a FIFO read by gzip) was replaced by a regular file holding the export, and with
- * the permission to do so, /dev/null or /dev/full was gone for every other program. A folder given
- * as the output would get the copy inside it, then fail to be replaced by it.
+ * the permission to do so, /dev/null or /dev/full was gone for every other program. So is a symbolic
+ * link, whatever it leads to: /dev/stdout is one, to the file a shell redirected stdout to when it
+ * is one, and replacing it would leave that file empty and put the export in /dev. A folder given as
+ * the output would get the copy inside it, then fail to be replaced by it.
  */
 function writesInPlace(output: string): boolean {
   let folder = output.endsWith('/')
   let special = false
   try {
-    const stats = statSync(output)
-    folder ||= stats.isDirectory()
-    special = !stats.isFile()
+    special = !lstatSync(output).isFile()
+    folder ||= statSync(output).isDirectory()
   } catch {
     // Nothing there yet: the usual case.
   }
@@ -38,8 +39,8 @@ function writesInPlace(output: string): boolean {
 
 /**
  * Writes every plant as one JSON line `{id,name,tag?}` in id order, ids digit for digit. With
- * --output the file appears complete or not at all (written beside it, then renamed); a device or a
- * pipe named by --output is written to as it is.
+ * --output the file appears complete or not at all (written beside it, then renamed); a device, a
+ * pipe or a symbolic link named by --output is written to as it is.
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
   const inPlace = options.output !== undefined && writesInPlace(options.output)
