@@ -83,6 +83,24 @@ function stringsOf(value: Json, found: Array<[Record<string, Json>, string]>): v
 }
 
 /**
+ * The start of `text` that is at most `bytes` bytes of UTF-8, or else its first CUT_KEEPS code units,
+ * in whole characters: counted in code units, a cut took far more of a line in other scripts than
+ * it had to, and one through a surrogate pair left half of it, which JSON.stringify writes as a lone
+ * `\ud83c` that a strict JSON reader refuses.
+ */
+function startOf(text: string, bytes: number): string {
+  let end = 0
+  let used = 0
+  for (const char of text) {
+    const size = Buffer.byteLength(char)
+    if (used + size > bytes && end + char.length > CUT_KEEPS) break
+    used += size
+    end += char.length
+  }
+  return text.slice(0, end)
+}
+
+/**
  * A line of at most LINE_BYTES_MAX bytes (newline included), still one JSON object: a longer one
  * has its longest strings cut, each then ending in `…`, until it fits.
  */
@@ -104,9 +122,8 @@ export function fitLine(line: string): string {
     const cuttable = strings.filter((at) => text(at).length > CUT_KEEPS + CUT_MARK.length)
     if (cuttable.length === 0) break
     const longest = cuttable.reduce((a, b) => (text(b).length > text(a).length ? b : a))
-    // Each character cut takes at least one byte off the line; the mark adds three.
-    const keep = Math.max(CUT_KEEPS, text(longest).length - over - 3)
-    longest[0][longest[1]] = text(longest).slice(0, keep) + CUT_MARK
+    // A character cut takes at least its UTF-8 bytes off the line (more if escaped); the mark adds three.
+    longest[0][longest[1]] = startOf(text(longest), Buffer.byteLength(text(longest)) - over - 3) + CUT_MARK
     fitted = `${JSON.stringify(parsed)}\n`
     over = Buffer.byteLength(fitted) - LINE_BYTES_MAX
   }

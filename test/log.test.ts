@@ -77,6 +77,23 @@ describe('a line longer than one pipe write', () => {
     expect(JSON.parse(fitted).err.stack.endsWith('…')).toBe(true)
   })
 
+  it('cuts a string of several bytes a character only as far as the line needs, never through one', () => {
+    // Offsets of 0 and 1 put the cut on either half of a surrogate pair.
+    for (const [start, text] of [
+      ['', '🌵'.repeat(3000)],
+      ['x', '🌵'.repeat(3000)],
+      ['', '木'.repeat(3000)],
+    ] as const) {
+      const fitted = fitLine(`${JSON.stringify({ msg: start + text })}\n`)
+      expect(bytes(fitted)).toBeLessThanOrEqual(LINE_BYTES_MAX)
+      expect(bytes(fitted)).toBeGreaterThan(LINE_BYTES_MAX - 8)
+      // Half a pair is written as an escape a strict JSON reader refuses.
+      expect(fitted).not.toMatch(/\\ud[89a-f]/i)
+      const msg = JSON.parse(fitted).msg as string
+      expect(msg.startsWith(start + text.slice(0, 100))).toBe(true)
+    }
+  })
+
   it('is left as it is when it is not JSON, or has no string long enough to cut', () => {
     const notJson = `${'x'.repeat(5000)}\n`
     expect(fitLine(notJson)).toBe(notJson)
