@@ -1,5 +1,3 @@
-import { execFileSync, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -8,6 +6,7 @@ import { exportPlants } from '../src/cli/export.js'
 import { importFormat, importPlants } from '../src/cli/import.js'
 import { ProgressReporter } from '../src/cli/progress.js'
 import { ConfigError } from '../src/config.js'
+import { readFifo } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 // The same commands as in import-export.test.ts, called in this process so that their branches are
@@ -90,17 +89,9 @@ describe('import, export and backup commands in process', () => {
     writeFileSync(file, '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n')
     expect(await importPlants(file, { databaseUrl })).toBe(true)
     const fifo = join(dir, 'plants.fifo')
-    execFileSync('mkfifo', [fifo])
-    // The reader gives up after a while, should nothing ever open the pipe for writing.
-    const reader = spawn('timeout', ['10', 'cat', fifo])
-    let read = ''
-    reader.stdout.on('data', (chunk) => {
-      read += String(chunk)
-    })
-    const exited = once(reader, 'exit')
+    const read = readFifo(fifo)
     expect(await exportPlants({ databaseUrl, output: fifo })).toBe(2)
-    expect(await exited).toEqual([0, null])
-    expect(read).toBe(readFileSync(file, 'utf8'))
+    expect(await read).toBe(readFileSync(file, 'utf8'))
     expect(statSync(fifo).isFIFO()).toBe(true)
     expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl', 'plants.fifo'])
   })

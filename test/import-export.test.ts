@@ -1,5 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
-import { once } from 'node:events'
+import { spawn } from 'node:child_process'
 import {
   closeSync,
   lstatSync,
@@ -15,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { plantEvent } from '../src/plants/events.js'
-import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
+import { BIN, exitCode, ROOT, readFifo, runCli } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
@@ -197,18 +196,10 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect((await runCli(['import', write('p.jsonl', plants), '--database-url', db])).code).toBe(0)
     const dir = tempDir()
     const fifo = join(dir, 'plants.fifo')
-    execFileSync('mkfifo', [fifo])
-    // The reader gives up after a while, should nothing ever open the pipe for writing.
-    const reader = spawn('timeout', ['10', 'cat', fifo])
-    let read = ''
-    reader.stdout.on('data', (chunk) => {
-      read += String(chunk)
-    })
-    const readerExit = once(reader, 'exit')
+    const read = readFifo(fifo)
     const result = await runCli(['export', '--output', fifo, '--database-url', db])
-    expect(await readerExit).toEqual([0, null])
+    expect(await read).toBe(plants)
     expect(result).toEqual({ code: 0, stdout: '', stderr: 'exported 2 plants\n' })
-    expect(read).toBe(plants)
     expect(statSync(fifo).isFIFO()).toBe(true)
     expect(readdirSync(dir)).toEqual(['plants.fifo'])
   })

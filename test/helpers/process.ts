@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 
@@ -117,4 +117,21 @@ export async function startServer(args: string[], env: Record<string, string> = 
       return exited
     },
   }
+}
+
+/**
+ * A named pipe made at `path`, and everything a reader of it (`cat`) reads until the writer closes
+ * it. The reader gives up after 10 s, should nothing ever open the pipe for writing.
+ */
+export function readFifo(path: string): Promise<string> {
+  execFileSync('mkfifo', [path])
+  const reader = spawn('timeout', ['10', 'cat', path])
+  let read = ''
+  reader.stdout.on('data', (chunk) => {
+    read += String(chunk)
+  })
+  return once(reader, 'exit').then(([code]) => {
+    if (code !== 0) throw new Error(`the reader of ${path} exited ${code}`)
+    return read
+  })
 }
