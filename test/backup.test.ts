@@ -7,6 +7,19 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
+/** A migrated database file in `dir` holding plants 1 to `count`, written directly; its path. */
+async function liveDatabase(dir: string, count: number, name: (id: number) => string): Promise<string> {
+  const db = join(dir, 'live.db')
+  expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
+  const live = new Database(db)
+  const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
+  live.transaction(() => {
+    for (let id = 1; id <= count; id++) insert.run(id, name(id))
+  })()
+  live.close()
+  return db
+}
+
 describe('plantstore backup (SQLite)', () => {
   const servers: RunningServer[] = []
   afterEach(async () => {
@@ -142,14 +155,7 @@ describe('plantstore backup (SQLite)', () => {
 
   it('fails with no file left behind when the copy runs out of room, so that a retry can succeed', async () => {
     const dir = tempDir()
-    const db = join(dir, 'live.db')
-    expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
-    const live = new Database(db)
-    const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
-    live.transaction(() => {
-      for (let id = 1; id <= 5000; id++) insert.run(id, `plant number ${id}`)
-    })()
-    live.close()
+    const db = await liveDatabase(dir, 5000, (id) => `plant number ${id}`)
     const backupFile = join(dir, 'copy.db')
     // A 64 KiB limit on the size of any file this process writes stands for a disk that fills up.
     const full = await new Promise<{ code: number; stderr: string }>((resolve) => {
@@ -173,14 +179,7 @@ describe('plantstore backup (SQLite)', () => {
 
   it('leaves nothing at the path when ended midway, so that a retry can succeed', async () => {
     const dir = tempDir()
-    const db = join(dir, 'live.db')
-    expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
-    const live = new Database(db)
-    const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
-    live.transaction(() => {
-      for (let id = 1; id <= 300_000; id++) insert.run(id, `plant number ${id} with a longer name`)
-    })()
-    live.close()
+    const db = await liveDatabase(dir, 300_000, (id) => `plant number ${id} with a longer name`)
     const backupFile = join(dir, 'copy.db')
     const child = spawn(BIN, ['backup', backupFile, '--database-url', `sqlite:${db}`], { cwd: ROOT })
     // Killed (a timeout, an operator's Ctrl-C) once the copy has begun to be written.

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
-import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { errorOf, listenLocally, makeApp, type TestApp } from './helpers/app.js'
 import { openSocket, parseResponses, rawExchange, readUntilClose } from './helpers/raw-http.js'
 import { sqliteKind } from './helpers/stores.js'
 
@@ -12,8 +12,7 @@ describe('requests refused before routing, in process', () => {
   let port: number
   beforeAll(async () => {
     t = await makeApp(sqliteKind)
-    await t.app.listen({ host: '127.0.0.1', port: 0 })
-    port = (t.app.server.address() as { port: number }).port
+    port = await listenLocally(t.app)
   })
   afterAll(() => t.close())
 
@@ -111,8 +110,7 @@ describe('414 or 431: which part of the request was too long', () => {
   async function refusal(maxHeaderSize: number | undefined, bytes: string) {
     const t = await makeApp(sqliteKind, maxHeaderSize === undefined ? {} : { maxHeaderSize })
     try {
-      await t.app.listen({ host: '127.0.0.1', port: 0 })
-      const port = (t.app.server.address() as { port: number }).port
+      const port = await listenLocally(t.app)
       const { received } = await rawExchange(port, [bytes])
       const [response] = parseResponses(received)
       return {
@@ -140,8 +138,7 @@ describe('414 or 431: which part of the request was too long', () => {
 describe('a request on an open connection once the app is closing, in process', () => {
   it('is answered 503 in the Error shape with Retry-After, after the one in flight', async () => {
     const t = await makeApp(sqliteKind)
-    await t.app.listen({ host: '127.0.0.1', port: 0 })
-    const port = (t.app.server.address() as { port: number }).port
+    const port = await listenLocally(t.app)
     const auth = `Authorization: Bearer ${await t.token()}`
     const socket = await openSocket(port)
     const answers = readUntilClose(socket, 10_000)
@@ -170,8 +167,7 @@ describe('two pipelined requests taken before the app closes, answered once it i
     ['an expectation refused (417)', 'Expect: 200-ok\r\n'],
   ])('closes the connection after the second answer, %s, which says so', async (_, expect2) => {
     const t = await makeApp(sqliteKind)
-    await t.app.listen({ host: '127.0.0.1', port: 0 })
-    const port = (t.app.server.address() as { port: number }).port
+    const port = await listenLocally(t.app)
     const auth = `Authorization: Bearer ${await t.token()}`
     // Both reads wait until the close has begun, so that both answers are written while closing.
     const plants = t.store.plants
@@ -212,8 +208,7 @@ describe('a request pipelined behind an answer that closes the connection', () =
   let auth: string
   beforeAll(async () => {
     t = await makeApp(sqliteKind)
-    await t.app.listen({ host: '127.0.0.1', port: 0 })
-    port = (t.app.server.address() as { port: number }).port
+    port = await listenLocally(t.app)
     auth = `Authorization: Bearer ${await t.token()}`
   })
   afterAll(() => t.close())
@@ -271,8 +266,7 @@ describe('a client that pipelines requests without reading the answers', () => {
   let auth: string
   beforeAll(async () => {
     t = await makeApp(sqliteKind, { rateLimit: null })
-    await t.app.listen({ host: '127.0.0.1', port: 0 })
-    port = (t.app.server.address() as { port: number }).port
+    port = await listenLocally(t.app)
     auth = `Authorization: Bearer ${await t.token()}`
   })
   afterAll(() => t.close())

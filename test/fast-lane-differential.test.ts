@@ -10,6 +10,7 @@ import { createMetrics, type Metrics } from '../src/metrics/registry.js'
 import type { Store } from '../src/store/types.js'
 import type { Scope } from '../src/tokens/scopes.js'
 import { TokenService } from '../src/tokens/service.js'
+import { listenLocally } from './helpers/app.js'
 import { captureLines } from './helpers/log.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
 
@@ -48,8 +49,7 @@ async function service(): Promise<Service> {
   const { lines: logged, stream } = captureLines()
   const logger = pino({ level: 'info' }, stream)
   const app = await buildApp({ store, tokens: tokenService, metrics, logger })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const port = (app.server.address() as { port: number }).port
+  const port = await listenLocally(app)
   const make = async (scopes: Scope[], expiresInMs?: number) =>
     (await tokenService.create('t', scopes, expiresInMs)).token
   const tokens: Record<TokenKind, string> = {

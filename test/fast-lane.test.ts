@@ -10,6 +10,7 @@ import { FastLane } from '../src/http/fast-lane.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
+import { listenLocally } from './helpers/app.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
 
 // POST /plants, GET /plants and GET /plants/{id} are answered by the fast lane (src/http/fast-lane.ts)
@@ -365,8 +366,7 @@ describe('a token the fast lane has seen', () => {
     const tokens = new TokenService(store.tokens, { now: () => clock })
     const app = await buildApp({ store, tokens, rateLimit: null, corsOrigins: null })
     try {
-      await app.listen({ host: '127.0.0.1', port: 0 })
-      const { port } = app.server.address() as AddressInfo
+      const port = await listenLocally(app)
       const { token } = await tokens.create('short', ['plants:read'], 60_000)
       const read = () => overSocket(port, { authorization: `Bearer ${token}` }, '', 'GET', '/plants')
       // The second read is one the lane answers from its cache.

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
@@ -7,6 +6,7 @@ import { createLogger, fitLine, LINE_BYTES_MAX, lazyChildLogger } from '../src/l
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
+import { listenLocally } from './helpers/app.js'
 import { captureLines } from './helpers/log.js'
 import { rawRequest } from './helpers/raw-http.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
@@ -181,8 +181,7 @@ describe('a credential in a URL written unusually', () => {
         '/plants?client_secret=x\\leakedE5',
       ]
       // Sent raw: an HTTP client would percent-encode the quote.
-      await app.listen({ host: '127.0.0.1', port: 0 })
-      const { port } = app.server.address() as AddressInfo
+      const port = await listenLocally(app)
       for (const url of urls) {
         const request = `GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
         expect(await rawRequest(port, request)).toMatch(/^HTTP\/1\.1 200 /)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { SCOPES } from '../src/tokens/scopes.js'
-import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { errorOf, listenLocally, makeApp, type TestApp } from './helpers/app.js'
 import {
   afterContinue,
   continued,
@@ -45,8 +45,7 @@ const IDS = Object.keys(OPERATIONS)
 const op = (id: string) => OPERATIONS[id] as (typeof OPERATIONS)[string]
 
 async function listening(t: TestApp): Promise<number> {
-  await t.app.listen({ host: '127.0.0.1', port: 0 })
-  return (t.app.server.address() as { port: number }).port
+  return await listenLocally(t.app)
 }
 
 describe('answers given before the operation runs', () => {

@@ -56,6 +56,12 @@ export async function makeApp(
   }
 }
 
+/** Starts the app listening on a free port of 127.0.0.1, for raw sockets and fetch; the port. */
+export async function listenLocally(app: FastifyInstance): Promise<number> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return (app.server.address() as { port: number }).port
+}
+
 /** POST /plants with a raw body string and a token. */
 export function postPlant(
   app: FastifyInstance,
