@@ -17,11 +17,12 @@ const REDACT = [
 
 /**
  * A token's secret wherever it sits in a line that field paths cannot name: a URL that carries it in
- * its query or path (any of its prefix's characters may come percent-encoded), an error message
- * quoting a header. The public id, which `token list` shows anyway, is kept so the line still says
- * which token it was.
+ * its query or path (any of its prefix's characters may come percent-encoded, in either case), an
+ * error message quoting a header. The public id, which `token list` shows anyway, is kept so the
+ * line still says which token it was.
  */
-const TOKEN_IN_TEXT = /(?:p|%70)(?:s|%73)(?:t|%74)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
+const TOKEN_IN_TEXT =
+  /(?:p|%[57]0)(?:s|%[57]3)(?:t|%[57]4)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
 
 /**
  * A URL's query parameter, name and value. In a JSON log line a `"` or `\` of the URL is written

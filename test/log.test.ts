@@ -121,6 +121,9 @@ describe('a token in a request line', () => {
       expect((await app.inject({ url: `/plants/${token}`, headers: auth })).statusCode).toBe(400)
       const encoded = token.replaceAll('_', '%5F')
       expect((await app.inject({ url: `/nowhere/${encoded}`, headers: auth })).statusCode).toBe(404)
+      // ...and with each letter of the prefix in capitals, encoded: a client's caps lock.
+      const shouted = `%50%53%54%5F${token.slice(4)}`
+      expect((await app.inject({ url: `/nowhere/${shouted}`, headers: auth })).statusCode).toBe(404)
       const text = lines.join('')
       expect(text).toContain('request completed')
       expect(text).not.toContain(secret)
