@@ -420,6 +420,32 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       },
     )
 
+    it('names the header whose condition failed when a write carries both', async () => {
+      const etag = (await create('548', 'a')).headers.etag as string
+      for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+        const body = method === 'DELETE' ? undefined : '{"name":"b"}'
+        const noneFails = await call(method, '/plants/548', {
+          body,
+          headers: { 'if-match': etag, 'if-none-match': '*' },
+        })
+        const matchFails = await call(method, '/plants/548', {
+          body,
+          headers: { 'if-match': '"nope"', 'if-none-match': '*' },
+        })
+        expect([method, noneFails.statusCode, errorOf(noneFails).message]).toEqual([
+          method,
+          412,
+          'The plant has one of the ETags If-None-Match names.',
+        ])
+        expect([method, matchFails.statusCode, errorOf(matchFails).message]).toEqual([
+          method,
+          412,
+          errors.PRECONDITION_FAILED.message,
+        ])
+      }
+      expect((await call('GET', '/plants/548')).body).toBe('{"id":548,"name":"a"}')
+    })
+
     it('answers 404 for a missing plant whatever the If-None-Match', async () => {
       for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
         const body = method === 'DELETE' ? undefined : '{"name":"x"}'

@@ -50,6 +50,11 @@ export function listPlantsJson(store: PlantStore, query: PlantListQuery): Promis
   return store.listJson({ after: query.after, tag: query.tag, limit: query.limit })
 }
 
+/** Which header's condition a write's row failed, filled in by the precondition the store asks. */
+interface FailedCondition {
+  header?: 'If-Match' | 'If-None-Match'
+}
+
 /** The entity tags of an If-Match or If-None-Match header, '*' for any; undefined when there was none. */
 export type Precondition = '*' | string[] | undefined
 
@@ -66,20 +71,28 @@ export interface Preconditions {
  * write holds, so a change, or a delete and a re-create under the same id (whose version starts at 1
  * again), that lands meanwhile still fails with 412.
  */
-function preconditionsHold({ ifMatch, ifNoneMatch }: Preconditions): WriteOptions['precondition'] {
+function preconditionsHold(
+  { ifMatch, ifNoneMatch }: Preconditions,
+  failed: FailedCondition,
+): WriteOptions['precondition'] {
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined
   return (plant, version) => {
     const etag = etagOf(plant, version)
-    if (ifMatch !== undefined && !matchesStrong(ifMatch, etag)) return false
-    return ifNoneMatch === undefined || !matchesWeak(ifNoneMatch, etag)
+    failed.header = undefined
+    if (ifMatch !== undefined && !matchesStrong(ifMatch, etag)) failed.header = 'If-Match'
+    else if (ifNoneMatch !== undefined && matchesWeak(ifNoneMatch, etag)) failed.header = 'If-None-Match'
+    return failed.header === undefined
   }
 }
 
-function written(id: bigint, result: WriteResult, conditions: Preconditions): TaggedPlant {
+/**
+ * The write's outcome as an answer. The catalog's words for 412 speak of If-Match; a write that failed
+ * on If-None-Match (alone, or beside an If-Match that held) says so instead.
+ */
+function written(id: bigint, result: WriteResult, failed: FailedCondition): TaggedPlant {
   if (result.outcome === 'missing') throw notFound(id)
   if (result.outcome === 'precondition-failed') {
-    // The catalog's words speak of If-Match; without one, it was If-None-Match that failed.
-    throw conditions.ifMatch === undefined
+    throw failed.header === 'If-None-Match'
       ? new AppError(errors.PRECONDITION_FAILED, 'The plant has one of the ETags If-None-Match names.')
       : new AppError(errors.PRECONDITION_FAILED)
   }
@@ -93,11 +106,12 @@ export async function changePlant(
   change: PlantChange,
   conditions: Preconditions = {},
 ): Promise<TaggedPlant> {
+  const failed: FailedCondition = {}
   const result = await store.update(id, change, {
-    precondition: preconditionsHold(conditions),
+    precondition: preconditionsHold(conditions, failed),
     event: (plant) => plantEvent('plant.updated', plant),
   })
-  return written(id, result, conditions)
+  return written(id, result, failed)
 }
 
 export async function deletePlant(
@@ -105,11 +119,12 @@ export async function deletePlant(
   id: bigint,
   conditions: Preconditions = {},
 ): Promise<void> {
+  const failed: FailedCondition = {}
   const result = await store.remove(id, {
-    precondition: preconditionsHold(conditions),
+    precondition: preconditionsHold(conditions, failed),
     event: (plant) => plantEvent('plant.deleted', plant),
   })
-  written(id, result, conditions)
+  written(id, result, failed)
 }
 
 /** The id a PUT or PATCH body may carry must be the path's: a body cannot move a plant. */
