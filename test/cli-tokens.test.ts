@@ -12,8 +12,11 @@ import { tempDir } from './helpers/stores.js'
 async function cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   let stdout = ''
   let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk, ...rest: unknown[]) => {
     stdout += String(chunk)
+    // A writer that waits for its text to be taken is told at once, as a stream would.
+    const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined
+    done?.()
     return true
   })
   const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {

@@ -22,6 +22,42 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     expect(lines[0]).toMatch(TOKEN_SHAPE)
   })
 
+  it('token create revokes the token it could not print, and exits 1', async () => {
+    const url = await kind.freshUrl()
+    // A reader gone before the line is written (EPIPE), and a full device (ENOSPC).
+    const gone = spawn(BIN, ['token', 'create', '--name', 'lost', '--database-url', url], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    gone.stdout.destroy()
+    let goneErr = ''
+    gone.stderr.on('data', (chunk: Buffer) => {
+      goneErr += chunk
+    })
+    const full = openSync('/dev/full', 'w')
+    const toFull = spawn(BIN, ['token', 'create', '--name', 'full', '--database-url', url], {
+      cwd: ROOT,
+      stdio: ['ignore', full, 'pipe'],
+    })
+    closeSync(full)
+    let fullErr = ''
+    toFull.stderr?.on('data', (chunk: Buffer) => {
+      fullErr += chunk
+    })
+    expect(await Promise.all([exitCode(gone), exitCode(toFull)])).toEqual([1, 1])
+    const revoked =
+      /^plantstore: cannot write the token to standard output \((EPIPE|ENOSPC)\); token ([0-9a-f]{16}) was revoked, issue another\n$/
+    expect([goneErr.match(revoked)?.[1], fullErr.match(revoked)?.[1]]).toEqual(['EPIPE', 'ENOSPC'])
+    const listed = JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout) as {
+      name: string
+      status: string
+    }[]
+    expect(listed.map(({ name, status }) => [name, status]).sort()).toEqual([
+      ['full', 'revoked'],
+      ['lost', 'revoked'],
+    ])
+  })
+
   it('token list shows the token without its secret; --json is one array', async () => {
     const url = await kind.freshUrl()
     const created = await runCli([

@@ -72,6 +72,11 @@ function buildProgram(): Command {
       })
       return
     }
+    // token create answers a failed write of its one line itself: it revokes the token nobody got.
+    if (command.name() === 'create' && command.parent?.name() === 'token') {
+      listenToStdout(() => {})
+      return
+    }
     // Any other failure to write (a full disk under `export > file`) is the command's failure, but
     // thrown from this listener it escaped as an uncaught exception with a stack: say it in one line.
     // The command cannot go on without its output, and what it committed is already durable.

@@ -70,8 +70,26 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
     )
   }
   await withStore(options, async (store) => {
-    const { token } = await new TokenService(store.tokens).create(name, scopes, expiresInMs)
-    process.stdout.write(`${token}\n`)
+    const tokens = new TokenService(store.tokens)
+    const { token, record } = await tokens.create(name, scopes, expiresInMs)
+    try {
+      await printed(`${token}\n`)
+    } catch (error) {
+      // Nobody received the secret (a reader that went away, a full disk): left active, the token
+      // would be one nobody can use and nobody knows to revoke.
+      await tokens.revoke(record.id)
+      const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+      throw new Error(
+        `cannot write the token to standard output (${cause}); token ${record.id} was revoked, issue another`,
+      )
+    }
+  })
+}
+
+/** Resolves once stdout has taken the text, or rejects with why it could not. */
+function printed(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()))
   })
 }
 
