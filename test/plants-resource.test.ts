@@ -130,6 +130,24 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect((await call('GET', '/plants?tag=a+b')).body).toBe('[]')
     })
 
+    it('matches a tag exactly as stored: case, and each Unicode spelling, count', async () => {
+      await create('2000001', 'nfc', 'Caf\u00e9')
+      await create('2000002', 'nfd', 'Cafe\u0301')
+      await create('2000003', 'lower', 'caf\u00e9')
+      const ids = async (tag: string) =>
+        (
+          JSON.parse((await call('GET', `/plants?tag=${encodeURIComponent(tag)}`)).body) as { id: number }[]
+        ).map((p) => p.id)
+      expect(await ids('Caf\u00e9')).toEqual([2000001])
+      expect(await ids('Cafe\u0301')).toEqual([2000002])
+      expect(await ids('caf\u00e9')).toEqual([2000003])
+      expect(await ids('CAF\u00c9')).toEqual([])
+      // Stored as sent, not normalized: the decomposed tag comes back decomposed.
+      expect((await call('GET', '/plants/2000002')).body).toBe(
+        '{"id":2000002,"name":"nfd","tag":"Cafe\u0301"}',
+      )
+    })
+
     it('accepts limit 1 and 1000', async () => {
       expect(JSON.parse((await call('GET', '/plants?limit=1')).body)).toHaveLength(1)
       expect((await call('GET', '/plants?limit=1000')).statusCode).toBe(200)
