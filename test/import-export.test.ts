@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import {
   closeSync,
   lstatSync,
@@ -430,5 +430,45 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(stderr).toMatch(/1 created, 0 unchanged, 0 rejected/)
     expect(code).toBe(0)
     expect((await runCli(['export', '--database-url', url])).stdout).toBe('{"id":7,"name":"seven"}\n')
+  })
+})
+
+describe('plantstore import (SQLite) when the database cannot grow', () => {
+  it('names the database file, exits 1, and a re-run once there is room imports the rest', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'full.db')
+    const url = `sqlite:${db}`
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    const lines = Array.from({ length: 5000 }, (_, i) =>
+      JSON.stringify({ id: i + 1, name: `plant number ${i + 1}` }),
+    )
+    const file = join(dir, 'plants.jsonl')
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    // A limit on the size of any file this process writes stands for a disk that fills up midway.
+    const full = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        'sh',
+        [
+          '-c',
+          'ulimit -f 256 && exec "$0" "$@"',
+          BIN,
+          'import',
+          file,
+          '--batch-size',
+          '500',
+          '--database-url',
+          url,
+        ],
+        { cwd: ROOT, timeout: 30_000 },
+        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
+      )
+    })
+    expect(full.code).toBe(1)
+    expect(full.stderr.trim().split('\n').at(-1)).toBe(`plantstore: cannot write to ${db} (disk I/O error)`)
+
+    const retried = await runCli(['import', file, '--database-url', url])
+    expect(retried.code).toBe(0)
+    expect(retried.stderr).toMatch(/0 rejected/)
+    expect((await runCli(['export', '--database-url', url])).stdout.split('\n').length - 1).toBe(5000)
   })
 })

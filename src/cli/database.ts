@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
 import { type DatabaseLocation, openStore } from '../store/open.js'
+import { explainWriteFailure } from '../store/sqlite/index.js'
 import type { Store } from '../store/types.js'
 
 export interface CliDatabaseOptions {
@@ -17,9 +18,12 @@ export async function withStore<T>(
   options: CliDatabaseOptions,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(databaseLocation(options))
+  const location = databaseLocation(options)
+  const store = await openStore(location)
   try {
     return await work(store)
+  } catch (error) {
+    throw location.kind === 'sqlite' ? explainWriteFailure(error, location.path) : error
   } finally {
     await store.close()
   }

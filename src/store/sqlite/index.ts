@@ -210,15 +210,11 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
  * "unable to open database file" (a folder this user may not enter, a file it may not read) nothing.
  */
 export function explainOpenFailure(error: unknown, path: string): unknown {
+  const explained = explainWriteFailure(error, path)
+  if (explained !== error) return explained
   const code = (error as { code?: unknown }).code
   if (typeof code !== 'string') return error
   const said = (error as Error).message
-  if (code.startsWith('SQLITE_READONLY')) {
-    return new Error(
-      `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
-      { cause: error },
-    )
-  }
   if (code === 'SQLITE_CANTOPEN') {
     return new Error(
       `cannot open ${path} (${said}): it must be a file (or the name of a new one) that this user may read and write, in a folder it may enter`,
@@ -230,10 +226,32 @@ export function explainOpenFailure(error: unknown, path: string): unknown {
       cause: error,
     })
   }
+  return error
+}
+
+/**
+ * A write that fails once a command is under way (an import that fills the disk, a file made
+ * read-only meanwhile) says as little as one at open ("database or disk is full", "disk I/O error"):
+ * which file, and what to do, are said alike.
+ */
+export function explainWriteFailure(error: unknown, path: string): unknown {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string') return error
+  const said = (error as Error).message
+  if (code.startsWith('SQLITE_READONLY')) {
+    return new Error(
+      `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
+      { cause: error },
+    )
+  }
   if (code === 'SQLITE_FULL') {
     return new Error(`cannot write to ${path} (${said}): the disk holding it has no room left`, {
       cause: error,
     })
+  }
+  // A failing disk, or a file past the process's size limit (ulimit -f).
+  if (code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
+    return new Error(`cannot write to ${path} (${said})`, { cause: error })
   }
   return error
 }
