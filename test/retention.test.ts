@@ -58,11 +58,11 @@ describe.each(storeKinds)('retention sweep on $name', (kind) => {
       const at = (daysAgo: number) => new Date(now - daysAgo * DAY)
       await store.plants.create(
         { id: 1n, name: 'old' },
-        { event: plantEvent('plant.created', { id: 1n, name: 'old' }, at(8)) },
+        { event: () => plantEvent('plant.created', { id: 1n, name: 'old' }, at(8)) },
       )
       await store.plants.create(
         { id: 2n, name: 'new' },
-        { event: plantEvent('plant.created', { id: 2n, name: 'new' }, at(1)) },
+        { event: () => plantEvent('plant.created', { id: 2n, name: 'new' }, at(1)) },
       )
 
       const clock = { now: now - 40 * DAY }
@@ -204,7 +204,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       await store.webhooks.insert(subscriptionRecord('wh_retention000000000000000', created))
       for (const id of [1n, 2n]) {
         const plant = { id, name: `p${id}` }
-        await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
+        await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, old) })
       }
       // Both events fan out to the subscription: two pending deliveries, created long ago.
       expect(await store.webhooks.fanOut(100, old)).toBe(store.kind === 'sqlite' ? 0 : 2)
@@ -229,7 +229,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
       const old = new Date(now - 8 * DAY)
       await store.webhooks.insert(subscriptionRecord('wh_retention000000000000001', old))
       const plant = { id: 3n, name: 'p3' }
-      await store.plants.create(plant, { event: plantEvent('plant.created', plant, old) })
+      await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, old) })
       await store.webhooks.fanOut(100, old)
       // Created eight days ago, retried and finished a minute ago: its outcome is new.
       const delivery = await finishOne(store, new Date(now - 60_000), 500)
@@ -255,7 +255,7 @@ describe.each(storeKinds)('retention of webhook events and deliveries on $name',
           .prepare('INSERT INTO events (id, type, payload, created_at) VALUES (?, ?, ?, ?)')
           .run(event.id, event.type, event.payload, event.occurredAt.getTime())
       } else {
-        await store.plants.create(plant, { event })
+        await store.plants.create(plant, { event: () => event })
       }
       expect(await sweepOnce(store, settings, new Date(now))).toMatchObject({ events: 0 })
       expect(await store.events.listSince(0, 10)).toHaveLength(1)

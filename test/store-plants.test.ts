@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { plantEvent } from '../src/plants/events.js'
 import type { Plant } from '../src/plants/model.js'
-import { changePlant, deletePlant, readPlant } from '../src/plants/service.js'
+import { changePlant, createPlant, deletePlant, readPlant } from '../src/plants/service.js'
 import type { IdempotencyRecord, PlantStore, Store } from '../src/store/types.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
@@ -157,6 +157,39 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
     expect((await store.plants.read(1n))?.plant.name).toBe('b')
   })
 
+  it('dates a create after the delete that freed its id, though the create was asked for first', async () => {
+    await createPlant(store.plants, { id: 1n, name: 'first' })
+    // The create is asked for while the plant still exists, and reaches the store only after another
+    // client's delete has committed: it is the later change, and its event must not say otherwise.
+    let admit = () => {}
+    const admitted = new Promise<void>((resolve) => {
+      admit = resolve
+    })
+    const held: PlantStore = Object.create(store.plants)
+    held.create = async (...args) => {
+      await admitted
+      return store.plants.create(...args)
+    }
+    const asked = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: asked })
+    try {
+      const second = createPlant(held, { id: 1n, name: 'second' })
+      vi.setSystemTime(asked + 5)
+      await deletePlant(store.plants, 1n)
+      admit()
+      await second
+    } finally {
+      vi.useRealTimers()
+    }
+    const events = await store.events.listSince(0, 10)
+    expect(events.map((e) => e.type)).toEqual(['plant.created', 'plant.deleted', 'plant.created'])
+    // Subscribers order a plant's events by their timestamp (messages arrive in any order).
+    const times = events.map((e) => JSON.parse(e.payload).timestamp as string)
+    expect((times[2] as string) >= (times[1] as string)).toBe(true)
+    expect(events[2]?.occurredAt.getTime()).toBeGreaterThanOrEqual(events[1]?.occurredAt.getTime() as number)
+    expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'second' })
+  })
+
   it('removes a plant and answers it as it was', async () => {
     await store.plants.create({ id: 1n, name: 'a', tag: 't' })
     expect(await store.plants.remove(1n)).toEqual({
@@ -170,7 +203,7 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
   it('writes plant.updated and plant.deleted events with the change, and none when nothing changed', async () => {
     await store.plants.create(
       { id: 7n, name: 'a' },
-      { event: plantEvent('plant.created', { id: 7n, name: 'a' }) },
+      { event: (at) => plantEvent('plant.created', { id: 7n, name: 'a' }, at) },
     )
     const updated = (plant: { id: bigint; name: string }) => plantEvent('plant.updated', plant)
     await store.plants.update(7n, { tag: 'x' }, { event: updated })
@@ -205,7 +238,7 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
 
   it('refuses a create whose key is held by an unexpired record, writing nothing', async () => {
     await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('k1', later()) })
-    const event = plantEvent('plant.created', { id: 2n, name: 'b' })
+    const event = (at: Date) => plantEvent('plant.created', { id: 2n, name: 'b' }, at)
     const outcomes = await Promise.all([
       store.plants.create({ id: 2n, name: 'b' }, { idempotency: record('k1', later(), 'f2'), event }),
       store.plants.create({ id: 3n, name: 'c' }),
@@ -218,7 +251,8 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
 
   it('creates a plant whose id a create of the same batch was refused for its held key', async () => {
     await store.plants.create({ id: 1n, name: 'a' }, { idempotency: record('k1', later()) })
-    const created = (plant: { id: bigint; name: string }) => plantEvent('plant.created', plant)
+    const created = (plant: { id: bigint; name: string }) => (at: Date) =>
+      plantEvent('plant.created', plant, at)
     const plain = await Promise.all([
       store.plants.create(
         { id: 2n, name: 'b' },

@@ -60,7 +60,7 @@ export class IdempotentCreates {
         expiresAt: new Date(now + this.ttlMs),
       }
       const outcome = await this.plants.create(plant, {
-        event: plantEvent('plant.created', plant),
+        event: (at) => plantEvent('plant.created', plant, at),
         idempotency: record,
       })
       if (outcome === 'created') return { status: record.status, body: record.body, replayed: false }

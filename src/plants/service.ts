@@ -18,7 +18,7 @@ export async function createPlant(
 ): Promise<TaggedPlant & { json: string }> {
   // One JSON text serves the event's payload and the ETag's digest.
   const json = plantJson(plant)
-  const outcome = await store.create(plant, { event: plantEvent('plant.created', plant, new Date(), json) })
+  const outcome = await store.create(plant, { event: (at) => plantEvent('plant.created', plant, at, json) })
   if (outcome === 'exists') throw plantExists(plant.id)
   return { plant, etag: etagOfJson(json, 1), json }
 }

@@ -46,7 +46,12 @@ export interface IdempotencyRecord {
 
 /** What else a create writes in its transaction, only when the plant itself is inserted. */
 export interface CreateExtras {
-  event?: OutboxEvent
+  /**
+   * Builds the event at the time the create's transaction writes it, not when it was asked for: a
+   * create that waited (in a batch, or for the delete that freed its id) is the later change, and
+   * subscribers order a plant's events by their timestamp.
+   */
+  event?: (at: Date) => OutboxEvent
   /**
    * Stored with the plant. An expired record under the same (tokenId, key) is replaced; an unexpired
    * one makes the create write nothing and resolve to 'key-taken'.

@@ -293,9 +293,11 @@ export class PostgresPlantStore implements PlantStore {
       client,
       rows.map((r) => r.plant),
     )
+    // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
+    const at = new Date()
     const events = rows
       .filter((r) => created.has(r.plant.id.toString()))
-      .flatMap((r) => (r.extras?.event ? [r.extras.event] : []))
+      .flatMap((r) => (r.extras?.event ? [r.extras.event(at)] : []))
     await writeEvents(client, events)
     return batch.map((item) =>
       first.get(item.plant.id.toString()) === item && created.has(item.plant.id.toString())
@@ -319,7 +321,7 @@ export class PostgresPlantStore implements PlantStore {
    */
   private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<BatchOutcome[]> {
     const outcomes: BatchOutcome[] = []
-    const events: Array<OutboxEvent | undefined> = []
+    const events: Array<CreateExtras['event']> = []
     const now = new Date()
     const keyed: number[] = []
     const firstOf = new Map<string, number>()
@@ -365,7 +367,9 @@ export class PostgresPlantStore implements PlantStore {
     }
     for (const [i, first] of duplicates)
       outcomes[i] = outcomes[first] === 'key-taken' ? 'next-batch' : 'exists'
-    await writeEvents(client, inArrivalOrder(events))
+    // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
+    const at = new Date()
+    await writeEvents(client, inArrivalOrder(events.map((event) => event?.(at))))
     return outcomes
   }
 }

@@ -10,7 +10,8 @@ export interface BatchRow {
   id: bigint
   name: string
   tag: string | null
-  event: OutboxRow | undefined
+  /** The create's event, built at the time its batch holds the write lock (see CreateExtras). */
+  event: ((at: number) => OutboxRow) | undefined
   /** Stored with the plant; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
   idempotency:
     | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
@@ -52,7 +53,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
   let lastSeq = 0
 
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */
-  function insertOne(row: BatchRow, now: number): CreateOutcome {
+  function insertOne(row: BatchRow, now: number, eventsAt: number): CreateOutcome {
     const record = row.idempotency
     if (record) savepoint.run()
     try {
@@ -73,7 +74,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       releaseSavepoint.run()
     }
     if (row.event) {
-      lastSeq = outbox.write(row.event, now)
+      lastSeq = outbox.write(row.event(eventsAt), now)
       if (firstSeq === 0) firstSeq = lastSeq
     }
     return 'created'
@@ -84,8 +85,10 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     let queued = false
     firstSeq = 0
     begin.run()
+    // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated later.
+    const eventsAt = Date.now()
     try {
-      for (const row of batch) outcomes.push(insertOne(row, now))
+      for (const row of batch) outcomes.push(insertOne(row, now, eventsAt))
       // Seqs only grow, and no other connection writes within this transaction: the batch's events
       // are exactly those in [firstSeq, lastSeq].
       if (firstSeq !== 0) queued = outbox.fanOut(firstSeq, lastSeq) > 0

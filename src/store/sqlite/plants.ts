@@ -143,7 +143,7 @@ export class SqlitePlantStore implements PlantStore {
       id: plant.id,
       name: plant.name,
       tag: plant.tag ?? null,
-      event: event && outboxRow(event),
+      event: event && ((at: number) => outboxRow(event(new Date(at)))),
       idempotency: key && {
         tokenId: key.tokenId,
         key: key.key,
