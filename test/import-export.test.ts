@@ -12,8 +12,9 @@ import {
 } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { plantEvent } from '../src/plants/events.js'
+import { deletePlant } from '../src/plants/service.js'
 import { BIN, exitCode, ROOT, readFifo, runCli } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 
@@ -39,12 +40,39 @@ describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
     }
   })
 
+  it('dates the event of an imported plant when its batch is written, not when its line was read', async () => {
+    const { store } = await openFresh(kind)
+    try {
+      await store.plants.create({ id: 1n, name: 'first' })
+      const plant = { id: 1n, name: 'second' }
+      const read = Date.now()
+      vi.useFakeTimers({ toFake: ['Date'], now: read })
+      try {
+        // The line is read while the plant exists; another client's delete commits before its batch.
+        const item = { plant, event: (at: Date) => plantEvent('plant.created', plant, at) }
+        vi.setSystemTime(read + 5)
+        await deletePlant(store.plants, 1n)
+        vi.setSystemTime(read + 10)
+        expect(await store.plants.importBatch([item])).toEqual(['created'])
+      } finally {
+        vi.useRealTimers()
+      }
+      const events = await store.events.listSince(0, 10)
+      expect(events.map((e) => [e.type, e.occurredAt.getTime()])).toEqual([
+        ['plant.deleted', read + 5],
+        ['plant.created', read + 10],
+      ])
+    } finally {
+      await store.close()
+    }
+  })
+
   it('creates the first of the lines that share an id, and writes the events of those created in line order', async () => {
     const { store } = await openFresh(kind)
     try {
       const item = (id: bigint, name: string) => {
         const plant = { id, name }
-        return { plant, event: plantEvent('plant.created', plant) }
+        return { plant, event: (at: Date) => plantEvent('plant.created', plant, at) }
       }
       await store.plants.importBatch([item(2n, 'stored')])
       const outcomes = await store.plants.importBatch([

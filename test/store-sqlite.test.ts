@@ -541,7 +541,10 @@ describe('SQLite store', () => {
       await changePlant(store.plants, 1n, { name: 'a2' }, undefined)
       await deletePlant(store.plants, 2n, undefined)
       await store.plants.importBatch([
-        { plant: { id: 3n, name: 'c' }, event: plantEvent('plant.created', { id: 3n, name: 'c' }) },
+        {
+          plant: { id: 3n, name: 'c' },
+          event: (at) => plantEvent('plant.created', { id: 3n, name: 'c' }, at),
+        },
       ])
       const types = async (id: string) =>
         (await store.webhooks.listDeliveries(id, { limit: 10 })).map((d) => d.eventType).sort()
@@ -581,7 +584,10 @@ describe('SQLite store', () => {
       await changePlant(store.plants, 2n, { name: 'd' }, undefined)
       expect(told).toBe(1)
       await store.plants.importBatch([
-        { plant: { id: 3n, name: 'e' }, event: plantEvent('plant.created', { id: 3n, name: 'e' }) },
+        {
+          plant: { id: 3n, name: 'e' },
+          event: (at) => plantEvent('plant.created', { id: 3n, name: 'e' }, at),
+        },
       ])
       expect(told).toBe(2)
     },

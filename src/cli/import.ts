@@ -256,7 +256,11 @@ export async function importPlants(file: string, options: ImportOptions): Promis
         const plant =
           format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
         progress.lines++
-        batch.push(options.emitEvents ? { plant, event: plantEvent('plant.created', plant) } : { plant })
+        batch.push(
+          options.emitEvents
+            ? { plant, event: (at: Date) => plantEvent('plant.created', plant, at) }
+            : { plant },
+        )
         batchLines.push(recordLine)
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error

@@ -17,8 +17,11 @@ export type ImportOutcome = 'created' | 'unchanged' | 'conflict'
 
 export interface ImportItem {
   plant: NewPlant
-  /** Written in the same transaction only when the plant is inserted, as a create's event is. */
-  event?: OutboxEvent
+  /**
+   * Written in the same transaction only when the plant is inserted, as a create's event is, and
+   * built, as that one is, at the time the transaction writes it (see CreateExtras).
+   */
+  event?: (at: Date) => OutboxEvent
 }
 
 /** A domain event stored in the same transaction as the change that caused it (transactional outbox). */

@@ -103,11 +103,13 @@ export class PostgresPlantStore implements PlantStore {
       const outcomes: ImportOutcome[] = []
       const events: Array<OutboxEvent | undefined> = []
       const taken: number[] = []
+      // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
+      const at = new Date()
       items.forEach((item, i) => {
         const id = item.plant.id.toString()
         if (created.delete(id)) {
           outcomes[i] = 'created'
-          events[i] = item.event
+          events[i] = item.event?.(at)
         } else taken.push(i)
       })
       if (taken.length > 0) {

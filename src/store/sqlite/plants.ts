@@ -119,17 +119,19 @@ export class SqlitePlantStore implements PlantStore {
 
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
     const now = Date.now()
-    const run = this.db.transaction(() =>
-      items.map(({ plant, event }): ImportOutcome => {
+    const run = this.db.transaction(() => {
+      // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated later.
+      const at = new Date()
+      return items.map(({ plant, event }): ImportOutcome => {
         const tag = plant.tag ?? null
         if (this.insertIfAbsent.run({ id: plant.id, name: plant.name, tag, now }).changes === 0) {
           const existing = this.selectOne.get(plant.id) as PlantRow
           return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
         }
-        if (event) this.writeEvent(event, now)
+        if (event) this.writeEvent(event(at), now)
         return 'created'
-      }),
-    )
+      })
+    })
     this.deliveriesQueued = false
     const outcomes = run.immediate()
     this.announceDeliveries()
