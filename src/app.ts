@@ -313,6 +313,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       /** Pipelined requests held until the answer ahead of them is sent. */
       const held = new WeakSet<IncomingMessage>()
       const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+        // Parsed after an answer that closed the connection had already gone out (a body sent
+        // without waiting for 100 Continue, refused before it was read, and a request behind that
+        // body): its answer could never reach the client, so it is not carried out (RFC 9112 §9.6).
+        if (req.socket.writableEnded) {
+          req.socket.destroy()
+          return
+        }
         const ahead = latest.get(req.socket)
         latest.set(req.socket, req)
         // A pipelined request (its answer queued: no socket yet) runs at once only if it and the one

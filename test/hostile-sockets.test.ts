@@ -361,6 +361,33 @@ describe('raw-socket clients against a real server', () => {
     expect(invited.received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
   })
 
+  it.each([
+    ['without a token', 'POST /plants', false, 'application/json', 401],
+    ['of a type not taken', 'POST /plants', true, 'text/plain', 415],
+    ['to no route', 'POST /nowhere', true, 'application/json', 404],
+  ])(
+    'carries out nothing sent behind the body of an Expect: 100-continue request refused %s',
+    async (_what, line, authorized, type, status) => {
+      // The client sends its body without waiting for 100 Continue, and a create behind it: the
+      // refusal closes the connection, so the create is never answered, and must not be made.
+      const ghost = '{"id": 909, "name": "ghost"}'
+      const hidden = request(
+        `POST /plants HTTP/1.1\nHost: x\n${auth()}\nContent-Type: application/json\nContent-Length: ${ghost.length}`,
+        ghost,
+      )
+      const { received, closed } = await rawExchange(server.port, [
+        request(
+          `${line} HTTP/1.1\nHost: x\n${authorized ? `${auth()}\n` : ''}Content-Type: ${type}\nExpect: 100-continue\nContent-Length: 20`,
+          '{"id":8,"name":"hh"}',
+        ) + hidden,
+      ])
+      expect(closed).toBe(true)
+      expectErrorsOnly(received, [status])
+      const read = await fetch(`${server.url}/plants/909`, { headers: { authorization: `Bearer ${token}` } })
+      expect(read.status).toBe(404)
+    },
+  )
+
   it('is still healthy and answering precisely after all of that', async () => {
     await expectHealthy()
     const res = await fetch(`${server.url}/plants/5`, { headers: { authorization: `Bearer ${token}` } })
