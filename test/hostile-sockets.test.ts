@@ -388,6 +388,30 @@ describe('raw-socket clients against a real server', () => {
     },
   )
 
+  it.each([
+    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close', 911, 'fast lane'],
+    ['HTTP/1.0', 'HTTP/1.0', 912, 'fast lane'],
+    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close\nIdempotency-Key: k-913', 913, 'framework'],
+  ])(
+    'answers a create sent with %s as made, and ignores what the client sends after it (%i, %s)',
+    async (_what, version, id, _path) => {
+      const body = JSON.stringify({ id, name: 'last' })
+      const { received, closed } = await rawExchange(server.port, [
+        request(
+          `POST /plants ${version}\n${auth()}\nContent-Type: application/json\nContent-Length: ${body.length}`,
+          body,
+        ) + request('GET /plants/1 HTTP/1.1\nHost: x'),
+      ])
+      expect(closed).toBe(true)
+      const [answer] = expectErrorsOnly(received, [200])
+      expect(JSON.parse(answer?.body as string).id).toBe(id)
+      const read = await fetch(`${server.url}/plants/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(read.status).toBe(200)
+    },
+  )
+
   it('is still healthy and answering precisely after all of that', async () => {
     await expectHealthy()
     const res = await fetch(`${server.url}/plants/5`, { headers: { authorization: `Bearer ${token}` } })

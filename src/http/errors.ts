@@ -247,6 +247,11 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
  */
 export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<string, string>) {
   return (error: Error & { code?: string }, socket: Socket): void => {
+    // Bytes after a request that closes the connection (Connection: close, or HTTP/1.0): that
+    // request is carried out, and its answer, under way, is the connection's last; the bytes are
+    // ignored (RFC 9112 §9.6). A 400 instead would stand in for the answer of a request made all
+    // the same (a create the client is told failed), or cut that answer off mid-way.
+    if (error.code === 'HPE_CLOSED_CONNECTION' && (socket as ServedSocket)._httpMessage) return
     if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
       socket.destroy()
       return
@@ -261,6 +266,9 @@ export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<
   }
 }
 
+/** A connection with the answer being written on it, if any (as Node's clientError fallback reads it). */
+type ServedSocket = Socket & { _httpMessage?: ServerResponse | null }
+
 /**
  * Whether the request being received already has its answer, in whole or begun: one refused before its
  * body (401, 404, …) is answered at once while Node reads on to discard the body, and a body that then
@@ -269,7 +277,7 @@ export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<
  * progress (`_httpMessage`, as Node's own clientError fallback reads it) has sent that request's answer.
  */
 function answered(socket: Socket): boolean {
-  const inProgress = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+  const inProgress = (socket as ServedSocket)._httpMessage
   if (inProgress?.headersSent) return true
   const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
   return incoming != null && !incoming.complete && !inProgress
