@@ -24,12 +24,15 @@ import {
   installErrorHandling,
   refuseConnect,
   refuseExpectation,
+  refuseHttpVersion,
+  refuseInvalidHost,
   refuseRepeatedField,
   refuseTransferCoding,
   refuseUnknownRoute,
   refuseWhileClosing,
   refuseWithoutHost,
   sendError,
+  VALID_HOST,
 } from './http/errors.js'
 import { FailureLog } from './http/failure-log.js'
 import { FastLane } from './http/fast-lane.js'
@@ -295,9 +298,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       })
       /** How a request that cannot go on to the fast lane or Fastify is answered; undefined when it can. */
       const refusal = (req: IncomingMessage) => {
-        if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-          return refuseWithoutHost
-        }
+        if (req.httpVersionMajor !== 1) return refuseHttpVersion
+        const host = req.headers.host
+        if (host === undefined) {
+          if (req.httpVersionMinor === 1) return refuseWithoutHost
+        } else if (!VALID_HOST.test(host)) return refuseInvalidHost
         if (closing) return refuseWhileClosing
         if (appliesTransferCoding(req)) return refuseTransferCoding
         const repeated = repeatedSingleField(req)

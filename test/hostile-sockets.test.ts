@@ -333,6 +333,56 @@ describe('raw-socket clients against a real server', () => {
     expect(parseResponses(old.received).map((r) => r.status)).toEqual([200])
   })
 
+  it.each([
+    ['userinfo', 'u@x'],
+    ['a list', 'x, y'],
+    ['a space', 'x y'],
+    ['a path', 'x/y'],
+    ['a port that is not a number', 'x:80a'],
+    ['an unclosed IP literal', '[::1'],
+  ])(
+    'answers a Host header with %s with 400 in the Error shape, carries nothing out, and closes',
+    async (_what, host) => {
+      const { received, closed } = await rawExchange(server.port, [
+        request(
+          `POST /plants HTTP/1.1\nHost: ${host}\n${auth()}\nContent-Type: application/json\nContent-Length: 25`,
+          '{"id": 81, "name": "via"}',
+        ),
+      ])
+      expect(closed).toBe(true)
+      const [response] = expectErrorsOnly(received, [400])
+      expect(JSON.parse(response?.body as string)).toEqual({
+        error: errors.BAD_REQUEST.code,
+        message: 'The Host header must be a host name or address, with an optional port.',
+      })
+      const read = await fetch(`${server.url}/plants/81`, { headers: { authorization: `Bearer ${token}` } })
+      expect(read.status).toBe(404)
+    },
+  )
+
+  it.each([
+    ['an empty one', ''],
+    ['an IPv6 literal', '[::1]:8080'],
+    ['a name and port', 'plants.example:443'],
+  ])('serves a request whose Host is %s', async (_what, host) => {
+    const { received } = await rawExchange(server.port, [
+      request(`GET /healthz HTTP/1.1\nHost: ${host}\nConnection: close`),
+    ])
+    expect(parseResponses(received).map((r) => r.status)).toEqual([200])
+  })
+
+  it.each([
+    ['HTTP/2.0 written as text', 'GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n'],
+    ['no version (HTTP/0.9)', 'GET /healthz\r\n\r\n'],
+  ])('answers a request line with %s with 400 in the Error shape, and closes', async (_what, bytes) => {
+    const { received, closed } = await rawExchange(server.port, [bytes])
+    expect(closed).toBe(true)
+    const [response] = expectErrorsOnly(received, [400])
+    expect(JSON.parse(response?.body as string).message).toMatch(
+      /^(Only HTTP\/1\.1 and HTTP\/1\.0 are served\.|The request is malformed\.)$/,
+    )
+  })
+
   it('answers an Expect other than 100-continue with 417 in the Error shape, and writes nothing', async () => {
     const { received, closed } = await rawExchange(server.port, [
       request(

@@ -162,6 +162,31 @@ export function refuseWithoutHost(response: ServerResponse, headers: Record<stri
 }
 
 /**
+ * RFC 9112 §3.2: a Host that is not a host and an optional port (userinfo, a list, a space) is
+ * refused, as a missing one is. A proxy in front may route by one reading of it and this server act
+ * on another. An empty Host is valid (a target without an authority).
+ */
+export function refuseInvalidHost(response: ServerResponse, headers: Record<string, string>): void {
+  refuseBeforeRouting(
+    response,
+    headers,
+    errors.BAD_REQUEST,
+    'The Host header must be a host name or address, with an optional port.',
+  )
+}
+
+/** RFC 9112 §3.2.2's host [":" port]: a reg-name (or IPv4 address), or an IP literal in brackets. */
+export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'()*+,;=_~%-]*)(?::[0-9]*)?$/
+
+/**
+ * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
+ * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
+ */
+export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Only HTTP/1.1 and HTTP/1.0 are served.')
+}
+
+/**
  * RFC 9112 §3.2 (Host) and RFC 9110 §5.3 (fields that are not lists): a request with two of them is
  * ambiguous. Node keeps the first of each and drops the rest silently, where a proxy in front may have
  * acted on the last; answered 400, and the connection closed, instead of guessing which was meant.

@@ -39,8 +39,8 @@ answer carries \`Cache-Control: no-store\`, and while the operator sets a rate l
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
 Some answers are given before an operation runs, and close the connection. Those a request for an
 operation can get are listed under every operation: 400 (40000) for a request the server will not
-read (a transfer coding other than \`chunked\`, no \`Host\` or two, two \`Authorization\` or
-\`Content-Type\` fields), 417 (41701) for an \`Expect\` other than \`100-continue\`, 503 (50301) with
+read (a transfer coding other than \`chunked\`, no \`Host\`, two or an invalid one, two
+\`Authorization\` or \`Content-Type\` fields, an HTTP version other than 1.1 and 1.0), 417 (41701) for an \`Expect\` other than \`100-continue\`, 503 (50301) with
 \`Retry-After\` while the process shuts down and, where the operation takes a body, 408 (40801) when
 the body stops arriving. The others come where no operation was asked for, or before the server has
 read which one was, so no operation lists them: 404 (40401) for an unknown path, 405 (40501) with
@@ -142,8 +142,8 @@ export async function openApi(app: FastifyInstance): Promise<void> {
 
 /**
  * Answers the server gives an operation's request before the operation runs, whatever its own rules
- * say: 400 (40000) for a request it will not read (a transfer coding other than chunked, no Host or
- * two, two Authorization or Content-Type fields), 417 for an `Expect` other than 100-continue, 503
+ * say: 400 (40000) for a request it will not read (a transfer coding other than chunked, no Host, two
+ * or an invalid one, two Authorization or Content-Type fields, another HTTP version), 417 for an `Expect` other than 100-continue, 503
  * while the process shuts down (liveness too), and 408 while a body the operation reads stalls.
  */
 const PRE_ROUTE_ERRORS = [errors.BAD_REQUEST, errors.EXPECTATION_FAILED, errors.UNAVAILABLE]
