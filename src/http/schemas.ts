@@ -1,7 +1,16 @@
 import { Type } from 'typebox'
 import { type CatalogEntry, errors } from '../errors.js'
+import { PLANT_EVENT_TYPES } from '../plants/events.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
-import { TEST_EVENT_TYPE } from '../webhooks/model.js'
+import {
+  DELIVERY_ID_PATTERN,
+  DESCRIPTION_MAX_LENGTH,
+  TEST_EVENT_TYPE,
+  URL_MAX_LENGTH,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_ID_PATTERN,
+} from '../webhooks/model.js'
+import { DELIVERY_STATUSES } from '../webhooks/validate.js'
 
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
@@ -91,26 +100,25 @@ export const ErrorBody = Type.Object(
 )
 
 /** Registered with `app.addSchema` before any route. */
-const WebhookEvents = Type.Array(
-  Type.Union([Type.Literal('plant.created'), Type.Literal('plant.updated'), Type.Literal('plant.deleted')]),
-  { minItems: 1, description: 'Event types to receive; all of them when omitted on creation' },
-)
+const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type))), {
+  minItems: 1,
+  description: 'Event types to receive; all of them when omitted on creation',
+})
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 const WebhookUrl = Type.String({
   format: 'uri',
-  maxLength: 2000,
+  maxLength: URL_MAX_LENGTH,
   description:
     'http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address',
 })
 // null, as absent on creation, is no description; in an update it removes the current one.
-const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
-  description:
-    'For people: at most 500 characters, without control characters or lone surrogates; null for none',
+const Description = Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], {
+  description: `For people: at most ${DESCRIPTION_MAX_LENGTH} characters, without control characters or lone surrogates; null for none`,
 })
 
-export const WebhookId = Type.String({ pattern: '^wh_[A-Za-z0-9_-]{22}$', description: 'Subscription id' })
-export const DeliveryId = Type.String({ pattern: '^dlv_[0-9a-f]{24}$', description: 'Delivery id' })
+export const WebhookId = Type.String({ pattern: WEBHOOK_ID_PATTERN.source, description: 'Subscription id' })
+export const DeliveryId = Type.String({ pattern: DELIVERY_ID_PATTERN.source, description: 'Delivery id' })
 
 export const NewWebhook = Type.Object(
   { url: WebhookUrl, events: Type.Optional(WebhookEvents), description: Type.Optional(Description) },
@@ -176,7 +184,7 @@ export const Delivery = Type.Object(
     id: DeliveryId,
     eventId: Type.String({ description: 'The `webhook-id` header: stable across attempts and replays' }),
     eventType: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    status: Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status))),
     attempts: Type.Integer({ description: 'Attempts since the delivery was queued (or requeued)' }),
     nextAttemptAt: NullableTimestamp,
     lastAttemptAt: NullableTimestamp,
@@ -210,11 +218,7 @@ export const ReplayResult = Type.Object(
 
 export const PlantEvent = Type.Object(
   {
-    type: Type.Union([
-      Type.Literal('plant.created'),
-      Type.Literal('plant.updated'),
-      Type.Literal('plant.deleted'),
-    ]),
+    type: Type.Union(PLANT_EVENT_TYPES.map((type) => Type.Literal(type))),
     timestamp: Timestamp,
     data: Type.Unsafe(ref('StoredPlant')),
   },

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import type { OutboxEvent } from '../store/types.js'
 import type { Plant } from './model.js'
 
-export type PlantEventType = 'plant.created' | 'plant.updated' | 'plant.deleted'
+/** Each change to a plant writes one of these to the outbox. */
+export const PLANT_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const
+export type PlantEventType = (typeof PLANT_EVENT_TYPES)[number]
 
 /** A plant as JSON text, id written from its bigint so no digit is lost. Absent tag, absent key. */
 export function plantJson(plant: Plant): string {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import { PLANT_EVENT_TYPES, type PlantEventType } from '../plants/events.js'
 import type { OutboxEvent } from '../store/types.js'
 
-/** The event types a subscription can ask for; each change to a plant writes one to the outbox. */
-export const WEBHOOK_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+/** The event types a subscription can ask for: every event a change to a plant writes. */
+export const WEBHOOK_EVENT_TYPES = PLANT_EVENT_TYPES
+export type WebhookEventType = PlantEventType
 
 /** Sent only by `POST /webhooks/{id}/test`, to that subscription alone. */
 export const TEST_EVENT_TYPE = 'webhook.test'
