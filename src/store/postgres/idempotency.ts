@@ -1,7 +1,7 @@
 import type { Pool } from 'pg'
+import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
 import { guarded } from './errors.js'
-import { CHUNK, deleteInChunks } from './maintenance.js'
 
 interface KeyRow {
   token_id: string

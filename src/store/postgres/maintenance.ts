@@ -1,26 +1,7 @@
 import type { Pool } from 'pg'
+import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 import { inTransaction } from './transaction.js'
-
-/** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
-export const CHUNK = 1000
-
-/**
- * Runs `deleteChunk` (a DELETE of at most CHUNK rows, in its own transaction) until a chunk comes
- * back short; returns how many rows went. Once `signal` is aborted it deletes no further chunk.
- */
-export async function deleteInChunks(
-  deleteChunk: () => Promise<number>,
-  signal?: AbortSignal,
-): Promise<number> {
-  let total = 0
-  for (;;) {
-    signal?.throwIfAborted()
-    const deleted = await deleteChunk()
-    total += deleted
-    if (deleted < CHUNK) return total
-  }
-}
 
 /**
  * How long a chunk waits for a lock before the sweep gives up until its next run. Housekeeping must

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
-import { CHUNK, deleteInChunks } from './maintenance.js'
 
 interface KeyRow {
   token_id: string

@@ -1,25 +1,6 @@
 import type { Database } from 'better-sqlite3'
+import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
-
-/** Rows per delete transaction: small enough that a concurrent create never waits noticeably. */
-export const CHUNK = 1000
-
-/**
- * Runs `deleteChunk` (a DELETE of at most CHUNK rows, in its own transaction) until a chunk comes
- * back short, letting requests run between chunks; returns how many rows went. Once `signal` is
- * aborted it deletes no further chunk.
- */
-export async function deleteInChunks(deleteChunk: () => number, signal?: AbortSignal): Promise<number> {
-  let total = 0
-  for (;;) {
-    signal?.throwIfAborted()
-    const deleted = deleteChunk()
-    total += deleted
-    if (deleted < CHUNK) return total
-    // A whole day of rows deleted at once would hold the event loop, and every request, for seconds.
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-}
 
 interface Sweep {
   kind: keyof SweepCounts
