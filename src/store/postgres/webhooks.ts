@@ -12,6 +12,7 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from '../types.js'
+import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { guarded } from './errors.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
@@ -114,16 +115,6 @@ const requeue = (at: string) => `status = 'pending', attempts = 0, next_attempt_
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
   d.event_seq::text AS event_seq`
-
-const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
-  url: 'url',
-  events: 'events',
-  description: 'description',
-  disabledAt: 'disabled_at',
-  disabledReason: 'disabled_reason',
-  failingSince: 'failing_since',
-  updatedAt: 'updated_at',
-}
 
 /**
  * Subscriptions and the delivery queue in PostgreSQL, shared by the dispatchers of every instance.

@@ -12,6 +12,7 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from '../types.js'
+import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { NEW_DELIVERY_ID, TYPE_MATCHES } from './fan-out.js'
 
 interface WebhookRow {
@@ -115,16 +116,6 @@ const HAS_WORK =
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
   d.event_seq`
-
-const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
-  url: 'url',
-  events: 'events',
-  description: 'description',
-  disabledAt: 'disabled_at',
-  disabledReason: 'disabled_reason',
-  failingSince: 'failing_since',
-  updatedAt: 'updated_at',
-}
 
 /**
  * Subscriptions and the delivery queue in SQLite. Every write that dispatchers race on is one short
