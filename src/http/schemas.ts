@@ -99,7 +99,6 @@ export const ErrorBody = Type.Object(
   },
 )
 
-/** Registered with `app.addSchema` before any route. */
 const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type))), {
   minItems: 1,
   description: 'Event types to receive; all of them when omitted on creation',
@@ -244,6 +243,7 @@ export const TestEvent = Type.Object(
   },
 )
 
+/** Registered with `app.addSchema` before any route. */
 export const sharedSchemas = [
   NewPlant,
   Plant,
