@@ -15,7 +15,7 @@ import { DELIVERY_STATUSES } from '../webhooks/validate.js'
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
 
-export const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
+const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
 
 /** The values a plant id takes, said wherever one is taken. */
 export const INT64_RANGE = '-9223372036854775808 to 9223372036854775807'
@@ -32,12 +32,9 @@ const Name = Type.String({
   pattern: TEXT_PATTERN,
   description: 'The name of the plant',
 })
-const Tag = Type.String({
-  minLength: 1,
-  maxLength: TAG_MAX_LENGTH,
-  pattern: TEXT_PATTERN,
-  description: 'Tag that specifies the type of the plant',
-})
+/** What a tag may be, in a plant and in the listing's tag filter alike. */
+export const TAG_TEXT = { minLength: 1, maxLength: TAG_MAX_LENGTH, pattern: TEXT_PATTERN }
+const Tag = Type.String({ ...TAG_TEXT, description: 'Tag that specifies the type of the plant' })
 
 // The named shapes: registered once as shared schemas (see `sharedSchemas`), referenced by routes
 // through `ref`, and published as components of the OpenAPI document under the same names.

@@ -4,7 +4,7 @@ import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
 import { parseInt64 } from '../../plants/int64.js'
-import { type NewPlant as NewPlantValue, TAG_MAX_LENGTH } from '../../plants/model.js'
+import type { NewPlant as NewPlantValue } from '../../plants/model.js'
 import {
   changePlant,
   createPlant,
@@ -36,7 +36,7 @@ import {
   PlantId,
   patchErrorResponses,
   ref,
-  TEXT_PATTERN,
+  TAG_TEXT,
 } from '../schemas.js'
 import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
@@ -64,14 +64,7 @@ const ListQuery = checkedBy(
         description: `Keyset cursor: only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}). Take it from the \`Link: rel="next"\` header of the previous page.`,
       }),
     ),
-    tag: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: TAG_MAX_LENGTH,
-        pattern: TEXT_PATTERN,
-        description: 'Only plants with this tag',
-      }),
-    ),
+    tag: Type.Optional(Type.String({ ...TAG_TEXT, description: 'Only plants with this tag' })),
   }),
   validateListQuery,
 )
