@@ -87,8 +87,6 @@ export const errors = {
   UNAVAILABLE: entry(50301, 'The service is temporarily unavailable: retry after the time given.'),
 } as const satisfies Record<string, CatalogEntry>
 
-export type ErrorName = keyof typeof errors
-
 /** An expected failure with its catalog entry; anything else that is thrown counts as a 500. */
 export class AppError extends Error {
   readonly entry: CatalogEntry

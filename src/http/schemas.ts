@@ -5,6 +5,7 @@ import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
 import {
   DELIVERY_ID_PATTERN,
   DESCRIPTION_MAX_LENGTH,
+  SECRET_PREFIX,
   TEST_EVENT_TYPE,
   URL_MAX_LENGTH,
   WEBHOOK_EVENT_TYPES,
@@ -162,7 +163,7 @@ export const Webhook = Type.Object(webhookFields, {
 })
 
 const Secret = Type.String({
-  pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+  pattern: `^${SECRET_PREFIX}[A-Za-z0-9+/]+={0,2}$`,
   description: 'The signing secret, shown only in this answer',
 })
 
