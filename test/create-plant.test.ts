@@ -119,6 +119,25 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     expect((await get('1')).statusCode).toBe(404)
   })
 
+  it.each([
+    ['a byte order mark', '\ufeff{"id": 1, "name": "a"}', 'JSON value expected but got U+FEFF at position 0'],
+    [
+      'a zero-width space',
+      '{"id": 1,\u200b "name": "a"}',
+      'Quoted object key expected but got U+200B at position 9',
+    ],
+    ['a quote', "{'id': 1}", "Quoted object key expected but got ''' at position 1"],
+  ])(
+    'names %s that stops the JSON by its code point when it would show as nothing',
+    async (_what, body, detail) => {
+      const res = await postPlant(t.app, token, body)
+      expect(errorOf(res)).toEqual({
+        error: errors.BODY_MALFORMED.code,
+        message: `The request body is not valid JSON: ${detail}`,
+      })
+    },
+  )
+
   it.each(['42', '1.5', '-9223372036854775809'])('names a number body as a number: %s', async (body) => {
     const res = await postPlant(t.app, token, body)
     expect(errorOf(res)).toEqual({

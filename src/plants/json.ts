@@ -42,8 +42,20 @@ export function parseJsonDocument(text: string): unknown {
     return parseJsonExact(text)
   } catch (error) {
     const detail = error instanceof Error ? error.message : ''
-    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${detail}`)
+    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${visible(detail)}`)
   }
+}
+
+/**
+ * The parser quotes the character it stopped at; one that shows as nothing or as a plain space (a
+ * byte order mark, a zero-width or no-break space, a control character) is named by its code point.
+ */
+function visible(detail: string): string {
+  return detail.replace(/'([\p{C}\p{Z}])'/u, (quoted, char: string) =>
+    char === ' '
+      ? quoted
+      : `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+  )
 }
 
 /** parseJsonExact without the flat-object shortcut (its tests compare the two). */
