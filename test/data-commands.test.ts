@@ -160,4 +160,10 @@ describe('import progress', () => {
     reporter.update({ ...progress, elapsedMs: 7000 })
     expect(text()).toBe('import: 500 lines (400 created, 90 unchanged, 10 rejected), 83 lines/s\n')
   })
+
+  it('says "1 line", not "1 lines"', () => {
+    const { reporter, text } = capture(false)
+    reporter.finish({ ...progress, lines: 1, created: 1, unchanged: 0, rejected: 0, elapsedMs: 20 })
+    expect(text()).toMatch(/: 1 line \(1 created, 0 unchanged, 0 rejected\)/)
+  })
 })

@@ -18,7 +18,7 @@ function seconds(ms: number): string {
 
 function describe(p: ImportProgress): string {
   const rate = p.elapsedMs > 0 ? Math.round((p.lines * 1000) / p.elapsedMs) : 0
-  return `${count(p.lines)} lines (${count(p.created)} created, ${count(p.unchanged)} unchanged, ${count(p.rejected)} rejected), ${count(rate)} lines/s`
+  return `${count(p.lines)} ${p.lines === 1 ? 'line' : 'lines'} (${count(p.created)} created, ${count(p.unchanged)} unchanged, ${count(p.rejected)} rejected), ${count(rate)} lines/s`
 }
 
 /**
