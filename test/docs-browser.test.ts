@@ -26,6 +26,20 @@ describe('the docs page in a browser', () => {
     await server?.stop()
   })
 
+  it.each(['/docs?utm_source=mail', '/docs/?x=1#/plants/getPlant'])(
+    'shows every operation when %s is opened with a query string',
+    async (path) => {
+      const page = await browser.newPage()
+      await page.goto(`${server.url}${path}`)
+      await expect
+        .poll(() => page.locator('.opblock').count(), { timeout: 15_000 })
+        .toBeGreaterThanOrEqual(19)
+      if (path.includes('#'))
+        await expect.poll(() => page.locator('#operations-plants-getPlant.is-open').count()).toBe(1)
+      await page.close()
+    },
+  )
+
   it('creates a plant from the try-it panel of the create operation, with the token authorized there', async () => {
     const page = await browser.newPage()
     const offsite: string[] = []

@@ -116,10 +116,15 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     // The tab and a bookmark name this service, not the tool that renders its document.
     theme: { title: 'Plant Store API' },
     // Its own redirect of /docs/static/index.html keeps the path whole only without a query string:
-    // /docs/static/index.html?x answered a redirect to itself, forever. The page is /docs.
+    // /docs/static/index.html?x answered a redirect to itself, forever. The page is /docs. The page's
+    // script finds the document by appending ./json to the whole address, query string included:
+    // /docs?x fetched /docs?x/./json (the page again) and showed no operation. Swagger UI reads
+    // nothing from the query string, so it is dropped (the browser keeps the #fragment).
     uiHooks: {
       onRequest: (request, reply, done) => {
-        if (request.routeOptions.url !== '/docs/static/index.html') return done()
+        const url = request.routeOptions.url
+        const page = url === '/docs' || url === '/docs/'
+        if (url !== '/docs/static/index.html' && !(page && request.url.includes('?'))) return done()
         reply.redirect('/docs')
       },
     },
