@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { admin } from './helpers/postgres.js'
 import { BIN, type CliResult, ROOT, runCli } from './helpers/process.js'
@@ -27,13 +28,16 @@ function runAsNobody(args: string[]): Promise<CliResult> {
 }
 
 /** A migrated database file owned by root, made 0644, in a folder anyone may write, as in /tmp. */
-async function readOnlyDatabase(): Promise<string> {
+async function readOnlyDatabase(prepare: (db: Database.Database) => void = () => {}): Promise<string> {
   const dir = join(tempDir(), 'shared')
   mkdirSync(dir)
   chmodSync(join(dir, '..'), 0o755)
   chmodSync(dir, 0o1777)
   const url = `sqlite:${join(dir, 'ro.db')}`
   expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+  const db = new Database(join(dir, 'ro.db'))
+  prepare(db)
+  db.close()
   // A new database is its owner's alone (0600); this one is shared for reading.
   chmodSync(join(dir, 'ro.db'), 0o644)
   return url
@@ -73,6 +77,34 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
       ])
     })
 
+    it('is read by export, backup and token list, which write nothing to it', async () => {
+      const url = await readOnlyDatabase((db) => {
+        db.prepare("INSERT INTO plants (id, name, created_at, updated_at) VALUES (7, 'fern', 0, 0)").run()
+      })
+      const path = url.slice('sqlite:'.length)
+      const exported = await runAsNobody(['export', '--database-url', url])
+      expect(exported).toMatchObject({ code: 0, stdout: '{"id":7,"name":"fern"}\n' })
+      const listed = await runAsNobody(['token', 'list', '--json', '--database-url', url])
+      expect(listed).toMatchObject({ code: 0, stdout: '[]\n' })
+      const copy = join(path, '..', 'copy.db')
+      const backedUp = await runAsNobody(['backup', copy, '--database-url', url])
+      expect(backedUp.stderr).toMatch(/^backup written to/)
+      expect(statSync(copy).size).toBeGreaterThan(0)
+    })
+
+    it('is refused by export when its schema lacks a migration, naming plantstore migrate', async () => {
+      const url = await readOnlyDatabase((db) => {
+        db.exec('DROP TABLE leases; DELETE FROM schema_migrations WHERE version = 8')
+      })
+      const result = await runAsNobody(['export', '--database-url', url])
+      expect(result.code).toBe(1)
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^plantstore: cannot write to .*ro\.db .*; its schema must be migrated first \(008_leases not applied\): run `plantstore migrate` once it can be written$/,
+        ),
+      ])
+    })
+
     it('is refused by serve --workers 2 before any worker starts', async () => {
       const url = await readOnlyDatabase()
       const result = await runAsNobody(['serve', '--port', '0', '--workers', '2', '--database-url', url])
@@ -82,6 +114,39 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
     })
   },
 )
+
+// A disk with no room left, as a file-size limit stands for one: a mounted tmpfs needs privileges
+// and a shell, the limit neither. SQLite cannot then size the `-shm` file a WAL database is read
+// through (32 KiB), which is all that reading needs to write.
+describe('a SQLite database on a disk with no room left', () => {
+  function runLimited(args: string[]): Promise<CliResult> {
+    return new Promise((resolve) => {
+      execFile(
+        'sh',
+        ['-c', 'ulimit -f 16 && exec "$@"', 'sh', BIN, ...args],
+        { cwd: ROOT, timeout: 20_000 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+        },
+      )
+    })
+  }
+
+  it('is still read by export and token list, so that its data can be copied off', async () => {
+    const path = join(tempDir(), 'full.db')
+    const url = `sqlite:${path}`
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    const db = new Database(path)
+    db.prepare("INSERT INTO plants (id, name, created_at, updated_at) VALUES (7, 'fern', 0, 0)").run()
+    db.close()
+    const exported = await runLimited(['export', '--database-url', url])
+    expect(exported).toMatchObject({ code: 0, stdout: '{"id":7,"name":"fern"}\n' })
+    const listed = await runLimited(['token', 'list', '--json', '--database-url', url])
+    expect(listed).toMatchObject({ code: 0, stdout: '[]\n' })
+    // A command that writes is still refused.
+    expect((await runLimited(['token', 'create', '--name', 'x', '--database-url', url])).code).toBe(1)
+  })
+})
 
 describe.skipIf(!postgresKind)('a PostgreSQL database that takes no writes', () => {
   it('is refused by serve at start: exit 1 and one line, never a ready server that fails each write', async () => {

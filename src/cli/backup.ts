@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
-import { type CliDatabaseOptions, databaseLocation, withExistingStore } from './database.js'
+import { type CliDatabaseOptions, databaseLocation, withStoreToRead } from './database.js'
 import { whyNotWritable } from './private-file.js'
 
 /** A consistent copy of the live database, taken without stopping the server (see README: restore). */
@@ -9,7 +9,7 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
   // Said before connecting: opening would first create or migrate the schema of a database that
   // this command can only refuse.
   if (databaseLocation(options).kind === 'postgres') throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
-  await withExistingStore(options, async (store) => {
+  await withStoreToRead(options, async (store) => {
     const started = Date.now()
     await store.backup(file).catch((error: unknown) => {
       // The file system's refusal of the path, before any copying: said about the path given.

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
-import { type DatabaseLocation, openStore } from '../store/open.js'
+import { type DatabaseLocation, type OpenOptions, openStore } from '../store/open.js'
 import { explainWriteFailure } from '../store/sqlite/index.js'
 import type { Store } from '../store/types.js'
 
@@ -17,9 +17,10 @@ export function databaseLocation(options: CliDatabaseOptions): DatabaseLocation 
 export async function withStore<T>(
   options: CliDatabaseOptions,
   work: (store: Store) => Promise<T>,
+  open: OpenOptions = {},
 ): Promise<T> {
   const location = databaseLocation(options)
-  const store = await openStore(location)
+  const store = await openStore(location, open)
   try {
     return await work(store)
   } catch (error) {
@@ -37,6 +38,7 @@ export async function withStore<T>(
 export async function withExistingStore<T>(
   options: CliDatabaseOptions,
   work: (store: Store) => Promise<T>,
+  open: OpenOptions = {},
 ): Promise<T> {
   const location = databaseLocation(options)
   if (location.kind === 'sqlite' && location.path !== ':memory:' && !existsSync(location.path)) {
@@ -44,5 +46,17 @@ export async function withExistingStore<T>(
       `no database at ${location.path}; this command creates none (\`plantstore migrate\` or \`token create\` does)`,
     )
   }
-  return withStore(options, work)
+  return withStore(options, work, open)
+}
+
+/**
+ * As withExistingStore, for a command that only reads (export, backup, token list): a SQLite
+ * database whose schema is current is read without any write, so that it can still be copied off a
+ * disk that is full, or read by a user who may not write it.
+ */
+export function withStoreToRead<T>(
+  options: CliDatabaseOptions,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  return withExistingStore(options, work, { toRead: true })
 }

@@ -3,7 +3,7 @@ import { createWriteStream, lstatSync, openSync, renameSync, rmSync, statSync } 
 import type { Writable } from 'node:stream'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
-import { type CliDatabaseOptions, withExistingStore } from './database.js'
+import { type CliDatabaseOptions, withStoreToRead } from './database.js'
 import { whyNotWritable } from './private-file.js'
 
 const PAGE = 5000
@@ -44,7 +44,7 @@ function writesInPlace(output: string): boolean {
  */
 export async function exportPlants(options: CliDatabaseOptions & { output?: string }): Promise<number> {
   const inPlace = options.output !== undefined && writesInPlace(options.output)
-  return withExistingStore(options, async (store) => {
+  return withStoreToRead(options, async (store) => {
     // Named for this process: two exports to the same file at once each write their own copy, and
     // the last to finish is the file.
     const partial =

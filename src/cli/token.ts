@@ -6,7 +6,13 @@ import type { TokenRecord } from '../store/types.js'
 import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
-import { type CliDatabaseOptions, databaseLocation, withExistingStore, withStore } from './database.js'
+import {
+  type CliDatabaseOptions,
+  databaseLocation,
+  withExistingStore,
+  withStore,
+  withStoreToRead,
+} from './database.js'
 
 export interface CreateOptions extends CliDatabaseOptions {
   name: string
@@ -114,7 +120,7 @@ function toJson(token: TokenRecord, now: number) {
 }
 
 export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
-  await withExistingStore(options, async (store) => {
+  await withStoreToRead(options, async (store) => {
     const now = Date.now()
     const tokens = (await store.tokens.list()).map((t) => toJson(t, now))
     if (options.json) {

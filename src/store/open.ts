@@ -90,12 +90,14 @@ export interface OpenOptions {
    * most its busy timeout.)
    */
   migrate?: boolean
+  /** SQLite: the command only reads; see SqliteOptions.toRead. */
+  toRead?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
 export async function openStore(location: DatabaseLocation, options: OpenOptions = {}): Promise<Store> {
   if (location.kind === 'sqlite') {
-    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs })
+    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs, toRead: options.toRead })
   }
   const { openPostgres } = await import('./postgres/index.js')
   return openPostgres({

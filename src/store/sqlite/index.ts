@@ -7,7 +7,7 @@ import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { makeFolder } from './make-folder.js'
-import { migrate, refuseForeignDatabase } from './migrate.js'
+import { type Migration, migrate, pendingMigrations, refuseForeignDatabase } from './migrate.js'
 import { OpenedFile } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
@@ -20,6 +20,13 @@ export interface SqliteOptions {
   path: string
   /** How long a writer waits for another process's lock before failing. */
   busyTimeoutMs?: number
+  /**
+   * For a command that only reads (export, backup, token list): an existing database whose schema
+   * is current is opened without writing anything, so that its data can still be copied off a full
+   * disk, or read by a user who may not write it. One that lacks migrations is migrated, as by any
+   * other command.
+   */
+  toRead?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -178,23 +185,35 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   let db: Database.Database
   try {
-    if (options.path !== ':memory:') createPrivately(options.path)
-    db = new Database(options.path)
+    if (options.toRead) {
+      db = openToRead(options.path)
+    } else {
+      if (options.path !== ':memory:') createPrivately(options.path)
+      db = new Database(options.path)
+      // Opening and migrating always wait for another process's lock; the option applies afterwards.
+      db.pragma('busy_timeout = 5000')
+    }
   } catch (error) {
     throw explainOpenFailure(error, options.path)
   }
-  let migrated: string[]
+  let migrated: string[] = []
   try {
-    // Opening and migrating always wait for another process's lock; the option applies afterwards.
-    db.pragma('busy_timeout = 5000')
     refuseForeignDatabase(db, options.path)
-    // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an acknowledged
-    // create survives power loss, not just a process crash.
-    db.pragma('journal_mode = WAL')
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
     db.pragma(PAGE_CACHE_PRAGMA)
-    migrated = migrate(db).map((m) => m.name)
+    const pending = options.toRead ? pendingMigrations(db) : undefined
+    if (pending?.length !== 0) {
+      try {
+        // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an
+        // acknowledged create survives power loss, not just a process crash.
+        db.pragma('journal_mode = WAL')
+        migrated = migrate(db).map((m) => m.name)
+      } catch (error) {
+        const explained = explainWriteFailure(error, options.path)
+        throw pending && explained !== error ? needsMigrating(explained as Error, pending) : error
+      }
+    }
   } catch (error) {
     db.close()
     throw explainOpenFailure(error, options.path)
@@ -202,6 +221,49 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
+}
+
+/**
+ * Opens an existing database to read. A WAL database is read through its `-shm` file, which the
+ * first connection after the last one closed creates and sizes (32 KiB): on a full disk it cannot,
+ * and every read fails (SQLITE_IOERR_SHMSIZE) though nothing else needs writing. No other process
+ * has the database open then (its `-shm` would be sized), so the connection takes the file for
+ * itself, which keeps the index in its own memory instead (locking_mode EXCLUSIVE).
+ */
+function openToRead(path: string): Database.Database {
+  const open = (exclusive: boolean) => {
+    const db = new Database(path, { fileMustExist: true })
+    try {
+      db.pragma('busy_timeout = 5000')
+      if (exclusive) db.pragma('locking_mode = EXCLUSIVE')
+      db.prepare('SELECT count(*) FROM sqlite_schema').get()
+      return db
+    } catch (error) {
+      db.close()
+      throw error
+    }
+  }
+  try {
+    return open(false)
+  } catch (error) {
+    if (!String((error as { code?: unknown }).code).startsWith('SQLITE_IOERR_SHM')) throw error
+    try {
+      return open(true)
+    } catch {
+      throw error
+    }
+  }
+}
+
+/**
+ * A command that only reads could have read the database as it is, had its schema been current: it
+ * says that the missing step is a migration, and which command takes it.
+ */
+function needsMigrating(error: Error, pending: Migration[]): Error {
+  return new Error(
+    `${error.message}; its schema must be migrated first (${pending.map((m) => m.name).join(', ')} not applied): run \`plantstore migrate\` once it can be written`,
+    { cause: error },
+  )
 }
 
 /**

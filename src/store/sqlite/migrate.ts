@@ -27,6 +27,27 @@ export function refuseForeignDatabase(db: Database, path: string): void {
 }
 
 /**
+ * The migrations the database lacks, found without writing: a command that only reads can then use
+ * a database it may not write (a full disk, a file this user may only read) when there are none.
+ */
+export function pendingMigrations(db: Database, migrations: Migration[] = loadMigrations()): Migration[] {
+  const recorded = db
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+    .get()
+  const done = new Set(
+    recorded === undefined
+      ? []
+      : db
+          .prepare('SELECT version FROM schema_migrations')
+          .pluck()
+          .all()
+          .map((v) => Number(v)),
+  )
+  refuseNewerSchema(done, migrations)
+  return migrations.filter((m) => !done.has(m.version))
+}
+
+/**
  * Applies the migrations the database lacks, all in one IMMEDIATE transaction: a second process
  * starting at the same moment waits on the write lock, then finds nothing left to do. Throws
  * SQLITE_READONLY… when the database cannot be written, even with nothing to apply.
