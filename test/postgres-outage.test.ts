@@ -238,6 +238,32 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     )
   })
 
+  it('refuses a token revoked while the database cannot be reached, 5 s after at most', async () => {
+    const { url, proxy, serve } = await setUp()
+    const reader = await issueToken(url, 'prometheus', 'metrics:read')
+    const server = await serve()
+    // /metrics needs no database: a token this process verified before is all it asks.
+    const scrape = async () => {
+      const res = await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${reader}` },
+        signal: AbortSignal.timeout(NO_HANG_MS),
+      })
+      const body = await res.text()
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body }
+    }
+    expect((await scrape()).status).toBe(200)
+    // Revoked behind the server's back: neither the notification nor a poll can reach it.
+    proxy.stall()
+    expect((await runCli(['token', 'revoke', reader, '--database-url', url])).code).toBe(0)
+    const revokedAt = performance.now()
+    await sleep(Math.max(0, revokedAt + 5000 - performance.now()))
+    const late = await scrape()
+    expect(late).toMatchObject({ status: 503, retryAfter: '1' })
+    expect(JSON.parse(late.body)).toMatchObject({ error: 50301 })
+    await proxy.resume()
+    await vi.waitFor(async () => expect((await scrape()).status).toBe(401), { timeout: 10_000 })
+  })
+
   it.each([
     ['one process', []],
     ['--workers 2', ['--workers', '2']],

@@ -1,6 +1,10 @@
 import pg from 'pg'
+import { StoreUnavailableError } from '../errors.js'
 
 export const REVOCATION_CHANNEL = 'plantstore_token_revoked'
+
+/** The README's promise: every instance refuses a revoked token at most this long after the revocation. */
+export const REVOCATION_BOUND_MS = 5000
 
 export interface RevocationWatchOptions {
   /** Connection settings for the dedicated listening connection (never taken from the pool). */
@@ -8,6 +12,8 @@ export interface RevocationWatchOptions {
   pool: pg.Pool
   /** How often the epoch is re-read, as the fallback when a notification is missed. */
   pollIntervalMs: number
+  /** How long the epoch may go unconfirmed before tokens are refused; only tests change it. */
+  boundMs?: number
 }
 
 /**
@@ -16,10 +22,17 @@ export interface RevocationWatchOptions {
  * instance that LISTENs within milliseconds of the commit; and the epoch is re-read every
  * `pollIntervalMs`, which bounds the delay when the listening connection was down or a notification
  * was lost. The listening connection is re-opened on the next poll after it breaks.
+ *
+ * While the database cannot be reached neither way works, and a token this process verified before
+ * needs no database: one revoked meanwhile would be accepted for as long as the outage lasts. So once
+ * no poll has answered for the bound, the epoch is not known, and reading it fails as an unreachable
+ * database does; the next poll that answers ends that.
  */
 export class RevocationWatch {
   readonly channel = REVOCATION_CHANNEL
   private current = 0
+  /** When the last poll that answered was sent (performance.now()); undefined until one has. */
+  private confirmedAt: number | undefined
   private listener: pg.Client | undefined
   private connecting: Promise<void> | undefined
   private timer: NodeJS.Timeout | undefined
@@ -27,7 +40,14 @@ export class RevocationWatch {
 
   constructor(private readonly options: RevocationWatchOptions) {}
 
+  /** Throws StoreUnavailableError when a revocation may have gone unseen for longer than the bound. */
   get epoch(): number {
+    const boundMs = this.options.boundMs ?? REVOCATION_BOUND_MS
+    if (this.confirmedAt !== undefined && performance.now() - this.confirmedAt > boundMs) {
+      throw new StoreUnavailableError(
+        `the token revocations could not be read for ${boundMs} ms: no token is accepted until they can`,
+      )
+    }
     return this.current
   }
 
@@ -58,10 +78,14 @@ export class RevocationWatch {
   }
 
   private async poll(): Promise<void> {
+    // Taken before asking: the answer holds every revocation committed by then, maybe no later one.
+    const sent = performance.now()
     const result = await this.options.pool.query<{ value: string }>(
       "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'",
     )
     this.observe(Number(result.rows[0]?.value ?? 0))
+    // Polls overlap while the database is slow: an older one answering last confirms nothing newer.
+    this.confirmedAt = Math.max(this.confirmedAt ?? sent, sent)
   }
 
   private listen(): Promise<void> {
