@@ -143,8 +143,11 @@ describe('a SQLite database on a disk with no room left', () => {
     expect(exported).toMatchObject({ code: 0, stdout: '{"id":7,"name":"fern"}\n' })
     const listed = await runLimited(['token', 'list', '--json', '--database-url', url])
     expect(listed).toMatchObject({ code: 0, stdout: '[]\n' })
-    // A command that writes is still refused.
-    expect((await runLimited(['token', 'create', '--name', 'x', '--database-url', url])).code).toBe(1)
+    // A command that writes is still refused, and says which file could not be written.
+    expect(await runLimited(['token', 'create', '--name', 'x', '--database-url', url])).toMatchObject({
+      code: 1,
+      stderr: `plantstore: cannot write to ${path}-shm (disk I/O error): the disk holding the database may have no room left\n`,
+    })
   })
 })
 

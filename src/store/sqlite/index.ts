@@ -311,6 +311,14 @@ export function explainWriteFailure(error: unknown, path: string): unknown {
       cause: error,
     })
   }
+  // The `-shm` file a WAL database is used through (32 KiB, made by the first connection to open it)
+  // could not be sized: a full disk, or a file-size limit.
+  if (code === 'SQLITE_IOERR_SHMSIZE') {
+    return new Error(
+      `cannot write to ${path}-shm (${said}): the disk holding the database may have no room left`,
+      { cause: error },
+    )
+  }
   // A failing disk, or a file past the process's size limit (ulimit -f).
   if (code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
     return new Error(`cannot write to ${path} (${said})`, { cause: error })
