@@ -251,6 +251,26 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
+  it('stops cleanly with attempts in flight when --drain-delay takes most of --shutdown-timeout', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    receiver.respondWith('hang')
+    const first = await serve(s, '--webhook-timeout', '5m', '--drain-delay', '3s', '--shutdown-timeout', '4s')
+    servers.push(first)
+    const call = api(first, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    expect((await call('POST', '/plants', { id: 1, name: 'p1' })).status).toBe(200)
+    await receiver.waitFor(1)
+    expect(await first.stop('SIGTERM')).toBe(0)
+    expect(errorLines(first.output())).toEqual([])
+
+    // Handed back, not left under a lease: the next process sends it at once.
+    receiver.respondWith(200)
+    servers.push(await serve(s))
+    await until(async () => receiver.received.length >= 2, 10_000)
+  })
+
   it('keeps at most 16 attempts in flight to one subscription, counting those already in flight', async () => {
     const s = await setup(kind)
     const receiver = await startReceiver()

@@ -114,11 +114,11 @@ export async function serve(config: ServeConfig): Promise<void> {
       const retentionStopped = stopRetention()
       // Still serving, but /readyz already says 503: load balancers take the instance out first.
       if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
-      await Promise.all([
-        app.close(),
-        dispatcher?.stop(Math.min(2000, config.shutdownTimeoutMs / 2)),
-        retentionStopped,
-      ])
+      // The attempts' grace comes out of what the drain left of --shutdown-timeout: taken from the
+      // whole of it, a long drain would run the stop past its deadline and exit 1 with the attempts
+      // still leased instead of handed back.
+      const left = config.shutdownTimeoutMs - config.drainDelayMs
+      await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, left / 2)), retentionStopped])
       await store.close()
       logger.info('stopped')
       process.exit(0)
