@@ -311,6 +311,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       /** Each connection's latest request: one parsed behind the answer being written is queued. */
       const latest = new WeakMap<Socket, IncomingMessage>()
       const dispatch = (req: IncomingMessage, res: ServerResponse) => {
+        // While draining (/readyz already 503), each answer closes its connection: a client that
+        // keeps one alive would otherwise go on sending here until the port closes, and a request
+        // sent as it closes is lost to a reset; a new connection goes where the balancer sends it.
+        if (lifecycle.draining) res.shouldKeepAlive = false
         const refuse = refusal(req)
         if (refuse) refuse(res, stamped(req))
         else if (!fastLane.take(req, res)) handler(req, res)

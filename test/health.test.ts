@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../src/errors.js'
-import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { errorOf, listenLocally, makeApp, type TestApp } from './helpers/app.js'
+import { openSocket, readUntilClose } from './helpers/raw-http.js'
 import { storeKinds } from './helpers/stores.js'
 
 describe.each(storeKinds)('health checks on $name', (kind) => {
@@ -32,5 +33,38 @@ describe.each(storeKinds)('health checks on $name', (kind) => {
     }
     expect((await d.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     await d.close()
+  })
+
+  it('closes each connection after its answer while draining, on the fast lane and the framework alike', async () => {
+    const lifecycle = { draining: false }
+    const d = await makeApp(kind, { lifecycle })
+    try {
+      const port = await listenLocally(d.app)
+      const token = await d.token()
+      const exchange = async (request: string) => {
+        const socket = await openSocket(port)
+        socket.write(request)
+        const started = Date.now()
+        const answer = await readUntilClose(socket, 1000)
+        return {
+          connection: /\r\nconnection: ([^\r]*)/i.exec(answer)?.[1],
+          closed: Date.now() - started < 900,
+        }
+      }
+      const requests = [
+        'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 23\r\n\r\n{"id": 31, "name": "a"}`,
+        `GET /plants/31 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      ]
+      for (const request of requests) {
+        expect(await exchange(request)).toEqual({ connection: 'keep-alive', closed: false })
+      }
+      lifecycle.draining = true
+      for (const request of requests) {
+        expect(await exchange(request)).toEqual({ connection: 'close', closed: true })
+      }
+    } finally {
+      await d.close()
+    }
   })
 })
