@@ -526,6 +526,50 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     }
   })
 
+  it.skipIf(kind.name !== 'postgres')(
+    'replays beside a batch of outcomes that takes the same deliveries in another order',
+    async () => {
+      const { id } = await subscribe({ url: 'https://receiver.example/hook', events: ['plant.created'] })
+      // Other tests' events are older: a replay since now queues these two.
+      const since = new Date().toISOString()
+      await createPlant(t.store.plants, { id: 901n, name: 'first' })
+      await createPlant(t.store.plants, { id: 902n, name: 'second' })
+      await t.store.webhooks.fanOut(100, new Date())
+      await admin(t.url, async (outcomes) => {
+        const rows = await outcomes.query<{ id: string }>(
+          `SELECT d.id FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+           WHERE d.webhook_id = $1 ORDER BY e.seq`,
+          [id],
+        )
+        const [first, second] = rows.rows.map((r) => r.id)
+        // A dispatcher recording outcomes in the order the attempts ended: the later event's first.
+        await outcomes.query('BEGIN')
+        await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [second])
+        const replay = call('POST', `/webhooks/${id}/replay`, { since })
+        // The replay has requeued the first event's delivery and waits for the second's.
+        await vi.waitFor(
+          async () => {
+            // From another session: one in a transaction sees the activity of its first look only.
+            const waiting = await admin(t.url, (c) =>
+              c.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                   AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO webhook_deliveries%'`,
+              ),
+            )
+            expect(waiting.rowCount).toBe(1)
+          },
+          { timeout: 5000, interval: 20 },
+        )
+        // Each now waits for the other: PostgreSQL aborts the replay's transaction.
+        await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [first])
+        await outcomes.query('COMMIT')
+        const res = await replay
+        expect(res.statusCode).toBe(202)
+        expect(JSON.parse(res.body)).toEqual({ queued: 2 })
+      })
+    },
+  )
+
   it('lists deliveries a page at a time, each page linking to the next until the last', async () => {
     const { id } = await subscribe()
     // Plants created in one go share their time: the pages must still split between them exactly.

@@ -274,9 +274,11 @@ export class PostgresWebhookStore implements WebhookStore {
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
     // The rows are held as they are read: an event the retention sweep deletes meanwhile, or the
     // subscription itself, is passed over once that delete commits, where the new deliveries' foreign
-    // keys would fail the whole replay.
-    const result = await guarded(() =>
-      this.pool.query(
+    // keys would fail the whole replay. It requeues deliveries in event order while the dispatcher
+    // records a batch of outcomes in the order the attempts ended: the two can deadlock, and the
+    // replay is then run again rather than answered 500.
+    const result = await inTransaction(this.pool, (client) =>
+      client.query(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
          SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $3, $3
          FROM webhooks w JOIN events e ON e.type = ANY (w.events)
