@@ -5,6 +5,7 @@ import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { PostgresStore } from '../src/store/postgres/index.js'
 import type { AttemptResult, Store } from '../src/store/types.js'
 import { createWebhook } from '../src/webhooks/service.js'
+import { admin } from './helpers/postgres.js'
 import { storeKinds } from './helpers/stores.js'
 
 const ALL = ['plant.created', 'plant.updated', 'plant.deleted'] as const
@@ -384,4 +385,43 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     expect(await store.webhooks.find(hook.id)).toBeUndefined()
     expect(await claim(store, 'x')).toHaveLength(0)
   })
+  it.skipIf(kind.name !== 'postgres')(
+    'hands back claimed attempts at stop though a batch of outcomes takes the same deliveries in another order',
+    async () => {
+      await subscribe()
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await createPlant(store.plants, { id: 2n, name: 'b' })
+      await store.webhooks.fanOut(100, new Date())
+      const claimed = await claim(store, 'stopping')
+      const ids = claimed.map((d) => d.id).sort()
+      expect(ids).toHaveLength(2)
+      await admin(url, async (outcomes) => {
+        // The order the release's UPDATE takes the rows in: as they lie in the table.
+        const stored = await outcomes.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY ctid')
+        const [first, second] = stored.rows.map((r) => r.id)
+        // Another transaction (a batch of outcomes) updating them the other way round.
+        await outcomes.query('BEGIN')
+        await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [second])
+        const released = store.webhooks.release('stopping', ids)
+        await vi.waitFor(
+          async () => {
+            const waiting = await admin(url, (c) =>
+              c.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                   AND wait_event_type = 'Lock' AND query LIKE '%SET lease_owner = NULL%'`,
+              ),
+            )
+            expect(waiting.rowCount).toBe(1)
+          },
+          { timeout: 5000, interval: 20 },
+        )
+        // Each now waits for the other: PostgreSQL aborts the release, which waited first.
+        await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [first])
+        await outcomes.query('COMMIT')
+        await released
+      })
+      // Handed back: due at once, to any dispatcher.
+      expect((await claim(store, 'next')).map((d) => d.id).sort()).toEqual(ids)
+    },
+  )
 })

@@ -477,8 +477,11 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async release(owner: string, deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return
-    await guarded(() =>
-      this.pool.query(
+    // Another transaction (a batch of outcomes, a replay) may take the same rows in another order: a
+    // deadlock aborts one of the two, and this one is then run again rather than leaving the
+    // attempts leased until their lease runs out.
+    await inTransaction(this.pool, (client) =>
+      client.query(
         // Due from this process's clock, the one claims compare with: the server's now() could be a
         // fraction of a millisecond (or a clock skew) ahead, and a claim right after would pass it over.
         `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = $3,
