@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { backupDatabase } from '../src/cli/backup.js'
@@ -94,6 +94,23 @@ describe('import, export and backup commands in process', () => {
     expect(await read).toBe(readFileSync(file, 'utf8'))
     expect(statSync(fifo).isFIFO()).toBe(true)
     expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl', 'plants.fifo'])
+  })
+
+  it('writes the copy beside the output as a new file, not through a link planted at its name', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, '{"id":1,"name":"a"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(true)
+    // What another user can do in /tmp: the copy's name is the output's, the pid and `.partial`.
+    const victim = join(dir, 'victim')
+    writeFileSync(victim, 'precious\n')
+    const output = join(dir, 'out.jsonl')
+    symlinkSync(victim, `${output}.${process.pid}.partial`)
+    expect(await exportPlants({ databaseUrl, output })).toBe(1)
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n')
+    expect(lstatSync(output).isFile()).toBe(true)
+    expect(readFileSync(output, 'utf8')).toBe('{"id":1,"name":"a"}\n')
   })
 
   it('says which output it could not write when a device it writes to is full', async () => {

@@ -57,8 +57,13 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
     let count = 0
     try {
       if (target !== undefined) {
+        // The copy beside the output is made anew ('wx' neither follows nor reuses what is there):
+        // in a folder others may write to, such as /tmp, a symbolic link planted at its predictable
+        // name had the export overwrite the file it led to, then put that link at the output's name.
+        if (partial !== undefined) rmSync(partial, { force: true })
         // Opened here, so that a file that cannot be created fails the command before any reading.
-        out = createWriteStream(target, { fd: openSync(target, 'w') }).on('error', (error) => {
+        const fd = openSync(target, partial === undefined ? 'w' : 'wx')
+        out = createWriteStream(target, { fd }).on('error', (error) => {
           failure = error
         })
       }
