@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -388,6 +398,16 @@ describe('plantstore usage errors', () => {
     const res = await runCli(['migrate', '--database-url', `sqlite:${join(dir, 'p.db')}`])
     expect(res.code).toBe(0)
     expect(statSync(join(dir, 'p.db')).isFile()).toBe(true)
+  })
+
+  it('makes a new database readable by its owner alone where a symbolic link given as its path leads', async () => {
+    const dir = tempDir()
+    const link = join(dir, 'p.db')
+    symlinkSync(join(dir, 'volume.db'), link)
+    const res = await runCli(['migrate', '--database-url', `sqlite:${link}`])
+    expect(res.code).toBe(0)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(statSync(join(dir, 'volume.db')).mode & 0o777).toBe(0o600)
   })
 
   it('refuses a sqlite path that is a folder, naming it', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
+import { closeSync, constants, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Store } from '../types.js'
@@ -156,8 +156,10 @@ const PRIVATE_MODE = 0o600
 
 function createPrivately(path: string): void {
   try {
-    // An empty file is an empty database to SQLite.
-    closeSync(openSync(path, 'wx', PRIVATE_MODE))
+    // An empty file is an empty database to SQLite. Not exclusive: a path that is a symbolic link to
+    // a file not made yet (a volume mounted elsewhere) is a database SQLite creates there, 0644 when
+    // not made here first. Read-only and non-blocking, an existing file (or a pipe) is left as it is.
+    closeSync(openSync(path, constants.O_RDONLY | constants.O_CREAT | constants.O_NONBLOCK, PRIVATE_MODE))
   } catch {
     // It exists, or cannot be made here: SQLite's own open then opens it, or says why it cannot.
   }
