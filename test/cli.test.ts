@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import {
   closeSync,
@@ -408,6 +408,25 @@ describe('plantstore usage errors', () => {
     expect(res.code).toBe(0)
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
     expect(statSync(join(dir, 'volume.db')).mode & 0o777).toBe(0o600)
+  })
+
+  it('makes the folders it creates for a database or a backup private to its owner, whatever the umask', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'data', 'store', 'p.db')
+    const copy = join(dir, 'backups', 'daily', 'b.db')
+    const underOpenUmask = (args: string[]) =>
+      new Promise<number>((resolve) => {
+        execFile('sh', ['-c', 'umask 000 && exec "$@"', 'sh', BIN, ...args], { cwd: ROOT }, (error) =>
+          resolve(error ? Number(error.code) : 0),
+        )
+      })
+    expect(await underOpenUmask(['migrate', '--database-url', `sqlite:${db}`])).toBe(0)
+    expect(await underOpenUmask(['backup', copy, '--database-url', `sqlite:${db}`])).toBe(0)
+    // A folder others may write to would let them replace the database, its log, or a backup.
+    const modes = ['data', 'data/store', 'backups', 'backups/daily'].map(
+      (folder) => statSync(join(dir, folder)).mode & 0o777,
+    )
+    expect(modes).toEqual([0o700, 0o700, 0o700, 0o700])
   })
 
   it('refuses a sqlite path that is a folder, naming it', async () => {

@@ -20,7 +20,9 @@ export function makeFolder(path: string): void {
 
 function makeOne(path: string): void {
   try {
-    mkdirSync(path)
+    // Its owner's alone, as the files made in it are: under an open umask (000) a folder others may
+    // write to would let them replace the database, its log or a backup with a file of their own.
+    mkdirSync(path, 0o700)
   } catch (error) {
     // Another process may have made it meanwhile; a file of that name stays an error.
     if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) return
