@@ -656,7 +656,10 @@ describe('the fast lane behind an answer that closes the connection', () => {
         socket.write(bytes)
       })
       expect(received.match(/^HTTP\/1\.1 /gm)).toEqual(['HTTP/1.1 '])
-      expect(take.mock.results.map((r) => r.value)).toEqual([true, true])
+      // The read behind is either never carried out (parsed once the closing answer had ended the
+      // connection's writing) or taken by the lane with its answer dropped: counted neither way.
+      expect(take.mock.results[0]?.value).toBe(true)
+      expect(take.mock.results.every((r) => r.value === true)).toBe(true)
       expect(await reads()).toBe(1)
     } finally {
       take.mockRestore()
