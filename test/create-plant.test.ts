@@ -126,6 +126,11 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       '{"id": 1,\u200b "name": "a"}',
       'Quoted object key expected but got U+200B at position 9',
     ],
+    [
+      'a no-break space',
+      '{"id": 1,\u00a0"name": "a"}',
+      'Quoted object key expected but got U+00A0 at position 9',
+    ],
     ['a quote', "{'id': 1}", "Quoted object key expected but got ''' at position 1"],
   ])(
     'names %s that stops the JSON by its code point when it would show as nothing',
