@@ -335,6 +335,8 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['application/json; foo="a\\"; charset=latin1"', {}, 200],
     ['application/json; charset=utf-8; charset=latin1', {}, 415],
     ['application/json; charset=latin1; charset=utf-8', {}, 415],
+    // A quoted value's backslash escapes the character after it (RFC 9110 §5.6.4).
+    ['application/json; charset="utf\\-8"', {}, 200],
     ['application/json', { 'content-encoding': 'gzip' }, 415],
     ['application/json', { 'content-encoding': 'br' }, 415],
     ['application/json', { 'content-encoding': 'identity' }, 200],
