@@ -113,6 +113,21 @@ describe('import, export and backup commands in process', () => {
     expect(readFileSync(output, 'utf8')).toBe('{"id":1,"name":"a"}\n')
   })
 
+  it('writes through a symbolic link named by --output to the file it leads to, keeping the link', async () => {
+    const dir = tempDir()
+    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, '{"id":1,"name":"a"}\n')
+    expect(await importPlants(file, { databaseUrl })).toBe(true)
+    const target = join(dir, 'target.jsonl')
+    writeFileSync(target, 'old\n')
+    const link = join(dir, 'link.jsonl')
+    symlinkSync(target, link)
+    expect(await exportPlants({ databaseUrl, output: link })).toBe(1)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(readFileSync(target, 'utf8')).toBe(readFileSync(file, 'utf8'))
+  })
+
   it('says which output it could not write when a device it writes to is full', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`
