@@ -102,6 +102,11 @@ describe('a line longer than one pipe write', () => {
     expect(fitLine(many)).toBe(many)
   })
 
+  it("is cut to the README's 4,096 bytes, newline included, and no further", () => {
+    const fitted = fitLine(`${JSON.stringify({ msg: 'a'.repeat(5000) })}\n`)
+    expect(bytes(fitted)).toBe(4096)
+  })
+
   it('is left alone when it fits', () => {
     const line = `${JSON.stringify({ msg: 'x'.repeat(4000) })}\n`
     expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
