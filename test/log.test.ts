@@ -107,6 +107,13 @@ describe('a line longer than one pipe write', () => {
     expect(bytes(fitted)).toBe(4096)
   })
 
+  it('is left as it is when its strings are no longer than a cut leaves them', () => {
+    // 65 characters, what a cut string keeps with its mark: cutting one again would not shorten it.
+    const line = `${JSON.stringify(Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, 'x'.repeat(65)])))}\n`
+    expect(bytes(line)).toBeGreaterThan(LINE_BYTES_MAX)
+    expect(fitLine(line)).toBe(line)
+  })
+
   it('is left alone when it fits', () => {
     const line = `${JSON.stringify({ msg: 'x'.repeat(4000) })}\n`
     expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
