@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import http from 'node:http'
 import { type AddressInfo, createServer } from 'node:net'
 import { Webhook } from 'standardwebhooks'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '../src/log.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import type { Store, WebhookStore } from '../src/store/types.js'
@@ -77,6 +77,36 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     d.start()
     return d
   }
+
+  it('passes on new events at once after the wall clock steps back', async () => {
+    await createWebhook(store.webhooks, { url: receiver.url, events: [...ALL], description: null })
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: start })
+    const d = new Dispatcher({
+      store: store.webhooks,
+      sender: new WebhookSender({ timeoutMs: 5000, allowPrivateUrls: true }),
+      logger: createLogger('silent'),
+      retrySchedule: [10],
+      timeoutMs: 5000,
+      disableAfterMs: 86_400_000,
+      // No polls to fall back on: only the news of events written makes a pass.
+      pollIntervalMs: 3_600_000,
+    })
+    dispatchers.push(d)
+    try {
+      d.start()
+      await createPlant(store.plants, { id: 1n, name: 'before the step' })
+      d.eventsWritten()
+      await receiver.waitFor(1)
+      // An NTP step or a resumed VM: the clock goes back an hour.
+      vi.setSystemTime(start - 3_600_000)
+      await createPlant(store.plants, { id: 2n, name: 'after the step' })
+      d.eventsWritten()
+      await receiver.waitFor(2, 5000)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 
   it('delivers a new plant signed per Standard Webhooks, verifiable with the standardwebhooks library', async () => {
     const hook = await createWebhook(store.webhooks, {

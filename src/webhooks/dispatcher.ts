@@ -68,7 +68,11 @@ export class Dispatcher {
   private passing: Promise<void> | undefined
   private again = false
   private wakeSoon: NodeJS.Timeout | undefined
-  private lastPassAt = 0
+  /**
+   * When the last pass started, by the monotonic clock: by the wall clock, a step back (NTP, a VM
+   * resumed) put it in the future and the batch window lasted as long as the step, stalling passes.
+   */
+  private lastPassAt = Number.NEGATIVE_INFINITY
   /** The last pass failed, and said so. */
   private failing = false
   private readonly batchWindowMs: number
@@ -122,7 +126,7 @@ export class Dispatcher {
    */
   eventsWritten(): void {
     if (this.wakeSoon || this.stopped) return
-    const wait = Math.max(0, this.lastPassAt + this.batchWindowMs - this.now())
+    const wait = Math.max(0, this.lastPassAt + this.batchWindowMs - performance.now())
     this.wakeSoon = setTimeout(() => {
       this.wakeSoon = undefined
       this.wake()
@@ -137,7 +141,7 @@ export class Dispatcher {
       return
     }
     clearTimeout(this.timer)
-    this.lastPassAt = this.now()
+    this.lastPassAt = performance.now()
     this.passing = this.pass().finally(() => {
       this.passing = undefined
       if (this.stopped) return
