@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type AppOptions, buildApp } from '../src/app.js'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
@@ -49,6 +49,26 @@ describe('abuse limits and response headers', () => {
     expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0)
     // Another token has its own allowance.
     expect((await get(second)).statusCode).toBe(404)
+  })
+
+  it('starts a new window after the wall clock steps back, with a Retry-After of at most the window', async () => {
+    const { app: a, token } = await app({ rateLimit: { max: 1, windowMs: 1000 } })
+    const held = await token()
+    const get = () => a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${held}` } })
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: start })
+    try {
+      expect((await get()).statusCode).toBe(404)
+      // An NTP step or a resumed VM: the clock goes back an hour.
+      vi.setSystemTime(start - 3_600_000)
+      const limited = await get()
+      expect(limited.statusCode).toBe(429)
+      expect(Number(limited.headers['retry-after'])).toBe(1)
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+      expect((await get()).statusCode).toBe(404)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('counts requests without a valid token against the client address', async () => {

@@ -1,4 +1,4 @@
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { RateLimit } from '../config.js'
 import { AppError, errors } from '../errors.js'
@@ -28,19 +28,46 @@ const NO_ROUTE = { config: {} }
 /** Tokens and addresses counted at once; past this the one counted longest ago is forgotten. */
 const MAX_COUNTED_KEYS = 20_000
 
+/**
+ * In-process counters (several instances each count their own share), each window timed on the
+ * monotonic clock. The plugin's own store times them by the wall clock: a step back (NTP, a resumed
+ * VM) put a window's start in the future, so the count did not start again until the clock had
+ * caught up, and a client that had spent its allowance was refused for as long as the step.
+ */
+class Counters implements FastifyRateLimitStore {
+  /** In the order last counted, so the first is the one counted longest ago. */
+  private readonly windows = new Map<string, { count: number; startedAt: number }>()
+
+  incr(
+    key: string,
+    done: (error: Error | null, result: { current: number; ttl: number }) => void,
+    windowMs: number,
+  ) {
+    const now = performance.now()
+    let window = this.windows.get(key)
+    this.windows.delete(key)
+    if (window === undefined || now - window.startedAt >= windowMs) window = { count: 0, startedAt: now }
+    window.count += 1
+    this.windows.set(key, window)
+    if (this.windows.size > MAX_COUNTED_KEYS) {
+      const oldest = this.windows.keys().next().value
+      if (oldest !== undefined) this.windows.delete(oldest)
+    }
+    done(null, { current: window.count, ttl: windowMs - (now - window.startedAt) })
+  }
+
+  child(): FastifyRateLimitStore {
+    return new Counters()
+  }
+}
+
 export async function installRateLimit(
   app: FastifyInstance,
   limit: RateLimit,
   hooks: RateLimitHooks = {},
 ): Promise<Limiter> {
-  await app.register(rateLimit, { global: false })
-  // In-process counters (an LRU of this many keys); several instances each count their own share.
-  // Given to the limiter, not at registration: createRateLimit makes a store of its own, sized by its
-  // options alone, so a size given to the plugin left it at the default of 5,000 keys. The plugin's
-  // types leave `cache` out of these options, which it reads all the same.
-  const counters = { cache: MAX_COUNTED_KEYS }
+  await app.register(rateLimit, { global: false, store: Counters })
   const check = app.createRateLimit({
-    ...counters,
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (counted) => (counted as unknown as Counted).key,
