@@ -23,6 +23,25 @@ describe('retryWhileBusy', () => {
     expect(tries).toEqual([0, 0, 0, 1, 3, 5, 7])
   })
 
+  it('gives up after the limit even when the wall clock steps back meanwhile', async () => {
+    vi.useFakeTimers()
+    let tries = 0
+    const locked = retryWhileBusy(() => {
+      // An NTP step or a resumed VM: the clock goes back an hour during the wait.
+      if (++tries === 3) vi.setSystemTime(Date.now() - 3_600_000)
+      throw busy()
+    }, 20)
+    let settled = false
+    locked
+      .catch(() => {})
+      .finally(() => {
+        settled = true
+      })
+    await vi.advanceTimersByTimeAsync(50)
+    expect(settled).toBe(true)
+    await expect(locked).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+  })
+
   it('gives up with the busy error after the limit, and never retries other errors', async () => {
     vi.useFakeTimers()
     let tries = 0

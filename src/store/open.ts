@@ -124,13 +124,13 @@ export async function openStoreRetrying(
   options: OpenOptions,
   retry: RetryOptions,
 ): Promise<Store> {
-  const deadline = Date.now() + retry.timeoutMs
+  const deadline = performance.now() + retry.timeoutMs
   for (let attempt = 1; ; attempt++) {
     try {
       return await openStore(location, options)
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error
-      const left = deadline - Date.now()
+      const left = deadline - performance.now()
       if (left <= 0) {
         throw new StoreUnavailableError(
           `${error.message} (gave up after ${Math.round(retry.timeoutMs / 1000)}s of retries, --database-startup-timeout)`,

@@ -164,8 +164,8 @@ export class Dispatcher {
     clearTimeout(this.timer)
     clearTimeout(this.wakeSoon)
     await this.passing
-    const deadline = Date.now() + graceMs
-    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20)
+    const deadline = performance.now() + graceMs
+    while (this.inFlight.size > 0 && performance.now() < deadline) await sleep(20)
     const unfinished = [...this.inFlight.keys()]
     for (const { abort } of this.inFlight.values()) abort.abort()
     await this.flushing

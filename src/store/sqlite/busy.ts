@@ -8,12 +8,13 @@
  * with them and 21-24 ms with waits of at most 2 ms, at the same CPU (an attempt costs microseconds).
  */
 export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<T> {
-  const deadline = Date.now() + limitMs
+  // On the monotonic clock: by the wall clock, a step back kept a request retrying for as long as the step.
+  const deadline = performance.now() + limitMs
   for (let attempt = 0; ; attempt++) {
     try {
       return work()
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error
     }
     await new Promise((resolve) =>
       attempt < 2 ? setImmediate(resolve) : setTimeout(resolve, attempt === 2 ? 1 : 2),

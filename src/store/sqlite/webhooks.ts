@@ -234,13 +234,13 @@ export class SqliteWebhookStore implements WebhookStore {
    * 100 ms; a connection opened with a busy timeout of 0 leaves the waiting to this loop.
    */
   private async relaxed<T>(work: () => T): Promise<T> {
-    const deadline = Date.now() + BUSY_RETRY_MS
+    const deadline = performance.now() + BUSY_RETRY_MS
     for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
       this.syncNormal.run()
       try {
         return this.db.transaction(work).immediate()
       } catch (error) {
-        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error
       } finally {
         this.syncFull.run()
       }
