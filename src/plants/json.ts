@@ -51,10 +51,9 @@ export function parseJsonDocument(text: string): unknown {
  * byte order mark, a zero-width or no-break space, a control character) is named by its code point.
  */
 function visible(detail: string): string {
-  return detail.replace(/'([\p{C}\p{Z}])'/u, (quoted, char: string) =>
-    char === ' '
-      ? quoted
-      : `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+  return detail.replace(
+    /'((?! )[\p{C}\p{Z}])'/u,
+    (_, char: string) => `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
   )
 }
 
