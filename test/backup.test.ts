@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'n
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BIN, ROOT, type RunningServer, runCli, startServer } from './helpers/process.js'
+import { BIN, ROOT, type RunningServer, runCli, runCliWithFileLimit, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 /** A migrated database file in `dir` holding plants 1 to `count`, written directly; its path. */
@@ -158,14 +158,7 @@ describe('plantstore backup (SQLite)', () => {
     const db = await liveDatabase(dir, 5000, (id) => `plant number ${id}`)
     const backupFile = join(dir, 'copy.db')
     // A 64 KiB limit on the size of any file this process writes stands for a disk that fills up.
-    const full = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(
-        'sh',
-        ['-c', 'ulimit -f 64 && exec "$0" "$@"', BIN, 'backup', backupFile, '--database-url', `sqlite:${db}`],
-        { cwd: ROOT, timeout: 30_000 },
-        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
-      )
-    })
+    const full = await runCliWithFileLimit(64, ['backup', backupFile, '--database-url', `sqlite:${db}`])
     expect(full.code).toBe(1)
     expect(full.stderr).toMatch(/^plantstore: backup to .*copy\.db failed, and nothing was left there: /)
     expect(existsSync(backupFile)).toBe(false)

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import {
   closeSync,
   lstatSync,
@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it, vi } from 'vitest'
 import { plantEvent } from '../src/plants/events.js'
 import { deletePlant } from '../src/plants/service.js'
-import { BIN, exitCode, ROOT, readFifo, runCli } from './helpers/process.js'
+import { BIN, exitCode, ROOT, readFifo, runCli, runCliWithFileLimit } from './helpers/process.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
 
 describe.each(storeKinds)('plant store import and scan on $name', (kind) => {
@@ -473,24 +473,14 @@ describe('plantstore import (SQLite) when the database cannot grow', () => {
     const file = join(dir, 'plants.jsonl')
     writeFileSync(file, `${lines.join('\n')}\n`)
     // A limit on the size of any file this process writes stands for a disk that fills up midway.
-    const full = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(
-        'sh',
-        [
-          '-c',
-          'ulimit -f 256 && exec "$0" "$@"',
-          BIN,
-          'import',
-          file,
-          '--batch-size',
-          '500',
-          '--database-url',
-          url,
-        ],
-        { cwd: ROOT, timeout: 30_000 },
-        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
-      )
-    })
+    const full = await runCliWithFileLimit(256, [
+      'import',
+      file,
+      '--batch-size',
+      '500',
+      '--database-url',
+      url,
+    ])
     expect(full.code).toBe(1)
     expect(full.stderr.trim().split('\n').at(-1)).toBe(`plantstore: cannot write to ${db} (disk I/O error)`)
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { admin } from './helpers/postgres.js'
-import { BIN, type CliResult, ROOT, runCli } from './helpers/process.js'
+import { BIN, type CliResult, ROOT, runCli, runCliWithFileLimit } from './helpers/process.js'
 import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
@@ -119,18 +119,7 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
 // and a shell, the limit neither. SQLite cannot then size the `-shm` file a WAL database is read
 // through (32 KiB), which is all that reading needs to write.
 describe('a SQLite database on a disk with no room left', () => {
-  function runLimited(args: string[]): Promise<CliResult> {
-    return new Promise((resolve) => {
-      execFile(
-        'sh',
-        ['-c', 'ulimit -f 16 && exec "$@"', 'sh', BIN, ...args],
-        { cwd: ROOT, timeout: 20_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
-        },
-      )
-    })
-  }
+  const runLimited = (args: string[]) => runCliWithFileLimit(16, args)
 
   it('is still read by export and token list, so that its data can be copied off', async () => {
     const path = join(tempDir(), 'full.db')

@@ -5,7 +5,7 @@ import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { PostgresStore } from '../src/store/postgres/index.js'
 import type { AttemptResult, Store } from '../src/store/types.js'
 import { createWebhook } from '../src/webhooks/service.js'
-import { admin } from './helpers/postgres.js'
+import { admin, waitingOnLock } from './helpers/postgres.js'
 import { storeKinds } from './helpers/stores.js'
 
 const ALL = ['plant.created', 'plant.updated', 'plant.deleted'] as const
@@ -403,18 +403,7 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
         await outcomes.query('BEGIN')
         await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [second])
         const released = store.webhooks.release('stopping', ids)
-        await vi.waitFor(
-          async () => {
-            const waiting = await admin(url, (c) =>
-              c.query(
-                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-                   AND wait_event_type = 'Lock' AND query LIKE '%SET lease_owner = NULL%'`,
-              ),
-            )
-            expect(waiting.rowCount).toBe(1)
-          },
-          { timeout: 5000, interval: 20 },
-        )
+        await waitingOnLock(url, '%SET lease_owner = NULL%')
         // Each now waits for the other: PostgreSQL aborts the release, which waited first.
         await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [first])
         await outcomes.query('COMMIT')

@@ -8,7 +8,7 @@ import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import { validateReplay } from '../src/webhooks/validate.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
-import { admin } from './helpers/postgres.js'
+import { admin, waitingOnLock } from './helpers/postgres.js'
 import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
 
@@ -547,19 +547,7 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
         await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [second])
         const replay = call('POST', `/webhooks/${id}/replay`, { since })
         // The replay has requeued the first event's delivery and waits for the second's.
-        await vi.waitFor(
-          async () => {
-            // From another session: one in a transaction sees the activity of its first look only.
-            const waiting = await admin(t.url, (c) =>
-              c.query(
-                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-                   AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO webhook_deliveries%'`,
-              ),
-            )
-            expect(waiting.rowCount).toBe(1)
-          },
-          { timeout: 5000, interval: 20 },
-        )
+        await waitingOnLock(t.url, 'INSERT INTO webhook_deliveries%')
         // Each now waits for the other: PostgreSQL aborts the replay's transaction.
         await outcomes.query("UPDATE webhook_deliveries SET last_error = 'late' WHERE id = $1", [first])
         await outcomes.query('COMMIT')

@@ -93,3 +93,25 @@ async function dropForcing(c: pg.Client, name: string): Promise<void> {
     }
   }
 }
+
+/**
+ * Resolves once a statement matching `pattern` (a LIKE pattern) waits on a lock in the database at
+ * `url`: the moment a test that forces two transactions to cross takes its second step. Asked from a
+ * session of its own, since one inside a transaction sees the activity of its first look only.
+ */
+export async function waitingOnLock(url: string, pattern: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const waiting = await admin(url, (c) =>
+      c.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+           AND wait_event_type = 'Lock' AND query LIKE $1`,
+        [pattern],
+      ),
+    )
+    if (waiting.rowCount === 1) return
+    if (Date.now() > deadline)
+      throw new Error(`no statement like ${pattern} waited on a lock within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

@@ -27,6 +27,23 @@ export function runCli(args: string[], env: Record<string, string> = {}, input?:
   })
 }
 
+/**
+ * Runs the real CLI under a limit on the size of any file it writes (`ulimit -f`, in the shell's
+ * blocks): a disk that fills up midway, without the privileges a mounted file system would need.
+ */
+export function runCliWithFileLimit(blocks: number, args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      'sh',
+      ['-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', BIN, ...args],
+      { cwd: ROOT, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+      },
+    )
+  })
+}
+
 /** A token issued by `plantstore token create`, as an operator would, for tests that only need one. */
 export async function issueToken(url: string, name: string, scopes?: string): Promise<string> {
   const scoped = scopes === undefined ? [] : ['--scopes', scopes]
