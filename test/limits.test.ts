@@ -348,3 +348,22 @@ describe('abuse limits and response headers', () => {
     }
   })
 })
+
+describe('the rate limiter counters', () => {
+  it('forget the key counted longest ago past 20,000 keys, so memory stays bounded', async () => {
+    const fastify = (await import('fastify')).default()
+    try {
+      const { installRateLimit } = await import('../src/http/rate-limit.js')
+      const limiter = await installRateLimit(fastify, { max: 1, windowMs: 60_000 })
+      expect(await limiter('token:first')).toMatchObject({ 'ratelimit-remaining': '0' })
+      await expect(limiter('token:first')).rejects.toMatchObject({ entry: errors.RATE_LIMITED })
+      for (let i = 0; i < 20_000; i++) await limiter(`address:${i}`)
+      // Forgotten: its window starts again.
+      expect(await limiter('token:first')).toMatchObject({ 'ratelimit-remaining': '0' })
+      // The newest keys are still counted.
+      await expect(limiter('address:19999')).rejects.toMatchObject({ entry: errors.RATE_LIMITED })
+    } finally {
+      await fastify.close()
+    }
+  })
+})

@@ -6,7 +6,12 @@ import { plantEvent } from '../src/plants/events.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
-import { explainOpenFailure, openSqlite, type SqliteStore } from '../src/store/sqlite/index.js'
+import {
+  explainOpenFailure,
+  explainWriteFailure,
+  openSqlite,
+  type SqliteStore,
+} from '../src/store/sqlite/index.js'
 import { makeFolder } from '../src/store/sqlite/make-folder.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
@@ -663,6 +668,42 @@ describe('a SQLite database that cannot be opened for writing', () => {
     const other = failure('SQLITE_CORRUPT', 'database disk image is malformed')
     expect(explainOpenFailure(other, '/d/p.db')).toBe(other)
   })
+  it('names the file of a write that fails once a command is under way, and the -shm file that cannot be sized', () => {
+    const io = explainWriteFailure(failure('SQLITE_IOERR_WRITE', 'disk I/O error'), '/d/p.db')
+    expect((io as Error).message).toBe('cannot write to /d/p.db (disk I/O error)')
+    const shm = explainWriteFailure(failure('SQLITE_IOERR_SHMSIZE', 'disk I/O error'), '/d/p.db')
+    expect((shm as Error).message).toBe(
+      'cannot write to /d/p.db-shm (disk I/O error): the disk holding the database may have no room left',
+    )
+    const plain = new Error('not from SQLite')
+    expect(explainWriteFailure(plain, '/d/p.db')).toBe(plain)
+  })
+
+  it('reads a current database for a command that only reads, and migrates one that is not', () => {
+    const path = join(tempDir(), 'read.db')
+    openSqlite({ path }).close()
+    const before = statSync(path).mtimeMs
+    const reader = openSqlite({ path, toRead: true })
+    try {
+      expect(reader.migrated).toEqual([])
+      expect(reader.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+    } finally {
+      reader.close()
+    }
+    expect(statSync(path).mtimeMs).toBe(before)
+    // One that lacks a migration is brought up to date first, as by any other command.
+    const db = new Database(path)
+    db.exec('DROP TABLE leases; DELETE FROM schema_migrations WHERE version = 8')
+    db.close()
+    const behind = openSqlite({ path, toRead: true })
+    try {
+      expect(behind.migrated).toEqual(['008_leases'])
+    } finally {
+      behind.close()
+    }
+    expect(() => openSqlite({ path: join(tempDir(), 'none.db'), toRead: true })).toThrow(/none\.db/)
+  })
+
   it('names the path when the folder it needs cannot be made, and when the path names a folder', () => {
     const dir = tempDir()
     writeFileSync(join(dir, 'notes'), 'a file, not a folder\n')
