@@ -72,6 +72,34 @@ describe('token commands', () => {
     expect(JSON.parse(after.stdout)[0].status).toBe('revoked')
   })
 
+  it('revokes a created token that standard output did not take, and fails', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    expect((await cli(['migrate', '--database-url', url])).code).toBe(0)
+    let stderr = ''
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation((_chunk, ...rest: unknown[]) => {
+      const done = rest.find((arg) => typeof arg === 'function') as ((error?: Error) => void) | undefined
+      done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))
+      return false
+    })
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr += String(chunk)
+      return true
+    })
+    process.exitCode = undefined
+    try {
+      await main(['node', 'plantstore', 'token', 'create', '--name', 'lost', '--database-url', url])
+    } finally {
+      out.mockRestore()
+      err.mockRestore()
+    }
+    expect(process.exitCode).toBe(1)
+    expect(stderr).toMatch(
+      /^plantstore: cannot write the token to standard output \(EPIPE\); token [0-9a-f]{16} was revoked, issue another\n$/,
+    )
+    const listed = await cli(['token', 'list', '--json', '--database-url', url])
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ name: 'lost', status: 'revoked' }])
+  })
+
   it('revokes by the id in either case, by the prefix token list shows, or by the whole token', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const tokens: string[] = []
