@@ -15,6 +15,13 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { parseDatabaseUrl } from '../src/store/open.js'
+import {
+  busiestThreadSeconds,
+  cpuBudget,
+  cpuPerRequestUs,
+  statCpuSeconds,
+  threadCpuSeconds,
+} from './cpu-budget.js'
 import { median } from './median.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -155,6 +162,8 @@ interface Load {
 interface Measured extends Load {
   peakRssMb: number
   serverCpuPercent: number
+  /** The CPU share of the server's busiest thread alone (its event loop, as a rule): at most 100. */
+  busiestThreadCpuPercent: number
 }
 
 /**
@@ -194,6 +203,20 @@ interface ResultRow {
   rounds?: Round[]
   /** The ceiling's own runs in order: one before each round and one after the last. */
   ceilingRuns?: Measured[]
+  /** For creates with one worker: the CPU a create may use at the target rate, and what each server used. */
+  cpu?: CpuFigures
+}
+
+/** CPU per request in µs: all of a server's threads together, and its busiest thread alone. */
+interface CpuUse {
+  server: string
+  allThreadsUs: number
+  busiestThreadUs: number
+}
+
+interface CpuFigures {
+  budget: ReturnType<typeof cpuBudget>
+  used: CpuUse[]
 }
 
 /** One server's rounds as one row: counts summed, the peak RSS the highest, the rest medians. */
@@ -210,6 +233,7 @@ function combine(rounds: Measured[]): Measured {
     wrkCpuPercent: mid((m) => m.wrkCpuPercent),
     peakRssMb: Math.max(...rounds.map((m) => m.peakRssMb)),
     serverCpuPercent: mid((m) => m.serverCpuPercent),
+    busiestThreadCpuPercent: mid((m) => m.busiestThreadCpuPercent),
   }
 }
 
@@ -317,9 +341,7 @@ function rssKb(pid: number): number {
 /** CPU seconds (user + system) a process has used so far. */
 function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return 0
   }
@@ -380,6 +402,7 @@ async function measure(server: Server, scenario: Scenario, env: Record<string, s
   const root = server.process.pid as number
   let pids = processTree(root)
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+  const threadsBefore = threadCpuSeconds(pids)
   let peakKb = 0
   const sample = () => {
     pids = processTree(root)
@@ -395,11 +418,13 @@ async function measure(server: Server, scenario: Scenario, env: Record<string, s
     const load = await runWrk(server.url, scenario.script, duration, env)
     sample()
     const cpuAfter = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+    const threadsAfter = threadCpuSeconds(pids)
     const wall = Number(process.hrtime.bigint() - started) / 1e9
     return {
       ...load,
       peakRssMb: peakKb / 1024,
       serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
+      busiestThreadCpuPercent: (100 * busiestThreadSeconds(threadsBefore, threadsAfter)) / wall,
     }
   } finally {
     clearInterval(sampler)
@@ -558,6 +583,45 @@ function table(rows: ResultRow[]): string {
     }
   }
   return lines.join('\n')
+}
+
+/**
+ * What a create may cost in CPU at CREATE_RATIO of the ceiling's rate on this machine's cores, less
+ * what wrk spent per request on the ceiling (the nearest rate to the target's), beside what each
+ * server of the row spent per request.
+ */
+function cpuFigures(row: ResultRow): CpuFigures | undefined {
+  const ceiling = row.ceiling
+  if (!ceiling || !row.service || row.scenario !== 'create' || row.workers !== '1') return undefined
+  const use = (server: string, m: Measured): CpuUse => ({
+    server,
+    allThreadsUs: cpuPerRequestUs(m.serverCpuPercent, m.rps),
+    busiestThreadUs: cpuPerRequestUs(m.busiestThreadCpuPercent, m.rps),
+  })
+  return {
+    budget: cpuBudget(
+      CREATE_RATIO * ceiling.rps,
+      cpus().length,
+      cpuPerRequestUs(ceiling.wrkCpuPercent, ceiling.rps),
+    ),
+    used: [
+      use('ceiling', ceiling),
+      ...(row.references ?? []).map((r) => use(r.name, r.measured)),
+      use('plantstore', row.service),
+    ],
+  }
+}
+
+function cpuLine(row: ResultRow, cpu: CpuFigures): string {
+  const { budget } = cpu
+  const used = cpu.used
+    .map((u) => `${u.server} ${fmt(u.allThreadsUs, 1)} / ${fmt(u.busiestThreadUs, 1)}`)
+    .join(', ')
+  return (
+    `for scale  CPU a create may use at ${CREATE_RATIO} × ceiling (${fmt(budget.rate)}/s on ${budget.cores} cores, ` +
+    `wrk taking ${fmt(budget.wrkUs, 1)} µs a request), ${fmt(row.rows)} stored: ${fmt(budget.allThreadsUs, 1)} µs in all ` +
+    `threads, ${fmt(budget.oneThreadUs, 1)} µs in any one; used, all threads / busiest thread, µs: ${used}`
+  )
 }
 
 // --- targets ----------------------------------------------------------------------------------
@@ -750,6 +814,10 @@ async function main(): Promise<void> {
     workers: workerCounts,
   }
   const targets = verdicts(results)
+  for (const row of results) {
+    const cpu = cpuFigures(row)
+    if (cpu) row.cpu = cpu
+  }
   writeFileSync(out, `${JSON.stringify({ started, machine, settings, results, targets }, null, 2)}\n`)
   const judged = targets.map((v) => `${v.met ? 'met    ' : 'NOT met'}  ${v.target}: ${v.measured}`)
   for (const row of results) {
@@ -757,6 +825,7 @@ async function main(): Promise<void> {
       const scale = REFERENCES.find((r) => r.name === reference.name)?.scale
       judged.push(`for scale  ${scale}, ${fmt(row.rows)} stored: ${fmt(reference.ratio, 2)} × ceiling`)
     }
+    if (row.cpu) judged.push(cpuLine(row, row.cpu))
   }
   process.stdout.write(
     `${table(results)}\n\n${judged.length > 0 ? `targets (workers 1):\n${judged.join('\n')}\n\n` : ''}results: ${out}\n`,

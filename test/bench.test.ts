@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -18,6 +19,9 @@ interface Measured {
   peakRssMb: number
   non2xx: number
   socketErrors: number
+  wrkCpuPercent: number
+  serverCpuPercent: number
+  busiestThreadCpuPercent: number
 }
 interface Round {
   ceiling: Measured
@@ -33,6 +37,10 @@ interface Row {
   service: Measured
   rounds: Round[]
   ceilingRuns: Measured[]
+  cpu: {
+    budget: { rate: number; cores: number; wrkUs: number; allThreadsUs: number; oneThreadUs: number }
+    used: Array<{ server: string; allThreadsUs: number; busiestThreadUs: number }>
+  }
 }
 
 // The benchmark with wrk for real, kept light (two connections, one-second rounds) so that it does
@@ -108,6 +116,30 @@ describe('npm run bench', () => {
     expect(report.targets.map((t) => t.target)).toContain('POST /plants req/s ≥ 0.8 × ceiling (0 stored)')
     expect(stdout).toMatch(/\| POST \/plants \| 0 \| 1 \| plantstore \|/)
     expect(stdout).toContain('× ceiling')
+    // The CPU a create may use at the target rate, from the ceiling's rate and wrk's use on it.
+    const { budget, used } = r.cpu
+    expect(budget.cores).toBe(cpus().length)
+    expect(budget.rate).toBeCloseTo(0.8 * r.ceiling.rps, 6)
+    expect(budget.oneThreadUs).toBeCloseTo(1e6 / budget.rate, 6)
+    expect(budget.wrkUs).toBeCloseTo((r.ceiling.wrkCpuPercent / 100 / r.ceiling.rps) * 1e6, 6)
+    expect(budget.allThreadsUs).toBeCloseTo(budget.cores * budget.oneThreadUs - budget.wrkUs, 6)
+    expect(used.map((u) => u.server)).toEqual([
+      'ceiling',
+      'reference',
+      'reference (service schema)',
+      'plantstore',
+    ])
+    const service = used.at(-1) as { allThreadsUs: number; busiestThreadUs: number }
+    expect(service.allThreadsUs).toBeCloseTo((r.service.serverCpuPercent / 100 / r.service.rps) * 1e6, 6)
+    for (const u of used) {
+      // A server that answered did work, and no thread uses more than all of them together (the
+      // process and its threads are read a moment apart, in ticks of 10 ms: a little slack).
+      expect(u.busiestThreadUs).toBeGreaterThan(0)
+      expect(u.busiestThreadUs).toBeLessThanOrEqual(u.allThreadsUs * 1.1)
+    }
+    expect(stdout).toMatch(
+      /^for scale {2}CPU a create may use at 0\.8 × ceiling \(.* µs in any one; used, all threads \/ busiest thread, µs: ceiling [0-9.,]+ \/ [0-9.,]+, .*plantstore [0-9.,]+ \/ [0-9.,]+$/m,
+    )
   }, 150_000)
 
   it.each([
