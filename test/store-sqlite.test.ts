@@ -639,6 +639,64 @@ describe('SQLite store', () => {
     }
   })
 
+  it('reads the point reads of a turn together, in a snapshot taken once the turn has asked them all', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await createPlant(store.plants, { id: 1n, name: 'a', tag: 'x' })
+    const other = new Database(path)
+    try {
+      const transactions = vi.spyOn(store.db, 'transaction')
+      // Asked before another connection commits in the same turn: the reads still see that commit,
+      // since the snapshot is taken at the end of the turn, after every request of it has arrived.
+      const reads = [store.plants.read(1n), store.plants.read(2n), store.plants.read(3n)]
+      other
+        .prepare("INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (2, 'b', NULL, 0, 0)")
+        .run()
+      expect(await Promise.all(reads)).toEqual([
+        { plant: { id: 1n, name: 'a', tag: 'x' }, version: 1 },
+        { plant: { id: 2n, name: 'b' }, version: 1 },
+        undefined,
+      ])
+      // Three reads, one transaction; a read alone in its turn needs none.
+      expect(transactions).toHaveBeenCalledTimes(1)
+      expect(await store.plants.read(2n)).toEqual({ plant: { id: 2n, name: 'b' }, version: 1 })
+      expect(transactions).toHaveBeenCalledTimes(1)
+      // A change made after a turn's reads were answered shows in the next turn's.
+      other.prepare("UPDATE plants SET name = 'c', version = 2 WHERE id = 2").run()
+      expect(await Promise.all([store.plants.read(2n), store.plants.read(1n)])).toEqual([
+        { plant: { id: 2n, name: 'c' }, version: 2 },
+        { plant: { id: 1n, name: 'a', tag: 'x' }, version: 1 },
+      ])
+    } finally {
+      other.close()
+    }
+  })
+
+  it('fails every point read of a turn whose reading fails, and answers the reads asked before a close', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    const broken = new Error('disk I/O error')
+    const transactions = vi.spyOn(store.db, 'transaction').mockImplementationOnce(() => {
+      throw broken
+    })
+    const failed = await Promise.allSettled([store.plants.read(1n), store.plants.read(2n)])
+    expect(failed).toEqual([
+      { status: 'rejected', reason: broken },
+      { status: 'rejected', reason: broken },
+    ])
+    transactions.mockRestore()
+    // Closing waits for the reads already asked instead of closing the connection under them.
+    const pending = [store.plants.read(1n), store.plants.read(1n)]
+    await store.close()
+    expect(await Promise.all(pending)).toEqual([
+      { plant: { id: 1n, name: 'a' }, version: 1 },
+      { plant: { id: 1n, name: 'a' }, version: 1 },
+    ])
+    // Open again for the closing afterEach.
+    store = openSqlite({ path })
+  })
+
   it('migrates once, however many times it is opened', async () => {
     const path = join(tempDir(), 'p.db')
     openSqlite({ path }).db.close()

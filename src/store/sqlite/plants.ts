@@ -26,6 +26,12 @@ interface PendingCreate {
   reject: (error: unknown) => void
 }
 
+interface PendingRead {
+  id: bigint
+  resolve: (plant: VersionedPlant | undefined) => void
+  reject: (error: unknown) => void
+}
+
 interface PlantRow {
   id: bigint
   name: string
@@ -56,6 +62,9 @@ function toPlant(row: PlantRow): Plant {
 export class SqlitePlantStore implements PlantStore {
   private queue: PendingCreate[] = []
   private scheduled = false
+  /** Point reads asked during this turn of the event loop, read together at its end (readGathered). */
+  private reads: PendingRead[] = []
+  private readsScheduled = false
   /** Batches sent and not answered yet. */
   private unanswered = 0
   private readonly idle: Array<() => void> = []
@@ -166,9 +175,43 @@ export class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
-  async read(id: bigint): Promise<VersionedPlant | undefined> {
-    const row = this.selectVersioned.get(id) as VersionedRow | undefined
-    return row && { plant: toPlant(row), version: Number(row.version) }
+  read(id: bigint): Promise<VersionedPlant | undefined> {
+    return new Promise((resolve, reject) => {
+      this.reads.push({ id, resolve, reject })
+      if (this.readsScheduled) return
+      this.readsScheduled = true
+      setImmediate(() => this.readGathered())
+    })
+  }
+
+  /**
+   * Reads every point read of the turn in one read transaction. Outside a transaction each read takes
+   * and drops SQLite's shared lock (two fcntl calls), which under a load of reads cost more than the
+   * read itself. The snapshot is taken here, after the turn has received every request it serves, so
+   * a read never misses a write (of this process or another) whose answer went out before its request
+   * arrived; a snapshot opened at a turn's first read could miss one acknowledged later in that turn
+   * to a client that then pipelined the read on a connection read after it.
+   */
+  private readGathered(): void {
+    this.readsScheduled = false
+    const reads = this.reads
+    this.reads = []
+    let rows: Array<VersionedRow | undefined>
+    try {
+      const readAll = () => reads.map(({ id }) => this.selectVersioned.get(id) as VersionedRow | undefined)
+      // Every transaction on this connection is synchronous, so none is open here; were one open, a
+      // nested transaction would read its uncommitted rows, and each read goes alone instead.
+      rows = reads.length > 1 && !this.db.inTransaction ? this.db.transaction(readAll)() : readAll()
+    } catch (error) {
+      for (const read of reads) read.reject(error)
+      this.settled()
+      return
+    }
+    reads.forEach((read, i) => {
+      const row = rows[i]
+      read.resolve(row && { plant: toPlant(row), version: Number(row.version) })
+    })
+    this.settled()
   }
 
   async list(query: ListQuery): Promise<Plant[]> {
@@ -223,9 +266,9 @@ export class SqlitePlantStore implements PlantStore {
     return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
   }
 
-  /** Resolves once every accepted create has been answered, so that closing never drops one. */
+  /** Resolves once every accepted create has been answered and every point read asked has been read, so that closing never drops one. */
   async drain(): Promise<void> {
-    while (this.scheduled || this.unanswered > 0 || this.queue.length > 0) {
+    while (this.scheduled || this.unanswered > 0 || this.queue.length > 0 || this.readsScheduled) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
   }
@@ -317,7 +360,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Wakes drain() once nothing is gathering or waiting for its answer. */
   private settled(): void {
-    if (this.scheduled || this.unanswered > 0 || this.queue.length > 0) return
+    if (this.scheduled || this.unanswered > 0 || this.queue.length > 0 || this.readsScheduled) return
     for (const resolve of this.idle.splice(0)) resolve()
   }
 }
