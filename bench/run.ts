@@ -17,6 +17,7 @@ import Database from 'better-sqlite3'
 import { parseDatabaseUrl } from '../src/store/open.js'
 import {
   busiestThreadSeconds,
+  type CpuBudget,
   cpuBudget,
   cpuPerRequestUs,
   statCpuSeconds,
@@ -215,7 +216,7 @@ interface CpuUse {
 }
 
 interface CpuFigures {
-  budget: ReturnType<typeof cpuBudget>
+  budget: CpuBudget
   used: CpuUse[]
 }
 

@@ -18,6 +18,7 @@ import type {
 import type { BatchResult, BatchRow } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
 import { ListingCache } from './listing-cache.js'
+import { PerTurn } from './per-turn.js'
 import type { BatchSink } from './writer.js'
 
 interface PendingCreate {
@@ -60,11 +61,10 @@ function toPlant(row: PlantRow): Plant {
  * connection.
  */
 export class SqlitePlantStore implements PlantStore {
-  private queue: PendingCreate[] = []
-  private scheduled = false
-  /** Point reads asked during this turn of the event loop, read together at its end (readGathered). */
-  private reads: PendingRead[] = []
-  private readsScheduled = false
+  /** The creates of this turn of the event loop, written as one batch at its end (flush). */
+  private readonly creates = new PerTurn<PendingCreate>((batch) => this.flush(batch))
+  /** The point reads of this turn, read together at its end (readGathered). */
+  private readonly reads = new PerTurn<PendingRead>((reads) => this.readGathered(reads))
   /** Batches sent and not answered yet. */
   private unanswered = 0
   private readonly idle: Array<() => void> = []
@@ -164,10 +164,7 @@ export class SqlitePlantStore implements PlantStore {
         expiresAt: key.expiresAt.getTime(),
       },
     }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ row, resolve, reject })
-      this.schedule()
-    })
+    return new Promise((resolve, reject) => this.creates.add({ row, resolve, reject }))
   }
 
   async get(id: bigint): Promise<Plant | undefined> {
@@ -176,12 +173,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   read(id: bigint): Promise<VersionedPlant | undefined> {
-    return new Promise((resolve, reject) => {
-      this.reads.push({ id, resolve, reject })
-      if (this.readsScheduled) return
-      this.readsScheduled = true
-      setImmediate(() => this.readGathered())
-    })
+    return new Promise((resolve, reject) => this.reads.add({ id, resolve, reject }))
   }
 
   /**
@@ -192,10 +184,7 @@ export class SqlitePlantStore implements PlantStore {
    * arrived; a snapshot opened at a turn's first read could miss one acknowledged later in that turn
    * to a client that then pipelined the read on a connection read after it.
    */
-  private readGathered(): void {
-    this.readsScheduled = false
-    const reads = this.reads
-    this.reads = []
+  private readGathered(reads: PendingRead[]): void {
     let rows: Array<VersionedRow | undefined>
     try {
       const readAll = () => reads.map(({ id }) => this.selectVersioned.get(id) as VersionedRow | undefined)
@@ -266,9 +255,12 @@ export class SqlitePlantStore implements PlantStore {
     return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
   }
 
-  /** Resolves once every accepted create has been answered and every point read asked has been read, so that closing never drops one. */
+  /**
+   * Resolves once every accepted create has been answered and every point read asked has been read,
+   * so that closing never drops one.
+   */
   async drain(): Promise<void> {
-    while (this.scheduled || this.unanswered > 0 || this.queue.length > 0 || this.readsScheduled) {
+    while (this.busy()) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
   }
@@ -312,26 +304,12 @@ export class SqlitePlantStore implements PlantStore {
     if (this.outbox.fanOut(seq, seq) > 0) this.deliveriesQueued = true
   }
 
-  /** Flushes after the current turn, so that every create of the turn joins the batch. */
-  private schedule(): void {
-    if (this.scheduled) return
-    this.scheduled = true
-    setImmediate(() => this.flush())
-  }
-
   /**
-   * Sends the gathered creates as one batch, without waiting for the last one to be durable (a batch
+   * Sends the turn's creates as one batch, without waiting for the last one to be durable (a batch
    * that finds the write lock taken is joined by the next). Each create is answered when its own
    * batch is durable.
    */
-  private flush(): void {
-    this.scheduled = false
-    const batch = this.queue
-    this.queue = []
-    if (batch.length === 0) {
-      this.settled()
-      return
-    }
+  private flush(batch: PendingCreate[]): void {
     this.unanswered++
     let write: Promise<BatchResult>
     try {
@@ -358,9 +336,14 @@ export class SqlitePlantStore implements PlantStore {
       })
   }
 
+  /** Something is gathering for the turn's end or waiting for its answer. */
+  private busy(): boolean {
+    return this.creates.pending || this.reads.pending || this.unanswered > 0
+  }
+
   /** Wakes drain() once nothing is gathering or waiting for its answer. */
   private settled(): void {
-    if (this.scheduled || this.unanswered > 0 || this.queue.length > 0 || this.readsScheduled) return
+    if (this.busy()) return
     for (const resolve of this.idle.splice(0)) resolve()
   }
 }
