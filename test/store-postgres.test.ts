@@ -243,6 +243,61 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.events.listSince(events[1]?.seq ?? 0, 10)).toHaveLength(2)
   })
 
+  it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {
+    const { url, store } = await fresh()
+    for (const [id, tag] of [
+      [5n, 'fern'],
+      [1n, undefined],
+      [3n, 'fern'],
+      [2n, 'aroid'],
+      [4n, undefined],
+    ] as const)
+      await createPlant(
+        store.plants,
+        tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag },
+      )
+    /** The tag index's entries, as ANALYZE counts them (exactly, on a table this small). */
+    const indexEntries = async (s: PostgresStore) => {
+      await s.pool.query('ANALYZE plants')
+      const counted = await s.pool.query<{ n: number }>(
+        "SELECT reltuples::int AS n FROM pg_class WHERE relname = 'plants_tag_id'",
+      )
+      return counted.rows[0]?.n
+    }
+    expect(await indexEntries(store)).toBe(3)
+    const client = await store.pool.connect()
+    try {
+      // The table is too small for the planner to prefer any index on its own.
+      await client.query('SET enable_seqscan = off')
+      const plan = await client.query(
+        'EXPLAIN SELECT id, name, tag FROM plants WHERE tag = $1 AND id >= $2 ORDER BY id LIMIT $3',
+        ['fern', 0, 10],
+      )
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Index Scan using plants_tag_id/)
+    } finally {
+      await client.query('RESET enable_seqscan')
+      client.release()
+    }
+    expect(await store.plants.list({ tag: 'fern', limit: 10 })).toEqual([
+      { id: 3n, name: 'p3', tag: 'fern' },
+      { id: 5n, name: 'p5', tag: 'fern' },
+    ])
+
+    // A database migrated before the index was partial has every plant in it until it is migrated.
+    await admin(url, (c) =>
+      c.query(
+        'DROP INDEX plants_tag_id; CREATE INDEX plants_tag_id ON plants (tag, id); DELETE FROM schema_migrations WHERE version = 9',
+      ),
+    )
+    expect(await indexEntries(store)).toBe(5)
+    const upgraded = await another(url)
+    expect(upgraded.migrated).toEqual(['009_tagged_plants_index'])
+    expect(await indexEntries(upgraded)).toBe(3)
+    expect(await upgraded.plants.list({ tag: 'aroid', limit: 10 })).toEqual([
+      { id: 2n, name: 'p2', tag: 'aroid' },
+    ])
+  })
+
   it('migrates once when five instances start together on an empty database', async () => {
     const { url } = await fresh()
     await admin(url, (c) => c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'))

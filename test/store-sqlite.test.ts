@@ -705,6 +705,57 @@ describe('SQLite store', () => {
     const versions = store.db.prepare('SELECT version FROM schema_migrations').pluck().all()
     expect(new Set(versions).size).toBe(versions.length)
   })
+
+  it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {
+    const path = join(tempDir(), 'tags.db')
+    /** The tag index's entries, counted on its pages. */
+    const indexEntries = (db: Database.Database) =>
+      db
+        .prepare("SELECT sum(ncell) FROM dbstat WHERE name = 'plants_tag_id' AND pagetype = 'leaf'")
+        .pluck()
+        .get()
+    const create = async () => {
+      for (const [id, tag] of [
+        [5n, 'fern'],
+        [1n, undefined],
+        [3n, 'fern'],
+        [2n, 'aroid'],
+        [4n, undefined],
+      ] as const)
+        await createPlant(
+          store.plants,
+          tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag },
+        )
+    }
+    store = openSqlite({ path })
+    await create()
+    expect(indexEntries(store.db)).toBe(3)
+    const plan = store.db
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT id, name, tag FROM plants WHERE tag = ? AND id >= ? ORDER BY id LIMIT ?',
+      )
+      .all('fern', 0, 10) as { detail: string }[]
+    expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING INDEX plants_tag_id/)
+    expect(await store.plants.list({ tag: 'fern', limit: 10 })).toEqual([
+      { id: 3n, name: 'p3', tag: 'fern' },
+      { id: 5n, name: 'p5', tag: 'fern' },
+    ])
+    store.close()
+
+    // A database migrated before the index was partial has every plant in it until it is migrated.
+    const older = new Database(path)
+    older.exec(
+      'DROP INDEX plants_tag_id; CREATE INDEX plants_tag_id ON plants (tag, id); DELETE FROM schema_migrations WHERE version = 9',
+    )
+    expect(indexEntries(older)).toBe(5)
+    older.close()
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(['009_tagged_plants_index'])
+    expect(indexEntries(store.db)).toBe(3)
+    expect(await store.plants.list({ tag: 'aroid', limit: 10 })).toEqual([
+      { id: 2n, name: 'p2', tag: 'aroid' },
+    ])
+  })
 })
 
 describe('a SQLite database that cannot be opened for writing', () => {
