@@ -138,6 +138,32 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     }
   })
 
+  it('still sends an If-Match whose ETag the answer lacked, so the change is refused, not made unconditionally', async () => {
+    // Something between client and service (an old proxy) strips the ETag from every answer.
+    const stripped = createClient({
+      baseUrl,
+      token: await t.token(),
+      fetch: async (request) => {
+        const response = await t.checkedFetch(request)
+        const headers = new Headers(response.headers)
+        headers.delete('etag')
+        return new Response(response.body, { status: response.status, headers })
+      },
+    })
+    await client.createPlant({ id: 30n, name: 'read' })
+    const { etag } = await stripped.getPlant(30n)
+    expect(etag).toBe('')
+    await client.updatePlant(30n, { name: 'changed meanwhile' })
+    for (const change of [
+      () => stripped.replacePlant(30n, { name: 'lost update' }, { ifMatch: etag }),
+      () => stripped.updatePlant(30n, { name: 'lost update' }, { ifMatch: etag }),
+      () => stripped.deletePlant(30n, { ifMatch: etag }),
+    ]) {
+      await expect(change()).rejects.toMatchObject({ status: 412, code: errors.PRECONDITION_FAILED.code })
+    }
+    expect((await client.getPlant(30n)).plant).toEqual({ id: 30n, name: 'changed meanwhile' })
+  })
+
   it('parses compressed pages exactly', async () => {
     for (let i = 0n; i < 40n; i++) {
       await client.createPlant({ id: 9007199254740993n + i, name: `big number ${i}`, tag: 'big' })
@@ -257,6 +283,18 @@ describe("the typed client when a success is not the service's", () => {
           status: 200,
           headers: { 'content-type': 'application/jsonp' },
         }),
+    ],
+    [
+      "another service's 200 with an id but no name",
+      () => new Response('{"id": 1, "title": "a"}', { status: 200, headers: json }),
+    ],
+    [
+      "another service's 200 with a list of ids without names",
+      () => new Response('[{"id": 1, "title": "a"}]', { status: 200, headers: json }),
+    ],
+    [
+      'a 200 whose tag is not a string',
+      () => new Response('{"id": 1, "name": "a", "tag": 7}', { status: 200, headers: json }),
     ],
     ['an empty 200', () => new Response('', { status: 200 })],
     [

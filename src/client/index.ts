@@ -84,14 +84,26 @@ function unexpected(response: Response, what: string): PlantStoreError {
   return new PlantStoreError(response.status, undefined, `HTTP ${response.status} without ${what}`)
 }
 
-/** Whatever answered a success may not be the service (a captive proxy): its body is checked first. */
-const isPlant = (value: unknown): value is StoredPlant =>
-  typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'bigint'
+/**
+ * Whatever answered a success may not be the service (a captive proxy, another API at that address):
+ * its body is checked first, so that a plant's name and tag are what the type says they are.
+ */
+function isPlant(value: unknown): value is StoredPlant {
+  if (typeof value !== 'object' || value === null) return false
+  const { id, name, tag } = value as Record<string, unknown>
+  return typeof id === 'bigint' && typeof name === 'string' && (tag === undefined || typeof tag === 'string')
+}
 
 function tagged(response: Response, plant: StoredPlant | undefined): TaggedPlant {
   if (!isPlant(plant)) throw unexpected(response, 'a plant')
   return { plant, etag: response.headers.get('etag') ?? '' }
 }
+
+/**
+ * An If-Match given is sent even when empty (the answer it was read from had no ETag): the service
+ * then refuses the change with 412, where leaving the header out would make it unconditionally.
+ */
+const ifMatchHeader = (ifMatch: string | undefined) => (ifMatch === undefined ? {} : { 'if-match': ifMatch })
 
 /** The `after` cursor of a `Link: <…>; rel="next"` header; undefined on the last page. */
 function nextCursor(response: Response): bigint | undefined {
@@ -264,7 +276,7 @@ export class PlantStoreClient {
     options: CallOptions & { ifMatch?: string } = {},
   ): Promise<TaggedPlant> {
     const { data, error, response } = await this.api.PUT('/plants/{id}', {
-      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      params: { path: { id }, header: ifMatchHeader(options.ifMatch) },
       body: plant,
       signal: options.signal,
     })
@@ -278,7 +290,7 @@ export class PlantStoreClient {
     options: CallOptions & { ifMatch?: string } = {},
   ): Promise<TaggedPlant> {
     const { data, error, response } = await this.api.PATCH('/plants/{id}', {
-      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      params: { path: { id }, header: ifMatchHeader(options.ifMatch) },
       body: patch,
       headers: { 'content-type': 'application/merge-patch+json' },
       signal: options.signal,
@@ -289,7 +301,7 @@ export class PlantStoreClient {
 
   async deletePlant(id: bigint, options: CallOptions & { ifMatch?: string } = {}): Promise<void> {
     const { error, response } = await this.api.DELETE('/plants/{id}', {
-      params: { path: { id }, header: options.ifMatch ? { 'if-match': options.ifMatch } : {} },
+      params: { path: { id }, header: ifMatchHeader(options.ifMatch) },
       signal: options.signal,
     })
     if (!response.ok) fail(response, error)
