@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -5,6 +6,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { main } from '../src/cli/main.js'
 import { makeApp } from './helpers/app.js'
+import { BIN, ROOT } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 // The token commands run in this process (the same code bin/plantstore runs), so that what they print
@@ -98,6 +100,29 @@ describe('token commands', () => {
     )
     const listed = await cli(['token', 'list', '--json', '--database-url', url])
     expect(JSON.parse(listed.stdout)).toMatchObject([{ name: 'lost', status: 'revoked' }])
+  })
+
+  it('issues no token when standard output is closed or /dev/null, where nobody would receive it', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    expect((await cli(['migrate', '--database-url', url])).code).toBe(0)
+    for (const redirect of ['>&-', '>/dev/null']) {
+      // The real command from a shell: Node itself reopens a closed standard output on /dev/null.
+      const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(
+          'sh',
+          ['-c', `exec "$0" token create --name lost --database-url "$1" ${redirect}`, BIN, url],
+          { cwd: ROOT, timeout: 30_000 },
+          (error, _stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stderr }),
+        )
+      })
+      expect([redirect, code]).toEqual([redirect, 1])
+      expect(stderr).toMatch(
+        /^plantstore: cannot write the token to standard output \(it is closed or \/dev\/null/,
+      )
+    }
+    const listed = await cli(['token', 'list', '--json', '--database-url', url])
+    expect(JSON.parse(listed.stdout)).toEqual([])
   })
 
   it('revokes by the id in either case, by the prefix token list shows, or by the whole token', async () => {

@@ -1,3 +1,4 @@
+import { fstatSync, statSync } from 'node:fs'
 import stringWidth from 'string-width'
 import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
@@ -75,6 +76,11 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       'token create cannot issue into sqlite::memory:, which is gone when the command exits; give the database the server uses (a throwaway server issues its own with serve --bootstrap-token-file)',
     )
   }
+  if (outputDiscarded()) {
+    throw new Error(
+      'cannot write the token to standard output (it is closed or /dev/null, where nobody would receive it); no token was issued',
+    )
+  }
   await withStore(options, async (store) => {
     const tokens = new TokenService(store.tokens)
     const { token, record } = await tokens.create(name, scopes, expiresInMs)
@@ -90,6 +96,20 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       )
     }
   })
+}
+
+/**
+ * Whether standard output goes to /dev/null. Node reopens a closed one (`>&-`) there, so the write
+ * of the token succeeds and the command would leave an active token that nobody received.
+ */
+function outputDiscarded(): boolean {
+  try {
+    const out = fstatSync(1)
+    return out.isCharacterDevice() && out.rdev === statSync('/dev/null').rdev
+  } catch {
+    // No /dev/null (Windows) or no descriptor to look at: the write itself says whether it failed.
+    return false
+  }
 }
 
 /** Resolves once stdout has taken the text, or rejects with why it could not. */
