@@ -18,7 +18,9 @@ export const MAX_TIMER_MS = 24 * DAY_MS
  * longer than `max`.
  */
 export function parseDuration(text: string, max = MAX_DURATION_MS): number | null {
-  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim())
+  // Up to 15 digits: the longest value in milliseconds has 13, and 15 digits times a day still make
+  // an exact comparison with it. Nine digits refused 100 years written in seconds.
+  const match = /^(\d{1,15})(ms|s|m|h|d)$/.exec(text.trim())
   if (!match) return null
   const [, amount, unit] = match
   const ms = Number(amount) * (UNITS[unit as string] as number)

@@ -12,6 +12,22 @@ describe('the idempotency-ttl setting', () => {
     expect(() => resolveServeConfig({ idempotencyTtl: '36501d' }, {})).toThrow(ConfigError)
   })
 
+  it('takes its longest value in any unit, however many digits that needs', () => {
+    const longest = 36_500 * 86_400_000
+    for (const text of [
+      `${longest / 1000}s`,
+      `${longest}ms`,
+      `${longest / 60_000}m`,
+      `${longest / 3_600_000}h`,
+    ])
+      expect([text, resolveServeConfig({ idempotencyTtl: text }, {}).idempotencyTtlMs]).toEqual([
+        text,
+        longest,
+      ])
+    for (const text of [`${longest / 1000 + 1}s`, `${longest + 1}ms`, `${'9'.repeat(40)}ms`])
+      expect(() => resolveServeConfig({ idempotencyTtl: text }, {})).toThrow(ConfigError)
+  })
+
   it('is listed by serve --help and refused with exit code 2 when invalid', async () => {
     const help = await runCli(['serve', '--help'])
     expect(help.stdout).toContain('--idempotency-ttl <duration>')
