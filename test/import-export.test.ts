@@ -368,6 +368,27 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     },
   )
 
+  it('rejects a quoted CSV field with a line that is not UTF-8 once, never reading the rest of it as records', async () => {
+    const db = await kind.freshUrl()
+    const notUtf8 = (text: string) => Buffer.concat([Buffer.from(text), Buffer.from([0xff])])
+    const csv = Buffer.concat([
+      Buffer.from('id,name,tag\n1,"a name that goes on\n'),
+      notUtf8('past a line that is not UTF-8'),
+      Buffer.from('\n2,within the field,x"\n3,between,\n'),
+      notUtf8('4,"opened on a line that is not UTF-8 '),
+      Buffer.from('\n5,still the field,y",t\n6,after,\n'),
+    ])
+    const result = await runCli(['import', write('plants.csv', csv), '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe(
+      'line 2: 40002 The request body is not valid UTF-8.\nline 6: 40002 The request body is not valid UTF-8.\n',
+    )
+    expect(result.stderr).toMatch(/2 created, 0 unchanged, 2 rejected/)
+    expect((await runCli(['export', '--database-url', db])).stdout).toBe(
+      '{"id":3,"name":"between"}\n{"id":6,"name":"after"}\n',
+    )
+  })
+
   it('holds a JSON line to the body limit in bytes, CRLF or not, without reading a longer one whole', async () => {
     const db = await kind.freshUrl()
     const padded = (id: number, bytes: number) => {

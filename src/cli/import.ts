@@ -208,6 +208,8 @@ export async function importPlants(file: string, options: ImportOptions): Promis
      * reported once under its first line, and the rest of the field is not read as records of its own.
      */
     let open: { lines: string[]; line: number; bytes: number } | undefined
+    /** Why the CSV record being read is refused whatever its fields say: a line of it is not UTF-8. */
+    let notText: string | undefined
     // A CSV record is not a body: only its fields' own lengths bound it.
     const maxLineBytes = format === 'jsonl' ? limit : Number.POSITIVE_INFINITY
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
@@ -223,10 +225,16 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error
         if (format === 'csv' && columns === undefined) throw new Error(`line ${lineNumber}: ${error.message}`)
-        open = undefined
-        progress.lines++
-        reject(recordLine, error.message)
-        continue
+        if (format === 'jsonl') {
+          progress.lines++
+          reject(recordLine, error.message)
+          continue
+        }
+        // Its quotes are still read (no invalid byte decodes to a quote or a comma): a line that
+        // opens or goes on with a quoted field takes the lines after it in, which read as records
+        // of their own would store plants made of the field's text.
+        notText ??= error.message
+        line = bytes.toString('utf8')
       }
       if (open !== undefined) {
         open.lines.push(line)
@@ -237,6 +245,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
           progress.lines++
           reject(open.line, `${new UnterminatedField().message}: no closing quote within ${limit} bytes`)
           open = undefined
+          notText = undefined
           continue
         }
         if (endsInQuotedField(line)) continue
@@ -255,6 +264,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
       try {
         const plant =
           format === 'csv' ? plantFromCsvRecord(line, columns as CsvColumns) : plantFromJsonLine(line)
+        if (notText !== undefined) throw new RejectedLine(notText)
         progress.lines++
         batch.push(
           options.emitEvents
@@ -269,7 +279,8 @@ export async function importPlants(file: string, options: ImportOptions): Promis
           continue
         }
         progress.lines++
-        reject(recordLine, error.message)
+        reject(recordLine, notText ?? error.message)
+        notText = undefined
       }
     }
     // The file ended inside a quoted field.
