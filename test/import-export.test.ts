@@ -270,6 +270,20 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     )
   })
 
+  it('refuses a CSV file whose lines end in CR alone, instead of reading it as one header and importing nothing', async () => {
+    const db = await kind.freshUrl()
+    const file = write('mac.csv', 'id,name,tag\r1,Monstera,aroid\r2,Fern,\r')
+    const result = await runCli(['import', file, '--database-url', db])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^plantstore: line 1: .*lines end in CR alone/)
+    // The same records with CRLF line endings import.
+    const crlf = write('windows.csv', 'id,name,tag\r\n1,Monstera,aroid\r\n2,Fern,\r\n')
+    expect((await runCli(['import', crlf, '--database-url', db])).code).toBe(0)
+    expect((await runCli(['export', '--database-url', db])).stdout).toBe(
+      '{"id":1,"name":"Monstera","tag":"aroid"}\n{"id":2,"name":"Fern"}\n',
+    )
+  })
+
   it('writes outbox events only with --emit-events', async () => {
     const db = await kind.freshUrl()
     const quiet = write('quiet.jsonl', '{"id": 1, "name": "a"}\n')

@@ -43,6 +43,7 @@ describe('import lines', () => {
     expect(csvColumns('Name, ID ,tag')).toEqual({ id: 1, name: 0, tag: 2, count: 3 })
     expect(csvColumns('id,name')).toEqual({ id: 0, name: 1, tag: -1, count: 2 })
     expect(() => csvColumns('id,title')).toThrow(/header must name/)
+    expect(() => csvColumns('id,name,tag\r1,a,\r2,b,')).toThrow(/lines end in CR alone/)
   })
 
   it('turns CSV records into plants with exact ids and no empty tag', () => {
