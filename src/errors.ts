@@ -76,6 +76,7 @@ export const errors = {
     41501,
     'The request body must be application/json in UTF-8 (a PATCH may also be application/merge-patch+json).',
   ),
+  RANGE_NOT_SATISFIABLE: entry(41601, 'The requested range is not satisfiable.'),
   EXPECTATION_FAILED: entry(41701, 'The Expect header may only ask for 100-continue.'),
   IDEMPOTENCY_KEY_REUSED: entry(
     42201,

@@ -152,6 +152,30 @@ describe('the published contract', () => {
     }
   })
 
+  it('refuses in the schema of each text field the characters the service refuses there', async () => {
+    const token = await t.token(['plants:write', 'webhooks:manage'])
+    const checker = new ContractChecker(doc as unknown as ConstructorParameters<typeof ContractChecker>[0])
+    let id = 9000
+    for (const text of ['fern', 'a\u007fb', 'a\tb', 'a\u0001b']) {
+      const bodies: Array<[string, string, object]> = [
+        ['/plants', 'NewPlant', { id: id++, name: text }],
+        ['/plants', 'NewPlant', { id: id++, name: 'n', tag: text }],
+        ['/webhooks', 'NewWebhook', { url: 'https://receiver.example/hook', description: text }],
+      ]
+      for (const [url, schema, body] of bodies) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        })
+        expect(checker.matches(`#/components/schemas/${schema}`, body), JSON.stringify(body)).toBe(
+          res.statusCode < 300,
+        )
+      }
+    }
+  })
+
   it('documents 500 for every operation behind a token, /metrics too', () => {
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {
@@ -257,6 +281,40 @@ describe('the published contract', () => {
     expect(headers('/webhooks', 'post', '201')).toEqual(['Location'])
   })
 
+  it('describes the bearer challenge of 401 and 403 with the attributes each one carries', async () => {
+    const answers = [
+      {},
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { authorization: 'Bearer pst_not-a-token' },
+      { authorization: `Bearer ${await t.token(['webhooks:manage'])}` },
+    ]
+    const seen: Record<string, Set<string>> = { '401': new Set(), '403': new Set() }
+    for (const headers of answers) {
+      const res = await t.app.inject({ method: 'GET', url: '/plants/1', headers })
+      const challenge = String(res.headers['www-authenticate'])
+      for (const [, name] of challenge.matchAll(/(\w+)="/g)) seen[res.statusCode]?.add(name as string)
+    }
+    expect(seen['403']?.size).toBeGreaterThan(0)
+    for (const [status, names] of Object.entries(seen)) {
+      const described = String(
+        pick(
+          doc,
+          'paths',
+          '/plants/{id}',
+          'get',
+          'responses',
+          status,
+          'headers',
+          'WWW-Authenticate',
+          'description',
+        ),
+      )
+      for (const name of ['error', 'error_description', 'error_uri', 'scope']) {
+        expect(new RegExp(`\\b${name}\\b`).test(described), `${status} ${name}`).toBe(names.has(name))
+      }
+    }
+  })
+
   it('renders the error catalog', () => {
     expect(doc['x-error-codes']).toEqual(
       Object.entries(errors).map(([name, e]) => ({
@@ -355,6 +413,20 @@ describe('the published contract', () => {
       expect(res.headers.location).toBe('/docs')
     },
   )
+
+  it('answers a range or a precondition a docs asset cannot meet with its own status, not a 500', async () => {
+    const url = '/docs/static/swagger-ui.css'
+    const whole = await t.app.inject({ method: 'GET', url })
+    expect(whole.statusCode).toBe(200)
+    const length = whole.rawPayload.length
+    const past = await t.app.inject({ method: 'GET', url, headers: { range: `bytes=${length}-` } })
+    expect([past.statusCode, JSON.parse(past.body).error]).toEqual([416, errors.RANGE_NOT_SATISFIABLE.code])
+    expect(past.headers['content-range']).toBe(`bytes */${length}`)
+    for (const headers of [{ 'if-match': '"other"' }, { 'if-unmodified-since': new Date(0).toUTCString() }]) {
+      const res = await t.app.inject({ method: 'GET', url, headers })
+      expect([res.statusCode, JSON.parse(res.body).error]).toEqual([412, errors.PRECONDITION_FAILED.code])
+    }
+  })
 
   it('gives the docs page a policy with only what it needs: no data: fonts, no form targets', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs' })

@@ -377,7 +377,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40101 | 40102 | 40103 | 40104 | 40105 | 40301 | 40401 | 40402 | 40450 | 40451 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40101 | 40102 | 40103 | 40104 | 40105 | 40301 | 40401 | 40402 | 40450 | 40451 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -670,7 +670,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -681,7 +681,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -778,7 +778,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -789,7 +789,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -944,7 +944,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -955,7 +955,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1076,7 +1076,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1087,7 +1087,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1227,7 +1227,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1238,7 +1238,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1360,7 +1360,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1371,7 +1371,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1504,7 +1504,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1515,7 +1515,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1603,7 +1603,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1614,7 +1614,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1706,7 +1706,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1717,7 +1717,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1833,7 +1833,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1844,7 +1844,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1940,7 +1940,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1951,7 +1951,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2054,7 +2054,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2065,7 +2065,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2192,7 +2192,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2203,7 +2203,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2301,7 +2301,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2312,7 +2312,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2421,7 +2421,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2432,7 +2432,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2532,7 +2532,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2543,7 +2543,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2645,7 +2645,7 @@ export interface operations {
             /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
             401: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2656,7 +2656,7 @@ export interface operations {
             /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
-                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed */
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };

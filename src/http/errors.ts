@@ -37,9 +37,16 @@ const BY_STATUS: Record<number, CatalogEntry> = {
   404: errors.ROUTE_NOT_FOUND,
   405: errors.METHOD_NOT_ALLOWED,
   408: errors.REQUEST_TIMEOUT,
+  // 412 and 416 come from the docs page's file server, which honours If-Match, If-Unmodified-Since
+  // and Range on its assets.
+  412: {
+    ...errors.PRECONDITION_FAILED,
+    message: 'The file does not meet the If-Match or If-Unmodified-Since of the request.',
+  },
   413: errors.BODY_TOO_LARGE,
   414: errors.URI_TOO_LONG,
   415: errors.UNSUPPORTED_MEDIA_TYPE,
+  416: errors.RANGE_NOT_SATISFIABLE,
   429: errors.RATE_LIMITED,
   431: errors.HEADERS_TOO_LARGE,
   503: errors.UNAVAILABLE,
@@ -86,7 +93,12 @@ export function classify(error: unknown): {
   if (fastifyError.validation) return { entry: errors.BAD_REQUEST, message: fastifyError.message ?? '' }
   const status = fastifyError.statusCode
   const byStatus = status ? BY_STATUS[status] : undefined
-  if (byStatus) return { entry: byStatus, message: byStatus.message }
+  if (byStatus) {
+    // A 416 names the file's length (RFC 9110 §15.5.17): the client can ask for a part that exists.
+    const range = (error as { headers?: Record<string, string> }).headers?.['Content-Range']
+    const headers = range === undefined ? undefined : { 'content-range': range }
+    return { entry: byStatus, message: byStatus.message, ...(headers && { headers }) }
+  }
   return { entry: errors.INTERNAL, message: errors.INTERNAL.message }
 }
 

@@ -110,9 +110,12 @@ const WebhookUrl = Type.String({
     'http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address',
 })
 // null, as absent on creation, is no description; in an update it removes the current one.
-const Description = Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], {
-  description: `For people: at most ${DESCRIPTION_MAX_LENGTH} characters, without control characters or lone surrogates; null for none`,
-})
+const Description = Type.Union(
+  [Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, pattern: TEXT_PATTERN }), Type.Null()],
+  {
+    description: `For people: at most ${DESCRIPTION_MAX_LENGTH} characters, without control characters or lone surrogates; null for none`,
+  },
+)
 
 export const WebhookId = Type.String({ pattern: WEBHOOK_ID_PATTERN.source, description: 'Subscription id' })
 export const DeliveryId = Type.String({ pattern: DELIVERY_ID_PATTERN.source, description: 'Delivery id' })
@@ -299,15 +302,18 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 }
 
 const text = (description: string) => ({ type: 'string', description })
-const CHALLENGE = text(
-  'The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, with `error`, `error_description` and, on 403, the `scope` needed',
+const TOKEN_CHALLENGE = text(
+  'The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description`',
+)
+const SCOPE_CHALLENGE = text(
+  'The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed',
 )
 const RETRY_AFTER = text('Seconds to wait before trying again')
 
 /** The headers an error answer of this status carries besides the usual ones. */
 const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
-  401: { 'WWW-Authenticate': CHALLENGE },
-  403: { 'WWW-Authenticate': CHALLENGE },
+  401: { 'WWW-Authenticate': TOKEN_CHALLENGE },
+  403: { 'WWW-Authenticate': SCOPE_CHALLENGE },
   429: {
     'Retry-After': RETRY_AFTER,
     'RateLimit-Limit': text('Requests allowed per window'),
