@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
@@ -12,7 +13,34 @@ import {
   workerPids,
 } from './helpers/cluster.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
+import { openSocket } from './helpers/raw-http.js'
 import { createdEvents, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
+
+/**
+ * A keep-alive request on a connection of its own, left open: `answered`, `closed` without an
+ * answer, or `hanging` when neither happens within `waitMs`.
+ */
+async function holdRequest(
+  port: number,
+  waitMs = 5000,
+): Promise<{ outcome: 'answered' | 'closed' | 'hanging'; socket: Socket }> {
+  const socket = await openSocket(port)
+  socket.on('error', () => {})
+  const outcome = await new Promise<'answered' | 'closed' | 'hanging'>((resolve) => {
+    let received = ''
+    const timer = setTimeout(() => resolve('hanging'), waitMs)
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => {
+      received += chunk
+      if (received.includes('\r\n\r\n')) resolve('answered')
+    })
+    socket.on('close', () => resolve(received === '' ? 'closed' : 'answered'))
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+    socket.once('close', () => clearTimeout(timer))
+    socket.once('data', () => clearTimeout(timer))
+  })
+  return { outcome, socket }
+}
 
 function alive(pid: number): boolean {
   try {
@@ -198,6 +226,43 @@ describe('serve --workers', () => {
       expect((await call(running.url, 'GET', '/healthz', '')).status).toBe(200)
       return servedBy(running.output().slice(since), '/healthz').size === 2
     })
+    expect(await running.stop('SIGTERM')).toBe(0)
+    server = undefined
+  })
+
+  it('closes a connection past --max-connections at once, as one process does, however the workers are filled', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--max-connections',
+      '1',
+      '--keep-alive-timeout',
+      '30s',
+      ...UNGUARDED,
+    ])
+    const running = server
+    // Which worker takes a connection is the primary's choice: whatever the split, at most one held
+    // connection per worker is answered, and every other is closed, none left waiting.
+    const held = []
+    for (let i = 0; i < 4; i++) held.push(await holdRequest(running.port))
+    const outcomes = held.map((h) => h.outcome)
+    expect(outcomes).not.toContain('hanging')
+    const answered = outcomes.filter((o) => o === 'answered').length
+    expect(answered).toBeGreaterThanOrEqual(1)
+    expect(answered).toBeLessThanOrEqual(2)
+    // Once the held connections are gone, their places are free again.
+    for (const h of held) h.socket.destroy()
+    await vi.waitFor(
+      async () => {
+        const again = await holdRequest(running.port)
+        again.socket.destroy()
+        expect(again.outcome).toBe('answered')
+      },
+      { timeout: 10_000, interval: 100 },
+    )
     expect(await running.stop('SIGTERM')).toBe(0)
     server = undefined
   })

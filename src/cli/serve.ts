@@ -1,5 +1,7 @@
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
@@ -86,8 +88,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     trustProxy: config.trustProxy,
     maxHeaderSize: config.maxHeaderSize,
   })
-  // Past this, Node closes new sockets at once: memory per connection stays bounded under a flood.
-  app.server.maxConnections = config.maxConnections
+  // Past this, new sockets are closed at once: memory per connection stays bounded under a flood.
+  if (cluster.isWorker) closeConnectionsPast(app.server, config.maxConnections)
+  else app.server.maxConnections = config.maxConnections
   const stopRetention = scheduleRetention(store, config, logger, metrics)
   let dispatcher: ReturnType<typeof startDispatcher> | undefined
   registerDispatcherLeaseMetric(metrics, () => dispatcher?.dispatching() ?? false)
@@ -156,6 +159,26 @@ export async function serve(config: ServeConfig): Promise<void> {
   dispatcher = startDispatcher(store, config, logger)
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
+}
+
+/**
+ * --max-connections in a cluster worker. Node's own limit (server.maxConnections) has a full worker
+ * refuse a connection the primary hands it, and the primary then hands it to another worker, and
+ * back, for as long as every worker is full: the connection is never closed, and the processes spin
+ * passing it around. Taken and closed here instead, it is closed at once, as in a single process.
+ */
+function closeConnectionsPast(server: Server, max: number): void {
+  let open = 0
+  server.on('connection', (socket: Socket) => {
+    if (open >= max) {
+      socket.destroy()
+      return
+    }
+    open++
+    socket.once('close', () => {
+      open--
+    })
+  })
 }
 
 /** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */
