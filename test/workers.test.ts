@@ -83,6 +83,25 @@ describe('serve --workers', () => {
     )
   })
 
+  it('says on stderr why it cannot listen on --host with --port 0, as one process does, and exits 1', async () => {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: listening there fails at once.
+    const args = [
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '192.0.2.1',
+      '--database-url',
+      `sqlite:${join(tempDir(), 'p.db')}`,
+    ]
+    const single = await runCli(args)
+    const workers = await runCli([...args, '--workers', '2'])
+    expect([single.code, workers.code]).toEqual([1, 1])
+    expect(single.stderr).toMatch(/^plantstore: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/)
+    expect(workers.stderr).toBe(single.stderr)
+    expect(workers.stdout).toMatch(/"msg":"cannot listen on 192\.0\.2\.1; stopping"/)
+  })
+
   it.each(['0', 'two', '-1', '65'])('refuses --workers %s with exit 2', async (value) => {
     const result = await runCli(['serve', '--port', '0', '--workers', value])
     expect(result.code).toBe(2)

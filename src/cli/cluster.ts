@@ -185,9 +185,13 @@ export function startCluster(
     for (let i = 0; i < config.workers; i++) initial.add(fork())
   }
   start().catch((err: unknown) => {
-    logger.fatal({ err }, 'cannot find a free port; stopping')
+    // Most often the host itself cannot be listened on (an address of another machine, a name that
+    // does not resolve): said on stderr, as a single process says it, not only in the log.
+    const reason = err instanceof Error ? err.message : String(err)
+    logger.fatal({ err }, `cannot listen on ${config.host}; stopping`)
+    process.stderr.write(`plantstore: ${reason}\n`)
     failed = true
-    void stop('no free port')
+    void stop('cannot listen')
   })
   return { ready: readyPromise, stop, done }
 }
