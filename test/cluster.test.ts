@@ -36,6 +36,25 @@ function primary(
 }
 
 describe('the cluster primary', () => {
+  it('stops with 1 and says why on stderr when it cannot listen on the host, before forking a worker', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: listening there fails at once.
+    const config = resolveServeConfig({ port: '0', host: '192.0.2.1', databaseUrl: url, workers: '2' }, {})
+    const { lines, stream } = captureLines()
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    try {
+      const running = startCluster(config, createLogger('info', stream))
+      expect(await running.done).toBe(1)
+      expect(stderr).toHaveBeenCalledWith(
+        expect.stringMatching(/^plantstore: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/),
+      )
+    } finally {
+      stderr.mockRestore()
+    }
+    expect(lines.join('')).toContain('"msg":"cannot listen on 192.0.2.1; stopping"')
+    expect(Object.keys(cluster.workers ?? {})).toEqual([])
+  })
+
   it('announces the address once both workers listen, and stops both cleanly', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)

@@ -1,11 +1,10 @@
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
-import type { Server } from 'node:http'
-import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
+import { closeConnectionsPast } from '../http/connection-limit.js'
 import { addressLogger, createLogger } from '../log.js'
 import { bindCounter } from '../metrics/bound.js'
 import { joinClusterMetrics } from '../metrics/cluster.js'
@@ -159,26 +158,6 @@ export async function serve(config: ServeConfig): Promise<void> {
   dispatcher = startDispatcher(store, config, logger)
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
-}
-
-/**
- * --max-connections in a cluster worker. Node's own limit (server.maxConnections) has a full worker
- * refuse a connection the primary hands it, and the primary then hands it to another worker, and
- * back, for as long as every worker is full: the connection is never closed, and the processes spin
- * passing it around. Taken and closed here instead, it is closed at once, as in a single process.
- */
-function closeConnectionsPast(server: Server, max: number): void {
-  let open = 0
-  server.on('connection', (socket: Socket) => {
-    if (open >= max) {
-      socket.destroy()
-      return
-    }
-    open++
-    socket.once('close', () => {
-      open--
-    })
-  })
 }
 
 /** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */
