@@ -109,6 +109,8 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     ['a control character', 'a\u0001'],
     ['an unterminated quote', '"abc'],
     ['an empty quoted string', '""'],
+    // Not a space to HTTP: a key of its own, refused, never the key "k" that trimming it would leave.
+    ['a no-break space around it', '\u00a0k\u00a0'],
   ])('answers 400 to a key that is %s', async (_what, key) => {
     const res = await post('{"id": 50, "name": "a"}', key)
     expect(res.statusCode).toBe(400)

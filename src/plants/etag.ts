@@ -24,6 +24,9 @@ const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"'
  */
 const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:${ENTITY_TAG}[ \\t]*)?(?:,[ \\t]*(?:${ENTITY_TAG}[ \\t]*)?)*$`)
 const ENTITY_TAGS = new RegExp(ENTITY_TAG, 'g')
+// `*` with optional whitespace only: trim() would also drop a no-break space (obs-text to Node), and
+// take `\xa0*`, which is neither `*` nor a list, for `*`.
+const ANY = /^[ \t]*\*[ \t]*$/
 
 /**
  * The entity tags of an If-Match / If-None-Match header (RFC 9110 §13.1): '*' or a list.
@@ -32,7 +35,7 @@ const ENTITY_TAGS = new RegExp(ENTITY_TAG, 'g')
  * matches nothing, rather than whatever quoted text could be picked out of it.
  */
 export function parseEntityTags(header: string): '*' | string[] {
-  if (header.trim() === '*') return '*'
+  if (ANY.test(header)) return '*'
   if (!ENTITY_TAG_LIST.test(header)) return []
   return header.match(ENTITY_TAGS) ?? []
 }
