@@ -401,6 +401,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       })
       server.on('connect', (req, socket) => refuseConnect(socket, stamped(req)))
       server.on('connection', (socket: Socket) => {
+        // Node asks the socket for its peer when the address is first read, and once the client is
+        // gone (or its connection is cut for too large a body) it has none to give: a request without
+        // a valid token would be counted against an `undefined` address that every such client
+        // shares, and its log line would name no address. Read at once, it is kept for the
+        // connection's life.
+        void socket.remoteAddress
         connections.add(socket)
         socket.once('close', () => connections.delete(socket))
       })

@@ -27,8 +27,10 @@ const TOKEN_IN_TEXT =
 /**
  * A URL's query parameter, name and value. In a JSON log line a `"` or `\` of the URL is written
  * escaped (`\"`, `\\`), so an escape is taken whole: stopping at it would log the rest of the value.
+ * A `#` does not end either: a client that sends one (browsers never do) gets it read as part of the
+ * name or value, so `?password=a#b` is a password of `a#b`, all of which must go.
  */
-const QUERY_PARAMETER = /([?&])((?:[^=&#"\\\s]|\\.)*)=((?:[^&#"\\\s]|\\.)*)/g
+const QUERY_PARAMETER = /([?&])((?:[^=&"\\\s]|\\.)*)=((?:[^&"\\\s]|\\.)*)/g
 
 /**
  * A parameter named for a credential (`access_token`, RFC 6750 §2.3, and the like): a client that puts

@@ -3,9 +3,10 @@ import { type AppOptions, buildApp } from '../src/app.js'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
 import { TokenService } from '../src/tokens/service.js'
-import { errorOf } from './helpers/app.js'
+import { errorOf, listenLocally } from './helpers/app.js'
 import { watchContract } from './helpers/contract.js'
 import { captureLines } from './helpers/log.js'
+import { openSocket } from './helpers/raw-http.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 const kind = storeKinds[0] as (typeof storeKinds)[0]
@@ -86,6 +87,39 @@ describe('abuse limits and response headers', () => {
     expect(
       (await a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${valid}` } })).statusCode,
     ).toBe(404)
+  })
+
+  it('counts a request without a valid token against its address when its client is gone by then', async () => {
+    const { store } = await openFresh(kind)
+    // The store takes a while to say a token is unknown, as a database across a network does.
+    const find = store.tokens.find.bind(store.tokens)
+    let lookedUp: Promise<unknown> | undefined
+    store.tokens.find = (id) => {
+      lookedUp = new Promise((resolve) => setTimeout(resolve, 200)).then(() => find(id))
+      return lookedUp as ReturnType<typeof find>
+    }
+    const built = await buildApp({
+      store,
+      tokens: new TokenService(store.tokens),
+      rateLimit: { max: 5, windowMs: 60_000 },
+    })
+    close = async () => {
+      await built.close()
+      await store.close()
+    }
+    const port = await listenLocally(built)
+    const invented = `Bearer pst_${'0'.repeat(16)}_${'A'.repeat(43)}`
+    const socket = await openSocket(port)
+    socket.write(`GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${invented}\r\n\r\n`)
+    await vi.waitFor(() => expect(lookedUp).toBeDefined())
+    // Gone while its token is still being looked up; the refusal is counted once the lookup ends.
+    socket.resetAndDestroy()
+    await lookedUp
+    await new Promise((resolve) => setImmediate(resolve))
+    const next = await fetch(`http://127.0.0.1:${port}/plants/1`, { headers: { authorization: invented } })
+    expect(next.status).toBe(401)
+    // Both were counted against the one address.
+    expect(next.headers.get('ratelimit-remaining')).toBe('3')
   })
 
   it('does not limit when the limit is off, nor what needs no token', async () => {

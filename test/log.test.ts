@@ -15,11 +15,12 @@ import { openFresh, sqliteKind } from './helpers/stores.js'
 async function withLoggedApp(
   level: LogLevel,
   work: (t: { app: FastifyInstance; store: Store; tokens: TokenService; lines: string[] }) => Promise<void>,
+  options: { bodyLimit?: number } = {},
 ): Promise<void> {
   const { lines, stream } = captureLines()
   const { store } = await openFresh(sqliteKind)
   const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, logger: createLogger(level, stream) })
+  const app = await buildApp({ store, tokens, logger: createLogger(level, stream), ...options })
   try {
     await work({ app, store, tokens, lines })
   } finally {
@@ -209,6 +210,29 @@ describe('a credential in a URL written unusually', () => {
     })
   })
 
+  it('never reaches the log when a # the server reads as part of the query sits in its name or value', async () => {
+    await withLoggedApp('debug', async ({ app, tokens, lines }) => {
+      const { token } = await tokens.create('t', ['plants:read'])
+      app.get('/query-as-read', async (request) => request.query)
+      const port = await listenLocally(app)
+      const send = (url: string, auth = '') =>
+        rawRequest(port, `GET ${url} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)
+      // How the server reads such a query: the # and what follows belong to the name or value.
+      const read = await send('/query-as-read?password=x#leakedF6&x#access_token=leakedG7')
+      expect(JSON.parse(read.slice(read.indexOf('\r\n\r\n') + 4))).toEqual({
+        password: 'x#leakedF6',
+        'x#access_token': 'leakedG7',
+      })
+      for (const url of ['/plants?password=x#leakedH8', '/plants?tag=a&x#client_secret=leakedI9']) {
+        expect(await send(url, `Authorization: Bearer ${token}\r\n`)).toMatch(/^HTTP\/1\.1 200 /)
+      }
+      const text = lines.join('')
+      expect(text).toContain('request completed')
+      for (const leaked of ['leakedF6', 'leakedG7', 'leakedH8', 'leakedI9'])
+        expect(text).not.toContain(leaked)
+    })
+  })
+
   it('leaves ordinary values alone, whatever words they hold', async () => {
     await withLoggedApp('debug', async ({ app, tokens, lines }) => {
       const { token } = await tokens.create('t', ['plants:read'])
@@ -216,6 +240,31 @@ describe('a credential in a URL written unusually', () => {
       expect((await app.inject({ url, headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200)
       expect(lines.join('')).toContain(url)
     })
+  })
+})
+
+describe('the line of a request whose connection is cut', () => {
+  it('names its client address, as every request line does', async () => {
+    await withLoggedApp(
+      'debug',
+      async ({ app, tokens, lines }) => {
+        const { token } = await tokens.create('t', ['plants:read', 'plants:write'])
+        const port = await listenLocally(app)
+        // A DELETE reads no body: one past the body limit is skipped up to it, then the connection is cut.
+        const body = 'x'.repeat(1000)
+        const answer = await rawRequest(
+          port,
+          `DELETE /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        )
+        expect(answer).toMatch(/^HTTP\/1\.1 404 /)
+        await vi.waitFor(() => expect(lines.join('')).toContain('request completed'))
+        const completed = lines
+          .map((line) => JSON.parse(line))
+          .find((line) => line.msg === 'request completed')
+        expect(completed).toMatchObject({ method: 'DELETE', status: 404, ip: '127.0.0.1' })
+      },
+      { bodyLimit: 100 },
+    )
   })
 })
 
