@@ -399,6 +399,42 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.plants.create({ id: 2n, name: 'after' })).toBe('created')
   })
 
+  it('frees the outbox for every instance when one loses its link in the middle of a transaction', async () => {
+    const { url, store } = await fresh()
+    // This plant's event takes a while to insert: long enough to cut the link while it runs.
+    await store.pool.query(`
+      CREATE FUNCTION slow_event() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN IF NEW.payload LIKE '%"name":"cut off"%' THEN PERFORM pg_sleep(0.5); END IF; RETURN NULL; END $$;
+      CREATE TRIGGER slow_event AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION slow_event();`)
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    const cut = await openPostgres({ url: proxy.route(url), timeoutMs: 1000 })
+    open.push(cut)
+    try {
+      const stalled = createPlant(cut.plants, { id: 1n, name: 'cut off' })
+      await vi.waitFor(
+        async () => {
+          const sleeping = await store.pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'",
+          )
+          expect(sleeping.rowCount).toBe(1)
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      // The link stalls: the instance gives up, while its session, never told, stays in its
+      // transaction holding the outbox lock every create takes.
+      proxy.stall()
+      await expect(stalled).rejects.toBeInstanceOf(StoreUnavailableError)
+      // Another instance still creates, well within its own timeout (5 s).
+      const startedAt = performance.now()
+      expect((await createPlant(store.plants, { id: 2n, name: 'elsewhere' })).plant.id).toBe(2n)
+      expect(performance.now() - startedAt).toBeLessThan(4000)
+      expect(await store.plants.get(1n)).toBeUndefined()
+    } finally {
+      await proxy.down()
+    }
+  })
+
   it('fails to open an unreachable database with StoreUnavailableError', async () => {
     const { url } = await fresh()
     const proxy = await TcpProxy.start(url)

@@ -86,6 +86,11 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
     // The client gives up on a reply after this; the server stops the statement too.
     query_timeout: timeoutMs,
     statement_timeout: timeoutMs,
+    // A client that gave up on a transaction closes its connection, but across a link that stalled
+    // the server never learns of it: the session stays in its transaction, holding its row locks
+    // and the outbox lock every instance's writes wait for, until TCP keepalive notices (hours).
+    // No transaction of ours waits on its client between statements for anything near this long.
+    idle_in_transaction_session_timeout: timeoutMs,
     keepAlive: true,
     application_name: 'plantstore',
   }
