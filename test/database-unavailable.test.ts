@@ -13,6 +13,9 @@ describe('a database that answers but cannot do the work at the moment', () => {
     ['SQLITE_READONLY'],
     ['SQLITE_CANTOPEN'],
     ['25006'], // PostgreSQL: read-only transaction (a standby)
+    ['25P03'], // session ended for idling in a transaction
+    ['40001'], // serialization failure, still there after the last try
+    ['40P01'], // deadlock, still there after the last try
     ['53100'], // disk full
     ['53200'], // out of memory
     ['57014'], // statement cancelled

@@ -25,9 +25,12 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|IOERR|READONLY|CANTOPEN)(_|$)/
  * that landed on a standby), one out of disk, memory or other resources (class 53), a statement
  * cancelled by an administrator (57014) and an I/O error on the server (class 58). The connection
  * still works, so they are not "unreachable": at start a read-only database is refused at once, not
- * retried, but mid-run they are the database's trouble, not the request's.
+ * retried, but mid-run they are the database's trouble, not the request's. So are a deadlock or a
+ * serialization failure still met after a transaction's last try (40P01, 40001: the work may well
+ * succeed once the transaction it crossed has ended) and a session the server ended for idling in a
+ * transaction (25P03, past --database-timeout while the process was stalled).
  */
-const POSTGRES_UNAVAILABLE = /^(25006|53[0-9A-Z]{3}|57014|58[0-9A-Z]{3})$/
+const POSTGRES_UNAVAILABLE = /^(25006|25P03|40001|40P01|53[0-9A-Z]{3}|57014|58[0-9A-Z]{3})$/
 
 /** True for a database error that a later retry may not meet: answered 503 with Retry-After. */
 export function isDatabaseUnavailable(error: unknown): boolean {
