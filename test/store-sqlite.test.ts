@@ -1,4 +1,14 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -508,6 +518,60 @@ describe('SQLite store', () => {
     expect(() => sink.check()).toThrow(StoreUnavailableError)
     await failing.drain()
     await sink.close()
+  })
+
+  it('fsyncs, counts and watches the log beside the file that a symbolic link given as its path leads to', async () => {
+    const dir = tempDir()
+    const link = join(dir, 'p.db')
+    const file = join(dir, 'volume.db')
+    symlinkSync(file, link)
+    store = openSqlite({ path: link })
+    // SQLite writes its log as volume.db-wal: there is none beside the link to make durable.
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    // The log's length is read from volume.db-shm: the automatic checkpoint restarts the log.
+    const sink = fileSink(link, 5000, { checkpointFrames: 10, restartFrames: 20 })
+    try {
+      await sink.write([row(2n, 'b', null)], Date.now())
+      const first = walSalts(file)
+      let next = 3n
+      await vi.waitFor(
+        async () => {
+          await sink.write(
+            Array.from({ length: 10 }, () => row(next++, 'p', null)),
+            Date.now(),
+          )
+          expect(walSalts(file)).not.toBe(first)
+        },
+        { timeout: 5000, interval: 10 },
+      )
+    } finally {
+      await sink.close()
+    }
+    // And it is the log whose deletion is noticed.
+    rmSync(`${file}-wal`)
+    await expect(store.plants.create({ id: 0n, name: 'z' })).rejects.toThrow(
+      /write-ahead log .*volume\.db-wal was moved or deleted/,
+    )
+  })
+
+  it('starts no checkpoint thread on a database file moved away, which would make an empty one and drop its log', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    const unchecked = fileSink(path, 5000)
+    renameSync(path, `${path}.moved`)
+    // The first checkpoint starts the thread, which opens the path anew.
+    await expect(store.maintenance.checkpoint()).rejects.toThrow(/p\.db was moved or deleted while open/)
+    expect(existsSync(path)).toBe(false)
+    // Even a thread asked by a sink that does not check the file makes none.
+    await expect(unchecked.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+    await unchecked.close()
+    expect(existsSync(path)).toBe(false)
+    // Put back, it is the file opened, with its log: writes resume, and checkpoints too.
+    renameSync(`${path}.moved`, path)
+    expect(await store.plants.create({ id: 2n, name: 'b' })).toBe('created')
+    await store.maintenance.checkpoint()
+    expect((await store.plants.list({ limit: 10 })).map((p) => p.id)).toEqual([1n, 2n])
   })
 
   it('writes a plant.created event with the plant in its transaction, and none for a duplicate', async () => {

@@ -10,7 +10,9 @@ import { parentPort, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { runCheckpoint } from './checkpoint-passes.js'
 
-const db = new Database(workerData.path)
+// Never a new file: SQLite would open an empty database where the one opened was moved away, and
+// delete the log beside it, which holds creates already acknowledged.
+const db = new Database(workerData.path, { fileMustExist: true })
 db.pragma('busy_timeout = 0')
 db.pragma('synchronous = NORMAL')
 db.pragma(workerData.pageCachePragma)

@@ -1,4 +1,4 @@
-import { type Stats, statSync } from 'node:fs'
+import { realpathSync, type Stats, statSync } from 'node:fs'
 import { StoreUnavailableError } from '../errors.js'
 
 /**
@@ -17,7 +17,8 @@ export class OpenedFile {
 
   constructor(private readonly path: string) {
     this.database = statSync(path)
-    this.logPath = `${path}-wal`
+    // Beside the file a symbolic link leads to, where SQLite keeps it.
+    this.logPath = `${realpathSync(path)}-wal`
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 

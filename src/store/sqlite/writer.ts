@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync, statSync } from 'node:fs'
+import { closeSync, fdatasync, openSync, realpathSync, statSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import Database, { type Statement } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
@@ -61,6 +61,8 @@ class Checkpointer {
   constructor(
     private readonly path: string,
     private readonly busyTimeoutMs: number,
+    /** Throws unless the file at the path is still the one the store opened. */
+    private readonly check: () => void,
     private readonly script: URL = new URL('./checkpoint-thread.js', import.meta.url),
   ) {}
 
@@ -96,9 +98,10 @@ class Checkpointer {
 
   /** Asks the thread for one checkpoint; its answer, or its end, settles the promise. */
   private send(mode: string): Promise<void> {
-    this.worker ??= this.start()
-    const worker = this.worker
     return new Promise<void>((resolve, reject) => {
+      // What start throws rejects this checkpoint.
+      this.worker ??= this.start()
+      const worker = this.worker
       const done = (error?: Error) => {
         worker.off('message', answered)
         worker.off('exit', stopped)
@@ -117,6 +120,9 @@ class Checkpointer {
   }
 
   private start(): Worker {
+    // The thread opens the path anew, and SQLite would take whatever file is there now: one put in
+    // place of the store's would get the store's log and wal-index checkpointed into it.
+    this.check()
     const worker = new Worker(this.script, {
       workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs, pageCachePragma: PAGE_CACHE_PRAGMA },
       // It holds nothing but its connection; a small heap keeps the service's memory near one process's.
@@ -214,7 +220,10 @@ export function fileSink(
     checkpointThread?: URL
     /** See QUIET_MS; only tests change it. */
     quietMs?: number
-    /** Runs before each transaction; what it throws fails the batches that would have joined it. */
+    /**
+     * Runs before each transaction, and before the checkpoint thread opens the file; what it throws
+     * fails the batches that would have joined it, or the checkpoint.
+     */
     beforeCommit?: () => void
   } = {},
 ): BatchSink {
@@ -244,14 +253,22 @@ export function fileSink(
       throw error
     }
   }
-  const checkpointer = new Checkpointer(path, busyTimeoutMs, options.checkpointThread)
+  const checkpointer = new Checkpointer(
+    path,
+    busyTimeoutMs,
+    () => options.beforeCommit?.(),
+    options.checkpointThread,
+  )
   const checkpointFrames = options.checkpointFrames ?? CHECKPOINT_FRAMES
   const restartFrames = options.restartFrames ?? RESTART_FRAMES
   const quietMs = options.quietMs ?? QUIET_MS
-  const walIndex = new WalIndex(`${path}-shm`)
+  // SQLite keeps the log and its index beside the file a symbolic link leads to, not beside the link,
+  // where an fsync would find no log, or a stale one and leave the acknowledged creates unsynced.
+  const file = realpathSync(path)
+  const walIndex = new WalIndex(`${file}-shm`)
   /** The log's length when this sink last asked for an automatic checkpoint. */
   let checkpointedAt = 0
-  const logPath = `${path}-wal`
+  const logPath = `${file}-wal`
   const syncPath = options.syncPath ?? logPath
 
   const queue: Queued[] = []
