@@ -218,6 +218,20 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     expect(readdirSync(folder)).toEqual([])
   })
 
+  it('counts the plants it exported on stderr, one plant in the singular', async () => {
+    const db = await kind.freshUrl()
+    expect((await runCli(['migrate', '--database-url', db])).code).toBe(0)
+    expect((await runCli(['export', '--database-url', db])).stderr).toBe('exported 0 plants\n')
+    expect(
+      (await runCli(['import', write('one.jsonl', '{"id":1,"name":"a"}\n'), '--database-url', db])).code,
+    ).toBe(0)
+    expect(await runCli(['export', '--database-url', db])).toEqual({
+      code: 0,
+      stdout: '{"id":1,"name":"a"}\n',
+      stderr: 'exported 1 plant\n',
+    })
+  })
+
   it('writes into a named pipe given as the output (as /dev/stdout would be), never replacing it', async () => {
     const db = await kind.freshUrl()
     const plants = '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n'

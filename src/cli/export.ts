@@ -92,7 +92,7 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       }
       throw error
     }
-    process.stderr.write(`exported ${count} plants\n`)
+    process.stderr.write(`exported ${count} ${count === 1 ? 'plant' : 'plants'}\n`)
     return count
   })
 }
