@@ -413,6 +413,11 @@ describe('SQLite store', () => {
     const path = join(tempDir(), 'p.db')
     const missing = new WalIndex(`${path}-shm`)
     expect(missing.read()).toBeUndefined()
+    // One that opens but cannot be read (here a folder: EISDIR) is as unknown, never a throw, which in
+    // the batch writer would leave a commit's requests unanswered.
+    const unreadable = new WalIndex(tempDir())
+    expect(unreadable.read()).toBeUndefined()
+    unreadable.close()
     store = openSqlite({ path })
     const log = new WalIndex(`${path}-shm`)
     const insert = store.db.prepare(

@@ -36,10 +36,12 @@ export class WalIndex {
   read(): LogState | undefined {
     try {
       this.fd ??= openSync(this.shmPath, 'r')
+      if (readSync(this.fd, this.buffer, 0, HEADER_BYTES, 0) < HEADER_BYTES) return undefined
     } catch {
+      // Unknown, as before the wal-index exists: the batch writer reads it between a commit and that
+      // commit's fsync, and a throw there would leave the commit's requests waiting for good.
       return undefined
     }
-    if (readSync(this.fd, this.buffer, 0, HEADER_BYTES, 0) < HEADER_BYTES) return undefined
     const frames = this.u32(MX_FRAME)
     if (this.u32(COPY_BYTES + MX_FRAME) !== frames) return undefined
     return { frames, backfilled: this.u32(N_BACKFILL) }
