@@ -6,7 +6,7 @@ import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
 import { inTransaction } from '../src/store/postgres/transaction.js'
 import { admin, whileLocked } from './helpers/postgres.js'
-import { postgresKind } from './helpers/stores.js'
+import { createTaggedAndUntagged, postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 
 describe.skipIf(!postgresKind)('PostgreSQL store', () => {
@@ -245,17 +245,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
 
   it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {
     const { url, store } = await fresh()
-    for (const [id, tag] of [
-      [5n, 'fern'],
-      [1n, undefined],
-      [3n, 'fern'],
-      [2n, 'aroid'],
-      [4n, undefined],
-    ] as const)
-      await createPlant(
-        store.plants,
-        tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag },
-      )
+    await createTaggedAndUntagged(store.plants)
     /** The tag index's entries, as ANALYZE counts them (exactly, on a table this small). */
     const indexEntries = async (s: PostgresStore) => {
       await s.pool.query('ANALYZE plants')

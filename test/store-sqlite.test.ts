@@ -27,7 +27,7 @@ import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
-import { tempDir, walSalts } from './helpers/stores.js'
+import { createTaggedAndUntagged, tempDir, walSalts } from './helpers/stores.js'
 
 /** A create of the writer's batch format, without an event or an idempotency record. */
 function row(id: bigint, name: string, tag: string | null): BatchRow {
@@ -783,21 +783,8 @@ describe('SQLite store', () => {
         .prepare("SELECT sum(ncell) FROM dbstat WHERE name = 'plants_tag_id' AND pagetype = 'leaf'")
         .pluck()
         .get()
-    const create = async () => {
-      for (const [id, tag] of [
-        [5n, 'fern'],
-        [1n, undefined],
-        [3n, 'fern'],
-        [2n, 'aroid'],
-        [4n, undefined],
-      ] as const)
-        await createPlant(
-          store.plants,
-          tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag },
-        )
-    }
     store = openSqlite({ path })
-    await create()
+    await createTaggedAndUntagged(store.plants)
     expect(indexEntries(store.db)).toBe(3)
     const plan = store.db
       .prepare(

@@ -3,8 +3,9 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { createPlant } from '../../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
-import type { Store } from '../../src/store/types.js'
+import type { PlantStore, Store } from '../../src/store/types.js'
 import { admin, createDatabase, TEST_DATABASE_URL } from './postgres.js'
 
 /** A database every behaviour test can run against: each store kind yields fresh, empty databases. */
@@ -78,4 +79,19 @@ export async function createdEvents(url: string): Promise<number> {
   }
   const rows = await admin(url, (c) => c.query<{ n: string }>(query))
   return Number(rows.rows[0]?.n)
+}
+
+/**
+ * Plants 1 to 5: three tagged (2 `aroid`, 3 and 5 `fern`) and two without a tag, created out of id
+ * order, for the tests of the tag index.
+ */
+export async function createTaggedAndUntagged(plants: PlantStore): Promise<void> {
+  for (const [id, tag] of [
+    [5n, 'fern'],
+    [1n, undefined],
+    [3n, 'fern'],
+    [2n, 'aroid'],
+    [4n, undefined],
+  ] as const)
+    await createPlant(plants, tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag })
 }
