@@ -2,6 +2,15 @@ import { realpathSync, type Stats, statSync } from 'node:fs'
 import { StoreUnavailableError } from '../errors.js'
 
 /**
+ * The write-ahead log and its index (wal-index) of the database at `path`: SQLite keeps them beside
+ * the file a symbolic link leads to, not beside the link.
+ */
+export function logFiles(path: string): { log: string; index: string } {
+  const file = realpathSync(path)
+  return { log: `${file}-wal`, index: `${file}-shm` }
+}
+
+/**
  * The database file a store opened, and its write-ahead log. In WAL mode SQLite goes on committing to
  * a file that was deleted or renamed while open (it notices only in rollback-journal mode), so every
  * write would be acknowledged into a file that the next start, the CLI and a backup no longer find.
@@ -17,8 +26,7 @@ export class OpenedFile {
 
   constructor(private readonly path: string) {
     this.database = statSync(path)
-    // Beside the file a symbolic link leads to, where SQLite keeps it.
-    this.logPath = `${realpathSync(path)}-wal`
+    this.logPath = logFiles(path).log
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 

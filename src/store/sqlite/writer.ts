@@ -1,9 +1,10 @@
-import { closeSync, fdatasync, openSync, realpathSync, statSync } from 'node:fs'
+import { closeSync, fdatasync, openSync, statSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import Database, { type Statement } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
+import { logFiles } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { WalIndex } from './wal-index.js'
 
@@ -262,13 +263,12 @@ export function fileSink(
   const checkpointFrames = options.checkpointFrames ?? CHECKPOINT_FRAMES
   const restartFrames = options.restartFrames ?? RESTART_FRAMES
   const quietMs = options.quietMs ?? QUIET_MS
-  // SQLite keeps the log and its index beside the file a symbolic link leads to, not beside the link,
-  // where an fsync would find no log, or a stale one and leave the acknowledged creates unsynced.
-  const file = realpathSync(path)
-  const walIndex = new WalIndex(`${file}-shm`)
+  // Beside a symbolic link an fsync would find no log, or a stale one and leave the acknowledged
+  // creates unsynced.
+  const { log: logPath, index } = logFiles(path)
+  const walIndex = new WalIndex(index)
   /** The log's length when this sink last asked for an automatic checkpoint. */
   let checkpointedAt = 0
-  const logPath = `${file}-wal`
   const syncPath = options.syncPath ?? logPath
 
   const queue: Queued[] = []
