@@ -96,8 +96,8 @@ export function classify(error: unknown): {
   if (byStatus) {
     // A 416 names the file's length (RFC 9110 §15.5.17): the client can ask for a part that exists.
     const range = (error as { headers?: Record<string, string> }).headers?.['Content-Range']
-    const headers = range === undefined ? undefined : { 'content-range': range }
-    return { entry: byStatus, message: byStatus.message, ...(headers && { headers }) }
+    const answer = { entry: byStatus, message: byStatus.message }
+    return range === undefined ? answer : { ...answer, headers: { 'content-range': range } }
   }
   return { entry: errors.INTERNAL, message: errors.INTERNAL.message }
 }
