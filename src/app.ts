@@ -91,6 +91,8 @@ export interface AppOptions {
   trustProxy?: string[] | null
   /** Largest request line plus headers, in bytes (Node's default is 16 KiB). */
   maxHeaderSize?: number
+  /** Open connections past this are closed at once; absent: no limit. */
+  maxConnections?: number
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -270,6 +272,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const requestLog = new QuietRequestLog()
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
+  const maxConnections = options.maxConnections ?? Number.POSITIVE_INFINITY
   const fastLane = new FastLane()
   const security = securityHeaders()
   /**
@@ -407,6 +410,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         // shares, and its log line would name no address. Read at once, it is kept for the
         // connection's life.
         void socket.remoteAddress
+        // Memory per connection stays bounded under a flood. Node's own server.maxConnections would
+        // do in one process, but in a cluster worker it refuses a connection the primary hands it,
+        // and the primary hands it to another worker and back for as long as every worker is full:
+        // the connection is never closed and the processes spin. Closed here it is closed at once,
+        // in a worker as in a single process.
+        if (connections.size >= maxConnections) {
+          socket.destroy()
+          return
+        }
         connections.add(socket)
         socket.once('close', () => connections.delete(socket))
       })

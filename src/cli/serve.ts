@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
-import { closeConnectionsPast } from '../http/connection-limit.js'
 import { addressLogger, createLogger } from '../log.js'
 import { bindCounter } from '../metrics/bound.js'
 import { joinClusterMetrics } from '../metrics/cluster.js'
@@ -86,10 +85,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,
     maxHeaderSize: config.maxHeaderSize,
+    maxConnections: config.maxConnections,
   })
-  // Past this, new sockets are closed at once: memory per connection stays bounded under a flood.
-  if (cluster.isWorker) closeConnectionsPast(app.server, config.maxConnections)
-  else app.server.maxConnections = config.maxConnections
   const stopRetention = scheduleRetention(store, config, logger, metrics)
   let dispatcher: ReturnType<typeof startDispatcher> | undefined
   registerDispatcherLeaseMetric(metrics, () => dispatcher?.dispatching() ?? false)

@@ -26,6 +26,7 @@ export async function makeApp(
   options: {
     bodyLimit?: number
     maxHeaderSize?: number
+    maxConnections?: number
     idempotencyTtlMs?: number
     lifecycle?: { draining: boolean }
     allowPrivateWebhookUrls?: boolean
