@@ -102,6 +102,27 @@ describe('serve --workers', () => {
     expect(workers.stdout).toMatch(/"msg":"cannot listen on 192\.0\.2\.1; stopping"/)
   })
 
+  it('cuts a token given as --host to its public id on stderr, with workers as in one process', async () => {
+    // A name that does not resolve: the reason quotes it (getaddrinfo ENOTFOUND <host>).
+    const host = 'pst_0123456789abcdef_secretpartofatoken'
+    const args = [
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      host,
+      '--database-url',
+      `sqlite:${join(tempDir(), 'p.db')}`,
+    ]
+    const single = await runCli(args)
+    const workers = await runCli([...args, '--workers', '2'])
+    expect([single.code, workers.code]).toEqual([1, 1])
+    for (const { stderr, stdout } of [single, workers]) {
+      expect(stderr).toMatch(/^plantstore: .*pst_0123456789abcdef_\[redacted\]\n$/)
+      expect(stderr + stdout).not.toContain('secretpartofatoken')
+    }
+  })
+
   it.each(['0', 'two', '-1', '65'])('refuses --workers %s with exit 2', async (value) => {
     const result = await runCli(['serve', '--port', '0', '--workers', value])
     expect(result.code).toBe(2)

@@ -6,6 +6,7 @@ import type { ServeConfig } from '../config.js'
 import { addressLogger } from '../log.js'
 import { ClusterMetricsPrimary } from '../metrics/cluster.js'
 import { RestartBackoff } from '../restart-backoff.js'
+import { reportOnStderr } from './report.js'
 
 export interface RunningCluster {
   /** Resolves with the address once every worker listens. */
@@ -189,7 +190,7 @@ export function startCluster(
     // does not resolve): said on stderr, as a single process says it, not only in the log.
     const reason = err instanceof Error ? err.message : String(err)
     logger.fatal({ err }, `cannot listen on ${config.host}; stopping`)
-    process.stderr.write(`plantstore: ${reason}\n`)
+    reportOnStderr(reason)
     failed = true
     void stop('cannot listen')
   })

@@ -7,6 +7,7 @@ import { backupDatabase } from './backup.js'
 import { withStore } from './database.js'
 import { exportPlants } from './export.js'
 import { type ImportOptions, importPlants } from './import.js'
+import { reportOnStderr } from './report.js'
 import { serve } from './serve.js'
 import { tokenCreate, tokenList, tokenRevoke } from './token.js'
 
@@ -66,9 +67,7 @@ function buildProgram(): Command {
       listenToStdout((error) => {
         if (told) return
         told = true
-        process.stderr.write(
-          `plantstore: the log (standard output) cannot be written, serving without it: ${error.message}\n`,
-        )
+        reportOnStderr(`the log (standard output) cannot be written, serving without it: ${error.message}`)
       })
       return
     }
@@ -82,7 +81,7 @@ function buildProgram(): Command {
     // The command cannot go on without its output, and what it committed is already durable.
     listenToStdout((error) => {
       if (error.code === 'EPIPE') return
-      process.stderr.write(`plantstore: cannot write to standard output: ${error.message}\n`)
+      reportOnStderr(`cannot write to standard output: ${error.message}`)
       process.exit(EXIT_FAILED)
     })
   })
@@ -195,15 +194,11 @@ function reportFailure(error: unknown): void {
   }
   // A reader that stops early (`export | head`) is not a failure of the export.
   if ((error as { code?: unknown }).code === 'EPIPE') return
-  // Messages quote what was given (`invalid --port "…"`, `cannot read FILE`); a token given by mistake
-  // is cut to its public id, as in the log.
   if (error instanceof ConfigError) {
-    process.stderr.write(redactTokens(`plantstore: ${error.message}\n`))
+    reportOnStderr(error.message)
     process.exitCode = EXIT_USAGE
     return
   }
-  process.stderr.write(
-    redactTokens(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`),
-  )
+  reportOnStderr(error instanceof Error ? error.message : String(error))
   process.exitCode = EXIT_FAILED
 }
