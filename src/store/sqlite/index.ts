@@ -52,7 +52,7 @@ export class SqliteStore implements Store {
     const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
     this.file = file
     this.sink = file
-      ? fileSink(options.path, options.busyTimeoutMs, { beforeCommit: () => file.check() })
+      ? fileSink(options.path, options.busyTimeoutMs, { checkFile: () => file.check() })
       : inlineSink(db)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())

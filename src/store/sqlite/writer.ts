@@ -222,10 +222,11 @@ export function fileSink(
     /** See QUIET_MS; only tests change it. */
     quietMs?: number
     /**
-     * Runs before each transaction, and before the checkpoint thread opens the file; what it throws
-     * fails the batches that would have joined it, or the checkpoint.
+     * Throws when the path no longer leads to the file the store opened (OpenedFile.check). Run
+     * before each transaction, and before the checkpoint thread opens the path; what it throws fails
+     * the batches that would have joined the transaction, or the checkpoint.
      */
-    beforeCommit?: () => void
+    checkFile?: () => void
   } = {},
 ): BatchSink {
   /**
@@ -257,7 +258,7 @@ export function fileSink(
   const checkpointer = new Checkpointer(
     path,
     busyTimeoutMs,
-    () => options.beforeCommit?.(),
+    () => options.checkFile?.(),
     options.checkpointThread,
   )
   const checkpointFrames = options.checkpointFrames ?? CHECKPOINT_FRAMES
@@ -297,7 +298,7 @@ export function fileSink(
         // A failed fsync refuses what waited meanwhile; a busy lock throws before anything is taken.
         written = await retryWhileBusy(() => {
           if (failure) throw failure
-          options.beforeCommit?.()
+          options.checkFile?.()
           const first = queue[0] as Queued
           connection ??= connect()
           const result = connection.writeBatch(
