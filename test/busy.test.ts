@@ -62,4 +62,27 @@ describe('retryWhileBusy', () => {
     ).rejects.toThrow('no such table')
     expect(other).toBe(1)
   })
+
+  it.each(['SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT'])(
+    'waits out %s as it waits out a plain lock, and never a code that only starts alike',
+    async (code) => {
+      vi.useFakeTimers()
+      let tries = 0
+      const done = retryWhileBusy(() => {
+        if (++tries < 3) throw Object.assign(new Error('database is locked'), { code })
+        return 'committed'
+      }, 1000)
+      await vi.runAllTimersAsync()
+      expect(await done).toBe('committed')
+      expect(tries).toBe(3)
+      let other = 0
+      await expect(
+        retryWhileBusy(() => {
+          other++
+          throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_BUSYNESS' })
+        }),
+      ).rejects.toThrow('disk I/O error')
+      expect(other).toBe(1)
+    },
+  )
 })

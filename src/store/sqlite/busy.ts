@@ -1,4 +1,15 @@
 /**
+ * The write lock or a snapshot was not to be had this time: SQLITE_BUSY, and its extended codes, such
+ * as SQLITE_BUSY_RECOVERY (another connection is rebuilding the wal-index after a crash, for a few
+ * milliseconds) or SQLITE_BUSY_SNAPSHOT (a transaction's snapshot went stale). A new transaction a
+ * moment later gets past each.
+ */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+}
+
+/**
  * Runs `work` (which opens its own transaction) until it gets past a locked database, without
  * blocking the thread: it tries again on the next two turns of the event loop (another connection's
  * transaction is usually over by then), then after 1 ms and every 2 ms, for at most `limitMs`.
@@ -14,7 +25,7 @@ export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<
     try {
       return work()
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error
+      if (!isBusy(error) || performance.now() > deadline) throw error
     }
     await new Promise((resolve) =>
       attempt < 2 ? setImmediate(resolve) : setTimeout(resolve, attempt === 2 ? 1 : 2),

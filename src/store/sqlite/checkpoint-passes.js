@@ -47,7 +47,8 @@ function untilNotBusy(db, mode, limitMs) {
       const [result] = db.pragma(`wal_checkpoint(${mode})`)
       if (!result?.busy) return
     } catch (error) {
-      if (error?.code !== 'SQLITE_BUSY') throw error
+      // SQLITE_BUSY and its extended codes (busy.ts's isBusy; a thread's plain script cannot import it).
+      if (!String(error?.code).startsWith('SQLITE_BUSY')) throw error
     }
     if (Date.now() > deadline) return
     Atomics.wait(pause, 0, 0, waitMs)

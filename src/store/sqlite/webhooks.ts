@@ -13,6 +13,7 @@ import type {
   WebhookStore,
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
+import { isBusy } from './busy.js'
 import { NEW_DELIVERY_ID, TYPE_MATCHES } from './fan-out.js'
 
 interface WebhookRow {
@@ -240,7 +241,7 @@ export class SqliteWebhookStore implements WebhookStore {
       try {
         return this.db.transaction(work).immediate()
       } catch (error) {
-        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error
+        if (!isBusy(error) || performance.now() > deadline) throw error
       } finally {
         this.syncFull.run()
       }
