@@ -152,6 +152,13 @@ export class TokenService {
    * Empties the cache when any process has revoked a token since the last look. Looked at once per
    * turn of the event loop, not per request: every request handled in a turn was read after that
    * turn's poll returned, so after any revocation that finished before it arrived.
+   *
+   * That holds because every caller looks from the request event itself, which Node's HTTP parser
+   * emits from the poll phase's socket read (it reads the socket natively, so a pipelined request
+   * held back while the connection drains is read in a later poll too): the look's trust ends in the
+   * same turn's check phase, before the next poll. A look made from a setImmediate callback would
+   * keep its trust through the next turn's poll, as an immediate queued there runs only after it;
+   * Node offers nothing that runs before the next poll without a DB read per request, so none is.
    */
   private checkRevocations(): void {
     if (this.epochFresh) return
