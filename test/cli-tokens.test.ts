@@ -151,6 +151,12 @@ describe('token commands', () => {
     const unknown = await cli(['token', 'revoke', stranger, '--database-url', url])
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toBe('no token with id ffffffffffffffff\n')
+    // A token pasted without its first characters is no id: it is not quoted, as it is most of a secret.
+    for (const clipped of [whole.slice(1), whole.slice(2), whole.slice(5)]) {
+      const res = await cli(['token', 'revoke', clipped, '--database-url', url])
+      expect(res.code).toBe(1)
+      expect(res.stderr).toBe('no token with that id: an id is the 16 hex digits `token list` shows\n')
+    }
   })
 
   it('leaves a token revoked before as it was, and says so', async () => {

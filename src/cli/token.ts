@@ -2,7 +2,6 @@ import { fstatSync, statSync } from 'node:fs'
 import stringWidth from 'string-width'
 import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
-import { redactTokens } from '../log.js'
 import type { TokenRecord } from '../store/types.js'
 import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
@@ -175,6 +174,8 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
  * shows, or the whole token, as an operator who found it leaked would paste it. Anything else is
  * looked up as it is, and is then not found.
  */
+const PUBLIC_ID = /^[0-9a-f]{16}$/
+
 export function publicIdOf(given: string): string {
   const trimmed = given.trim()
   const id = /^(?:pst_)?([0-9a-f]{16})(?:_(?:[A-Za-z0-9_-]{43})?)?$/i.exec(trimmed)?.[1]
@@ -192,7 +193,10 @@ export async function tokenRevoke(given: string, options: CliDatabaseOptions): P
     // Given the whole token instead of its id, the answer names the id and never repeats the secret.
     if (revocation === 'revoked') process.stderr.write(`token ${id} revoked\n`)
     else if (revocation === 'already-revoked') process.stderr.write(`token ${id} was already revoked\n`)
-    else process.stderr.write(redactTokens(`no token with id ${id}\n`))
+    // Something that is no id at all (a token missing its first characters, say) is not quoted: it
+    // may be most of a secret, which redaction would not recognise without its prefix.
+    else if (PUBLIC_ID.test(id)) process.stderr.write(`no token with id ${id}\n`)
+    else process.stderr.write('no token with that id: an id is the 16 hex digits `token list` shows\n')
     return revocation !== 'not-found'
   })
 }
