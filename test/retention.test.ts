@@ -45,6 +45,7 @@ async function finishOne(store: Store, at: Date, status: number): Promise<Claime
       durationMs: 3,
       nextAttemptAt: null,
       disableIfFailingSince: new Date(0),
+      failingContinuesSince: new Date(0),
     },
   ])
   return delivery

@@ -302,6 +302,34 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     expect(disabled.disabledReason).toBe('failing')
   })
 
+  it('starts a new failing spell after a quiet one, rather than disabling at its first failure', async () => {
+    const hook = await createWebhook(store.webhooks, {
+      url: receiver.url,
+      events: [...ALL],
+      description: null,
+    })
+    receiver.respondWith(500)
+    let skew = 0
+    dispatcher({ retrySchedule: [10], timeoutMs: 200, disableAfterMs: 60_000, now: () => Date.now() + skew })
+    await createPlant(store.plants, { id: 7n, name: 'before the quiet spell' })
+    const failedAt = await until(async () => {
+      const [row] = await store.webhooks.listDeliveries(hook.id, { limit: 1 })
+      return row?.status === 'failed' ? row.lastAttemptAt : undefined
+    })
+    // Nothing to send for longer than the disable-after time: nothing was tried, so nothing failed.
+    skew = 120_000
+    await createPlant(store.plants, { id: 8n, name: 'after the quiet spell' })
+    await receiver.waitFor(3)
+    const w = await until(async () => {
+      const found = await getWebhook(store.webhooks, hook.id)
+      return (found.failingSince?.getTime() ?? 0) > (failedAt?.getTime() ?? 0) || found.disabledAt
+        ? found
+        : undefined
+    })
+    expect(w.disabledAt).toBeNull()
+    expect(w.failingSince?.getTime()).toBeGreaterThanOrEqual(Date.now() + 100_000)
+  })
+
   it('keeps delivering to others while one receiver hangs', async () => {
     const slow = await startReceiver()
     try {

@@ -60,6 +60,7 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     durationMs: 5,
     nextAttemptAt: null,
     disableIfFailingSince: new Date(0),
+    failingContinuesSince: new Date(0),
     ...outcome,
   })
 

@@ -293,6 +293,12 @@ export interface AttemptResult {
   nextAttemptAt: Date | null
   /** A failed attempt disables the subscription when its failures began at or before this. */
   disableIfFailingSince: Date
+  /**
+   * A failed attempt continues the subscription's failing spell when its previous failure came at or
+   * after this; one before (nothing was tried for longer than a failing receiver's retries leave
+   * between two attempts) ended that spell, and this failure starts a new one.
+   */
+  failingContinuesSince: Date
 }
 
 /**
@@ -365,7 +371,8 @@ export interface WebhookStore {
   }): Promise<ClaimedDelivery[]>
   /**
    * Records attempt results in one transaction. A success clears the subscription's failing state;
-   * a failure starts it (if not started) and disables the subscription once it began at or before
+   * a failure starts it (if not started, or if the previous failure came before
+   * `failingContinuesSince`) and disables the subscription once it began at or before
    * `disableIfFailingSince`. Returns the ids of subscriptions it disabled.
    */
   complete(results: AttemptResult[]): Promise<string[]>

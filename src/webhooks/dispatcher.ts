@@ -46,6 +46,16 @@ export interface DispatcherOptions {
 function leaseFor(timeoutMs: number): number {
   return timeoutMs + Math.max(5000, timeoutMs)
 }
+
+/**
+ * The longest a receiver that keeps failing goes without a failed attempt while it has deliveries
+ * pending: the schedule's longest delay at its widest spread, then the attempt. A longer pause means
+ * nothing was tried (no events, every schedule spent), not that it kept failing: after it, the next
+ * failure starts a new failing spell, and one failure after a quiet week does not disable.
+ */
+function longestPauseWhileFailing(retrySchedule: number[], timeoutMs: number): number {
+  return Math.max(0, ...retrySchedule) * 1.2 + leaseFor(timeoutMs)
+}
 const FAN_OUT_BATCH = 500
 
 /**
@@ -254,6 +264,9 @@ export class Dispatcher {
       durationMs: outcome.durationMs,
       nextAttemptAt: delay === null ? null : new Date(at + delay),
       disableIfFailingSince: new Date(at - this.options.disableAfterMs),
+      failingContinuesSince: new Date(
+        at - longestPauseWhileFailing(this.options.retrySchedule, this.options.timeoutMs),
+      ),
     })
     this.scheduleFlush()
     this.eventsWritten()

@@ -460,10 +460,14 @@ export class PostgresWebhookStore implements WebhookStore {
           )
           continue
         }
-        await client.query('UPDATE webhooks SET failing_since = coalesce(failing_since, $2) WHERE id = $1', [
-          r.webhookId,
-          r.at,
-        ])
+        await client.query(
+          `UPDATE webhooks SET failing_since = CASE
+               WHEN failing_since IS NULL OR last_failure_at IS NULL OR last_failure_at < $3 THEN $2
+               ELSE failing_since END,
+             last_failure_at = greatest(last_failure_at, $2)
+           WHERE id = $1`,
+          [r.webhookId, r.at, r.failingContinuesSince],
+        )
         const off = await client.query(
           `UPDATE webhooks SET disabled_at = $2, disabled_reason = 'failing', updated_at = $2
            WHERE id = $1 AND disabled_at IS NULL AND failing_since <= $3`,

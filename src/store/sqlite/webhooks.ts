@@ -210,7 +210,11 @@ export class SqliteWebhookStore implements WebhookStore {
       'UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
     )
     this.startFailing = db.prepare(
-      'UPDATE webhooks SET failing_since = coalesce(failing_since, @at) WHERE id = @id',
+      `UPDATE webhooks SET failing_since = CASE
+           WHEN failing_since IS NULL OR last_failure_at IS NULL OR last_failure_at < @continuesSince THEN @at
+           ELSE failing_since END,
+         last_failure_at = max(coalesce(last_failure_at, @at), @at)
+       WHERE id = @id`,
     )
     this.disableFailing = db.prepare(
       `UPDATE webhooks SET disabled_at = @at, disabled_reason = 'failing', updated_at = @at
@@ -483,7 +487,11 @@ export class SqliteWebhookStore implements WebhookStore {
           this.clearFailing.run(r.webhookId)
           continue
         }
-        this.startFailing.run({ id: r.webhookId, at: r.at.getTime() })
+        this.startFailing.run({
+          id: r.webhookId,
+          at: r.at.getTime(),
+          continuesSince: r.failingContinuesSince.getTime(),
+        })
         const off = this.disableFailing.run({
           id: r.webhookId,
           at: r.at.getTime(),
