@@ -8,6 +8,7 @@ import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import { validateReplay } from '../src/webhooks/validate.js'
 import { errorOf, makeApp, type TestApp } from './helpers/app.js'
+import { ContractChecker } from './helpers/contract.js'
 import { admin, waitingOnLock } from './helpers/postgres.js'
 import { startReceiver } from './helpers/receiver.js'
 import { storeKinds } from './helpers/stores.js'
@@ -237,6 +238,23 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       expect((await call('GET', `/webhooks/${hook.id}`)).json().url).toBe(hook.url)
     },
   )
+
+  // Generated clients and validating proxies hold a body to the published schema: a URL the service
+  // takes, and stores as the URL parser writes it, must match it. RFC 3986 (format: uri) has no
+  // place for an IDN host, a raw é or a space, all of which the parser encodes.
+  it.each([
+    'https://bücher.example/hook',
+    'https://r.example/plantes/é',
+    'https://r.example/a b',
+    'https://r.example/{hook}',
+  ])('publishes a url schema that takes %s, as the service does', async (url) => {
+    const document = (await call('GET', '/openapi.json')).json()
+    const checker = new ContractChecker(document)
+    const created = await subscribe({ url })
+    expect(created.url).not.toBe(url)
+    expect(checker.matches('#/components/schemas/NewWebhook', { url })).toBe(true)
+    expect(checker.matches('#/components/schemas/WebhookUpdate', { url })).toBe(true)
+  })
 
   it('takes a url of 2000 characters as stored, and the same url back in a PATCH', async () => {
     const url = `https://r.example/${'%C3%A9'.repeat(330)}${'a'.repeat(2)}`

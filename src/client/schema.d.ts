@@ -386,10 +386,7 @@ export interface components {
          * @description A subscription to create. Unknown fields are ignored.
          */
         NewWebhook: {
-            /**
-             * Format: uri
-             * @description http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address
-             */
+            /** @description An absolute http or https URL, without credentials or fragment; by default not a loopback, private, link-local or metadata address. Parsed as the WHATWG URL Standard does, and stored and sent in the form it gives (an IDN host in punycode, a space or an é percent-encoded); at most 2000 characters both as given and as stored */
             url: string;
             /** @description Event types to receive; all of them when omitted on creation */
             events?: ("plant.created" | "plant.updated" | "plant.deleted")[];
@@ -401,10 +398,7 @@ export interface components {
          * @description Fields to change; at least one.
          */
         WebhookUpdate: {
-            /**
-             * Format: uri
-             * @description http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address
-             */
+            /** @description An absolute http or https URL, without credentials or fragment; by default not a loopback, private, link-local or metadata address. Parsed as the WHATWG URL Standard does, and stored and sent in the form it gives (an IDN host in punycode, a space or an é percent-encoded); at most 2000 characters both as given and as stored */
             url?: string;
             /** @description Event types to receive; all of them when omitted on creation */
             events?: ("plant.created" | "plant.updated" | "plant.deleted")[];

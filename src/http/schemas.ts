@@ -103,11 +103,12 @@ const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Ty
 })
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
+// No `format: uri`: RFC 3986 refuses URLs the service takes and stores as the WHATWG URL parser
+// writes them (an IDN host in punycode, a space or an é percent-encoded), so a client or proxy that
+// validates against the schema would refuse them.
 const WebhookUrl = Type.String({
-  format: 'uri',
   maxLength: URL_MAX_LENGTH,
-  description:
-    'http or https, without credentials or fragment; by default not a loopback, private, link-local or metadata address',
+  description: `An absolute http or https URL, without credentials or fragment; by default not a loopback, private, link-local or metadata address. Parsed as the WHATWG URL Standard does, and stored and sent in the form it gives (an IDN host in punycode, a space or an é percent-encoded); at most ${URL_MAX_LENGTH} characters both as given and as stored`,
 })
 // null, as absent on creation, is no description; in an update it removes the current one.
 const Description = Type.Union(
