@@ -67,6 +67,29 @@ describe('importPlants, in process', () => {
     expect(stored).toEqual([1, 3, ...Array.from({ length: 19 }, (_, i) => 111 + i)])
   })
 
+  it('holds a CSV line to the body limit as a JSON line, refusing a longer record and reading on', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    // A record of megabytes (a column the header names but no plant has, say) was read whole, as a
+    // string: past 512 MB one ended the import with "Cannot create a string longer than …".
+    const csv = `id,name,tag,notes\n1,a,,short\n2,b,,${'n'.repeat(3_000_000)}\n3,"c",,"${'q'.repeat(2000)}\n4,d,,\n`
+    capture()
+    expect(await importPlants(file('p.csv', csv), { databaseUrl, bodyLimit: '1kb' })).toBe(false)
+    expect(printed.join('')).toBe(
+      'line 3: the record is longer than 1024 bytes (--body-limit)\n' +
+        'line 4: the record is longer than 1024 bytes (--body-limit)\n',
+    )
+    expect([...(await storedPlantIds(databaseUrl))].sort()).toEqual(['1', '4'])
+  })
+
+  it('refuses a CSV file whose lines end in CR alone as such, however long its one line', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const records = Array.from({ length: 100 }, (_, i) => `${i},plant ${i},\r`).join('')
+    capture()
+    await expect(
+      importPlants(file('p.csv', `id,name,tag\r${records}`), { databaseUrl, bodyLimit: '1kb' }),
+    ).rejects.toThrow(/^line 1: the header holds a carriage return that ends no line/)
+  })
+
   it('refuses a CSV file whose header is not UTF-8, naming its line', async () => {
     const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
     const csv = Buffer.concat([

@@ -3,6 +3,7 @@ import { extname } from 'node:path'
 import { ConfigError, SERVE_SETTINGS } from '../config.js'
 import { plantEvent } from '../plants/events.js'
 import {
+  CR_ALONE,
   type CsvColumns,
   csvColumns,
   endsInQuotedField,
@@ -210,8 +211,10 @@ export async function importPlants(file: string, options: ImportOptions): Promis
     let open: { lines: string[]; line: number; bytes: number } | undefined
     /** Why the CSV record being read is refused whatever its fields say: a line of it is not UTF-8. */
     let notText: string | undefined
-    // A CSV record is not a body: only its fields' own lengths bound it.
-    const maxLineBytes = format === 'jsonl' ? limit : Number.POSITIVE_INFINITY
+    // A CSV line is held to the body limit too, as a quoted field left open is: read whole, a line of
+    // megabytes (a file whose lines end in CR alone is one line) was held as a string, and past
+    // 512 MB ended the import.
+    const maxLineBytes = limit
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
       progress.bytes = read
     })) {
@@ -224,10 +227,21 @@ export async function importPlants(file: string, options: ImportOptions): Promis
         line = lineText(bytes, maxLineBytes)
       } catch (error) {
         if (!(error instanceof RejectedLine)) throw error
-        if (format === 'csv' && columns === undefined) throw new Error(`line ${lineNumber}: ${error.message}`)
+        if (format === 'csv' && columns === undefined) {
+          // Such a file is one line, most often past the limit: its cause is what to say.
+          const reason = bytes.includes(0x0d) ? CR_ALONE : error.message
+          throw new Error(`line ${lineNumber}: ${reason}`)
+        }
         if (format === 'jsonl') {
           progress.lines++
           reject(recordLine, error.message)
+          continue
+        }
+        // Of a longer line only its first bytes were kept, too few to tell where its fields end. One
+        // that goes on with a record already open ends that record below, past the limit.
+        if (bytes.length > maxLineBytes && open === undefined) {
+          progress.lines++
+          reject(recordLine, `the record is longer than ${limit} bytes (--body-limit)`)
           continue
         }
         // Its quotes are still read (no invalid byte decodes to a quote or a comma): a line that

@@ -148,7 +148,7 @@ function buildProgram(): Command {
     .option('--batch-size <count>', 'plants per transaction, 1 to 100000', '2000')
     .option(
       '--body-limit <size>',
-      "largest JSON line accepted, as serve's: a larger one is rejected as POST /plants rejects it [env: BODY_LIMIT, default: 64kb]",
+      "largest JSON line or CSV record accepted, as serve's body: a larger one is rejected [env: BODY_LIMIT, default: 64kb]",
     )
     .addOption(databaseOption())
     .action(async (file: string, options: ImportOptions) => {

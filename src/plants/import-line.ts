@@ -117,15 +117,16 @@ export interface CsvColumns {
   count: number
 }
 
+/**
+ * Lines are split at LF (a CR before it is dropped). A CR left in the header is a file whose lines end
+ * in CR alone: read as one line, its records would all be taken for the header's columns and the
+ * import would end with nothing read and nothing said.
+ */
+export const CR_ALONE =
+  'the header holds a carriage return that ends no line: the file’s lines end in CR alone; convert them to LF or CRLF'
+
 export function csvColumns(header: string): CsvColumns {
-  // Lines are split at LF (a CR before it is dropped). A CR left in the header is a file whose lines
-  // end in CR alone: read as one line, its records would all be taken for the header's columns and
-  // the import would end with nothing read and nothing said.
-  if (header.includes('\r')) {
-    throw new RejectedLine(
-      'the header holds a carriage return that ends no line: the file’s lines end in CR alone; convert them to LF or CRLF',
-    )
-  }
+  if (header.includes('\r')) throw new RejectedLine(CR_ALONE)
   const names = splitCsvRecord(header).map((h) => h.trim().toLowerCase())
   const id = names.indexOf('id')
   const name = names.indexOf('name')
