@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createWriteStream, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import type { Writable } from 'node:stream'
+import { syncFile, syncFolderOf } from '../file-sync.js'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
 import { type CliDatabaseOptions, withStoreToRead } from './database.js'
@@ -79,7 +80,13 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       if (target !== undefined) {
         out.end()
         await once(out, 'finish')
-        if (partial !== undefined) renameSync(partial, options.output as string)
+        if (partial !== undefined) {
+          // Said to be exported once on the disk, name and all, as pg_dump makes sure of: unsynced, a
+          // power loss after the command succeeded could leave an empty file, or none, at the output.
+          syncFile(partial)
+          renameSync(partial, options.output as string)
+          syncFolderOf(options.output as string)
+        }
       }
     } catch (error) {
       if (target !== undefined) {

@@ -1,5 +1,5 @@
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { syncFolderOf } from '../file-sync.js'
 
 /**
  * Writes a secret that only this user may read, whatever was at `path` before: a mode given when
@@ -22,13 +22,7 @@ export function writePrivateFile(path: string, text: string): void {
       closeSync(fd)
     }
     renameSync(partial, path)
-    // The rename is an entry of the folder: durable once the folder is.
-    const folder = openSync(dirname(path), 'r')
-    try {
-      fsyncSync(folder)
-    } finally {
-      closeSync(folder)
-    }
+    syncFolderOf(path)
   } catch (error) {
     rmSync(partial, { force: true })
     throw error

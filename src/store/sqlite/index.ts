@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
@@ -96,12 +97,16 @@ export class SqliteStore implements Store {
         } finally {
           copy.close()
         }
+        // VACUUM INTO syncs nothing it writes: a power loss right after a backup that succeeded
+        // could leave a torn copy.
+        syncFile(partial)
       } catch (error) {
         throw new Error(`backup to ${file} failed, and nothing was left there: ${(error as Error).message}`, {
           cause: error,
         })
       }
       if (!giveName(partial, file)) throw alreadyBackedUp(file)
+      syncFolderOf(file)
     } finally {
       rmSync(partial, { force: true })
       rmSync(`${partial}-journal`, { force: true })
