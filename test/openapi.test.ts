@@ -218,6 +218,21 @@ describe('the published contract', () => {
     }
   })
 
+  it('gives every integer in the shapes its format, so that generated clients size it right', () => {
+    const unsized: string[] = []
+    const walk = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) {
+        for (const [i, item] of node.entries()) walk(item, `${where}[${i}]`)
+      } else if (node && typeof node === 'object') {
+        const schema = node as { type?: unknown; format?: unknown }
+        if (schema.type === 'integer' && !/^int(32|64)$/.test(String(schema.format))) unsized.push(where)
+        for (const [key, value] of Object.entries(node)) walk(value, `${where}.${key}`)
+      }
+    }
+    walk(pick(doc, 'components', 'schemas'), 'components.schemas')
+    expect(unsized).toEqual([])
+  })
+
   it('gives every error status the Error shape', () => {
     for (const item of Object.values(doc.paths)) {
       for (const op of Object.values(item)) {

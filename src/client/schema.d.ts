@@ -468,7 +468,10 @@ export interface components {
             eventId: string;
             eventType: string;
             status: "pending" | "succeeded" | "failed";
-            /** @description Attempts since the delivery was queued (or requeued) */
+            /**
+             * Format: int32
+             * @description Attempts since the delivery was queued (or requeued)
+             */
             attempts: number;
             nextAttemptAt: string | null;
             lastAttemptAt: string | null;
@@ -488,7 +491,8 @@ export interface components {
         };
         /** ReplayResult */
         ReplayResult: {
-            queued: number;
+            /** Format: int64 */
+            queued: bigint;
         };
         /**
          * PlantEvent

@@ -186,12 +186,15 @@ export const Delivery = Type.Object(
     eventId: Type.String({ description: 'The `webhook-id` header: stable across attempts and replays' }),
     eventType: Type.String(),
     status: Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status))),
-    attempts: Type.Integer({ description: 'Attempts since the delivery was queued (or requeued)' }),
+    attempts: Type.Integer({
+      format: 'int32',
+      description: 'Attempts since the delivery was queued (or requeued)',
+    }),
     nextAttemptAt: NullableTimestamp,
     lastAttemptAt: NullableTimestamp,
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    lastStatusCode: Type.Union([Type.Integer({ format: 'int32' }), Type.Null()]),
     lastError: Type.Union([Type.String(), Type.Null()]),
-    lastDurationMs: Type.Union([Type.Integer(), Type.Null()]),
+    lastDurationMs: Type.Union([Type.Integer({ format: 'int32' }), Type.Null()]),
     createdAt: Timestamp,
   },
   {
@@ -213,7 +216,8 @@ export const ReplayRequest = Type.Object(
 )
 
 export const ReplayResult = Type.Object(
-  { queued: Type.Integer() },
+  // int64: at thousands of creates a second, a week's retained events can pass 2^31.
+  { queued: Type.Integer({ format: 'int64' }) },
   { $id: 'ReplayResult', title: 'ReplayResult' },
 )
 
