@@ -9,14 +9,20 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
   // then neither allocates a closure nor hashes a label set per call.
   const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>()
   const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
-    const ok = bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' })
-    const failed = bindHistogram(metrics.dbDuration, { operation, outcome: 'error' })
+    // Bound at the first asynchronous call: bound with the wrapper, a synchronous helper (the
+    // revocation epoch check, events.watch) showed as an operation that never ran, at 0 forever.
+    let series: { ok: { observe(s: number): void }; failed: { observe(s: number): void } } | undefined
     return function (this: unknown, ...args: unknown[]): unknown {
       const start = performance.now()
       const result: unknown = method.apply(target, args)
       // Only asynchronous calls are database round trips; synchronous helpers (the revocation epoch
       // check) are too cheap to be worth a histogram update.
       if (!(result instanceof Promise)) return result
+      series ??= {
+        ok: bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' }),
+        failed: bindHistogram(metrics.dbDuration, { operation, outcome: 'error' }),
+      }
+      const { ok, failed } = series
       return result.then(
         (value: unknown) => {
           ok.observe((performance.now() - start) / 1000)
