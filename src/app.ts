@@ -442,10 +442,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // the Error shape, with the headers every answer carries, and counted and logged as a request no
     // route matched.
     frameworkErrors: (error, request, reply) => {
+      // Fastify starts a reply's clock only past routing, so reply.elapsedTime is 0 here: timed from
+      // now, which is as good as from arrival, the router having just given up.
+      const started = performance.now()
       stamp(request, reply)
       reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
       reply.raw.once('finish', () => {
-        record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
+        record(
+          methodLabel(request.method),
+          UNMATCHED_ROUTE,
+          reply.statusCode,
+          (performance.now() - started) / 1000,
+        )
         requestLog.requestCompleted(undefined, request, reply)
       })
       const failure = classify(error)

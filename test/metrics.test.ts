@@ -93,9 +93,12 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     for (const url of ['/abc%zz1', '/plants/%zz', '/webhooks/%zz']) {
       expect((await app.inject({ url })).statusCode).toBe(400)
     }
-    expect((await scrape()).body).toContain(
-      'plantstore_http_requests_total{method="GET",route="unmatched",status="400"} 3',
-    )
+    const body = (await scrape()).body
+    expect(body).toContain('plantstore_http_requests_total{method="GET",route="unmatched",status="400"} 3')
+    // Timed as every answer is, not observed as taking no time at all.
+    const sum =
+      /plantstore_http_request_duration_seconds_sum\{method="GET",route="unmatched",status="400"\} (\S+)/
+    expect(Number(sum.exec(body)?.[1])).toBeGreaterThan(0)
   })
 
   it('counts token verifications as cache hits and misses', async () => {
@@ -134,6 +137,13 @@ describe.each(storeKinds)('GET /metrics on $name', (kind) => {
     expect(body).toMatch(
       /plantstore_db_operation_duration_seconds_count\{operation="tokens.find",outcome="ok"\} \d+/,
     )
+  })
+
+  it('shows no operation for a synchronous store helper, which is no database call', async () => {
+    const body = (await scrape()).body
+    // Every request with a token reads the revocation epoch, in memory.
+    expect(body).not.toContain('operation="tokens.revocationEpoch"')
+    expect(body).toMatch(/operation="tokens.find",outcome="error"\} 0/)
   })
 
   it('reports the webhook queue: events awaiting fan-out and deliveries by status', async () => {
