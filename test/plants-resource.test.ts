@@ -205,6 +205,22 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
       expect(res.headers.etag).toMatch(/^"1-/)
     })
 
+    it('answers a HEAD with a matching If-None-Match as GET does: 304 without Content-Length', async () => {
+      const etag = (await call('GET', '/plants/100')).headers.etag as string
+      const get = await call('GET', '/plants/100', { headers: { 'if-none-match': etag } })
+      const head = await call('HEAD', '/plants/100', { headers: { 'if-none-match': etag } })
+      expect(head.statusCode).toBe(304)
+      expect(head.body).toBe('')
+      expect(head.headers.etag).toBe(etag)
+      // RFC 9110 §8.6: a 304 may only carry the length a 200 would have; 0 would be wrong.
+      expect(head.headers['content-length']).toBeUndefined()
+      const names = (res: typeof get) =>
+        Object.keys(res.headers)
+          .filter((name) => !['x-request-id', 'date'].includes(name) && !name.startsWith('ratelimit'))
+          .sort()
+      expect(names(head)).toEqual(names(get))
+    })
+
     it('gives the create answer the ETag a read gives', async () => {
       const created = await create('101', 'Fern')
       expect(created.headers.etag).toBe((await call('GET', '/plants/101')).headers.etag)
