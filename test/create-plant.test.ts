@@ -132,6 +132,18 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       'Quoted object key expected but got U+00A0 at position 9',
     ],
     ['a quote', "{'id': 1}", "Quoted object key expected but got ''' at position 1"],
+    // The parser quotes one UTF-16 unit; a character past U+FFFF is two, and is named whole.
+    ['an emoji', '{"id": 1, "name": "a"}\u{1f33f}', 'Expected end of input but got U+1F33F at position 22'],
+    [
+      'a repeated key',
+      '{"\u00a0": 1, "\\ud83c": 2, "\u00a0": 3}',
+      'Duplicate key U+00A0 encountered at position 23',
+    ],
+    [
+      'a repeated lone surrogate key',
+      '{"\\ud83c": 1, "\\ud83c": 2}',
+      'Duplicate key U+D83C encountered at position 15',
+    ],
   ])(
     'names %s that stops the JSON by its code point when it would show as nothing',
     async (_what, body, detail) => {

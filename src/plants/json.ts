@@ -42,18 +42,25 @@ export function parseJsonDocument(text: string): unknown {
     return parseJsonExact(text)
   } catch (error) {
     const detail = error instanceof Error ? error.message : ''
-    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${visible(detail)}`)
+    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${visible(detail, text)}`)
   }
 }
 
 /**
  * The parser quotes the character it stopped at; one that shows as nothing or as a plain space (a
  * byte order mark, a zero-width or no-break space, a control character) is named by its code point.
+ * It quotes a single UTF-16 unit, so a character past U+FFFF (an emoji) arrives as its first half, a
+ * surrogate: where the text holds that unit at the position given, the whole code point is named.
  */
-function visible(detail: string): string {
+function visible(detail: string, text: string): string {
   return detail.replace(
-    /'((?! )[\p{C}\p{Z}])'/u,
-    (_, char: string) => `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+    /'((?! )[\p{C}\p{Z}])'( at position (\d+))?/u,
+    (_, char: string, at: string | undefined, position: string | undefined) => {
+      const unit = char.codePointAt(0) as number
+      const where = position === undefined ? -1 : Number(position)
+      const code = text.charCodeAt(where) === unit ? (text.codePointAt(where) as number) : unit
+      return `U+${code.toString(16).toUpperCase().padStart(4, '0')}${at ?? ''}`
+    },
   )
 }
 
