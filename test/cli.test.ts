@@ -273,6 +273,29 @@ describe('plantstore usage errors', () => {
     expect(res.stderr).not.toContain('hunter2')
   })
 
+  it.each([
+    'migrate',
+    'export',
+    'backup copy.db',
+    'import plants.jsonl',
+    'token list',
+    'token revoke 0123456789abcdef',
+  ])(
+    'refuses sqlite::memory: for %s with exit 2: it would find an empty store and keep nothing',
+    async (line) => {
+      const dir = tempDir()
+      writeFileSync(join(dir, 'plants.jsonl'), '{"id":1,"name":"a"}\n')
+      const args = line.split(' ').map((arg) => (arg.includes('.') ? join(dir, arg) : arg))
+      const res = await runCli([...args, '--database-url', 'sqlite::memory:'])
+      expect(res.code).toBe(2)
+      expect(res.stderr).toBe(
+        'plantstore: sqlite::memory: is a throwaway store that exists only inside the process that opens it: this command would find it empty and leave nothing in it; give the database the server uses\n',
+      )
+      expect(res.stdout).toBe('')
+      expect(readdirSync(dir)).toEqual(['plants.jsonl'])
+    },
+  )
+
   it.each([['--version'], ['-V']])(
     '%s prints the version as the one line on stdout and exits 0',
     async (flag) => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
+import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
 import { type DatabaseLocation, type OpenOptions, openStore } from '../store/open.js'
 import { explainWriteFailure } from '../store/sqlite/index.js'
 import type { Store } from '../store/types.js'
@@ -20,6 +20,13 @@ export async function withStore<T>(
   open: OpenOptions = {},
 ): Promise<T> {
   const location = databaseLocation(options)
+  // Such a store lives and dies with the one process that opens it, a server started with it too: a
+  // command would export or back up an empty one, or import into one gone when it exits.
+  if (location.kind === 'sqlite' && location.path === ':memory:') {
+    throw new ConfigError(
+      'sqlite::memory: is a throwaway store that exists only inside the process that opens it: this command would find it empty and leave nothing in it; give the database the server uses',
+    )
+  }
   const store = await openStore(location, open)
   try {
     return await work(store)
