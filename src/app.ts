@@ -123,7 +123,13 @@ function requestId(req: IncomingMessage): string {
  */
 class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
-  override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  /** `metadata.ms` where the reply's own clock never ran (an answer given before routing). */
+  override requestCompleted(
+    _error: unknown,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
     // The line's object is not even built at the default level.
     if (!logsAt(request.log, 'debug')) return
     request.log.debug(
@@ -131,7 +137,7 @@ class QuietRequestLog extends LogController {
         method: request.method,
         url: request.url,
         status: reply.statusCode,
-        ms: reply.elapsedTime,
+        ms: typeof metadata?.ms === 'number' ? metadata.ms : reply.elapsedTime,
         // The client's address, taken from X-Forwarded-For only behind a --trust-proxy.
         ip: request.ip,
       },
@@ -448,13 +454,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       stamp(request, reply)
       reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
       reply.raw.once('finish', () => {
-        record(
-          methodLabel(request.method),
-          UNMATCHED_ROUTE,
-          reply.statusCode,
-          (performance.now() - started) / 1000,
-        )
-        requestLog.requestCompleted(undefined, request, reply)
+        const ms = performance.now() - started
+        record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, ms / 1000)
+        requestLog.requestCompleted(undefined, request, reply, { ms })
       })
       const failure = classify(error)
       sendError(reply, failure.entry, failure.message)
