@@ -44,17 +44,23 @@ const { importPlants } = await import('../src/cli/import.js')
 const durability = (path: string) =>
   calls.filter((call) => /^(fsync|rename|link) /.test(call) && call.includes(dirname(path)))
 
-/** A SQLite database holding two plants, made quietly. */
+/** Runs a command without its report on stderr, recording only the calls it makes. */
+async function quietly<T>(command: () => Promise<T>): Promise<T> {
+  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+  try {
+    calls.length = 0
+    return await command()
+  } finally {
+    stderr.mockRestore()
+  }
+}
+
+/** A SQLite database holding two plants. */
 async function catalogue(): Promise<{ dir: string; databaseUrl: string }> {
   const dir = tempDir()
   const databaseUrl = `sqlite:${join(dir, 'p.db')}`
   writeFileSync(join(dir, 'p.jsonl'), '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n')
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
-  try {
-    expect(await importPlants(join(dir, 'p.jsonl'), { databaseUrl })).toBe(true)
-  } finally {
-    stderr.mockRestore()
-  }
+  expect(await quietly(() => importPlants(join(dir, 'p.jsonl'), { databaseUrl }))).toBe(true)
   return { dir, databaseUrl }
 }
 
@@ -79,13 +85,7 @@ describe('export --output', () => {
     const { dir, databaseUrl } = await catalogue()
     const output = join(dir, 'out', 'plants.jsonl')
     mkdirSync(dirname(output))
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
-    try {
-      calls.length = 0
-      expect(await exportPlants({ databaseUrl, output })).toBe(2)
-    } finally {
-      stderr.mockRestore()
-    }
+    expect(await quietly(() => exportPlants({ databaseUrl, output }))).toBe(2)
     const partial = `${output}.${process.pid}.partial`
     expect(durability(output)).toEqual([
       `fsync ${partial}`,
@@ -99,13 +99,7 @@ describe('backup', () => {
   it('is on disk, and so is its name, before the command says it is done', async () => {
     const { dir, databaseUrl } = await catalogue()
     const file = join(dir, 'backups', 'copy.db')
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
-    try {
-      calls.length = 0
-      await backupDatabase(file, { databaseUrl })
-    } finally {
-      stderr.mockRestore()
-    }
+    await quietly(() => backupDatabase(file, { databaseUrl }))
     // VACUUM INTO itself syncs nothing.
     const partial = `${file}.${process.pid}.partial`
     expect(durability(file)).toEqual([
