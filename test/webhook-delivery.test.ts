@@ -11,6 +11,7 @@ import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import { createWebhook, getWebhook, rotateSecret } from '../src/webhooks/service.js'
 import type { Resolver } from '../src/webhooks/url-safety.js'
+import { startRawReceiver } from './helpers/raw-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
@@ -417,6 +418,52 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       expect(delivery).toMatchObject({ attempts: 1, lastStatusCode: 101 })
     } finally {
       switching.close()
+    }
+  })
+
+  it('delivers in one attempt though the receiver drops its kept-alive connection as the next attempt reuses it', async () => {
+    // No `Keep-Alive: timeout` hint, and the idle connection closed just as the next request arrives
+    // on it: the attempt goes out again at once on a new connection, with no failed attempt.
+    const raw = await startRawReceiver((connection, request) =>
+      connection === 1 && request === 2 ? 'reset' : 'ok',
+    )
+    try {
+      const hook = await createWebhook(store.webhooks, { url: raw.url, events: [...ALL], description: null })
+      const d = dispatcher({ retrySchedule: [60_000] })
+      const delivered = (count: number) =>
+        until(async () => {
+          const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+          return rows.length === count && rows.every((row) => row.status === 'succeeded') ? rows : undefined
+        }, 5000)
+      await createPlant(store.plants, { id: 1n, name: 'first' })
+      d.eventsWritten()
+      await delivered(1)
+      await createPlant(store.plants, { id: 2n, name: 'second' })
+      d.eventsWritten()
+      const rows = await delivered(2)
+      for (const row of rows) expect(row).toMatchObject({ attempts: 1, lastStatusCode: 200, lastError: null })
+      expect(raw.answered).toHaveLength(2)
+      expect(raw.connections).toBe(2)
+    } finally {
+      await raw.close()
+    }
+  })
+
+  it('counts a receiver that resets a new connection as a failed attempt', async () => {
+    const raw = await startRawReceiver(() => 'reset')
+    try {
+      const hook = await createWebhook(store.webhooks, { url: raw.url, events: [...ALL], description: null })
+      await createPlant(store.plants, { id: 1n, name: 'refused' })
+      dispatcher({ retrySchedule: [] })
+      const [delivery] = await until(async () => {
+        const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+        return rows[0]?.status === 'failed' ? rows : undefined
+      }, 5000)
+      expect(delivery).toMatchObject({ attempts: 1, lastStatusCode: null })
+      expect(delivery?.lastError).toMatch(/ECONNRESET|socket hang up/)
+      expect(raw.connections).toBe(1)
+    } finally {
+      await raw.close()
     }
   })
 

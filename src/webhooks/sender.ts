@@ -35,9 +35,32 @@ const USER_AGENT = 'plantstore-webhooks/1'
 const MAX_ANSWER_BODY_BYTES = 64 * 1024
 
 /**
+ * How long an idle kept-alive socket waits for a receiver's next attempt. A receiver may close an
+ * idle connection at any time, and when it does so just as the next attempt reuses it, that attempt
+ * fails before any answer (ECONNRESET, "socket hang up"). Node's agent already keeps a socket for
+ * one second less than a `Keep-Alive: timeout=N` answer header announces (and not at all for N ≤ 1),
+ * and drops a pooled socket whose close it has seen; but many receivers announce nothing, and
+ * common ones close idle connections after 5 s (Node's own server default) to 60 s. 4 s, as undici
+ * keeps them, stays under most, so such races are rare; `send` makes the rare one harmless. (The
+ * agent also sets this as the socket's inactivity timeout while an attempt is on it, but destroys
+ * only idle sockets on it: a slower answer is bounded by the attempt's own timeout alone.)
+ */
+const IDLE_SOCKET_MS = 4_000
+
+/** Errors that say the connection broke, rather than that the attempt was ended on purpose. */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT'])
+
+/**
  * POSTs signed messages to receivers. The address a socket connects to is checked by the `lookup`
  * (or, for a literal IP in the URL, before connecting), redirects are never followed (a 3xx is just a
  * failed attempt), and every attempt ends by `timeoutMs`, however slowly the receiver answers.
+ *
+ * An attempt that reused a kept-alive socket and lost it before any byte of an answer came is sent
+ * again at once, within the same attempt and its timeout, on a new connection of its own: the
+ * receiver most likely closed the idle connection just as it was reused, and had not seen the
+ * request. Should it have seen it after all, it gets the message twice, with the same `webhook-id`
+ * to deduplicate on, as at-least-once delivery allows. A new connection is never sent on again, so
+ * a receiver that drops every connection fails the attempt as before.
  */
 export class WebhookSender {
   private readonly lookup: LookupFunction
@@ -53,7 +76,7 @@ export class WebhookSender {
     const agentOptions = {
       keepAlive: true,
       maxFreeSockets: options.idleSocketsPerHost ?? 16,
-      timeout: 60_000,
+      timeout: IDLE_SOCKET_MS,
     }
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
   }
@@ -88,9 +111,8 @@ export class WebhookSender {
         return
       }
       const isHttps = target.protocol === 'https:'
-      const request = (isHttps ? https : http).request(target, {
+      const options: http.RequestOptions = {
         method: 'POST',
-        agent: isHttps ? this.agents.https : this.agents.http,
         lookup: this.lookup,
         headers: {
           ...headers,
@@ -99,45 +121,81 @@ export class WebhookSender {
           'user-agent': USER_AGENT,
         },
         signal,
-      })
+      }
+      let current: http.ClientRequest | undefined
       let answered: number | undefined
+      let expired = false
       timer = setTimeout(() => {
+        expired = true
         // The status is the answer and the body is ignored: a receiver that answered in time and
         // still trickles its body has answered. The socket goes, as for a body too long to read.
         if (answered !== undefined) finish(answered, null)
-        request.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`))
+        current?.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`))
       }, this.options.timeoutMs)
-      request.on('response', (response) => {
-        answered = response.statusCode
-        // The body is not used; reading it to the end lets the socket be reused, unless it is long.
-        let bodyBytes = 0
-        response.on('data', (chunk: Buffer) => {
-          bodyBytes += chunk.length
-          if (bodyBytes <= MAX_ANSWER_BODY_BYTES) return
-          finish(response.statusCode ?? null, null)
-          request.destroy()
+
+      const start = (fresh: boolean) => {
+        const request = (isHttps ? https : http).request(target, {
+          ...options,
+          // `agent: false` makes a connection for this request alone (through the same `lookup`), so
+          // the second try cannot be handed another stale socket from the pool.
+          agent: fresh ? false : isHttps ? this.agents.https : this.agents.http,
         })
-        response.on('end', () => finish(response.statusCode ?? null, null))
-        response.on('error', (error) => finish(response.statusCode ?? null, error.message))
-      })
-      // Unasked for, a 101 makes Node drop the socket with neither an error nor an end, and the
-      // timeout's destroy() of a request already destroyed emits nothing: the attempt would never
-      // settle, and its slot among the attempts in flight would stay taken until the process stops.
-      request.on('upgrade', (response, socket) => {
-        socket.destroy()
-        finish(response.statusCode ?? null, 'answered by switching protocols')
-      })
-      request.on('close', () =>
-        finish(
-          answered ?? null,
-          answered === undefined ? 'connection closed without an answer' : 'connection closed mid-answer',
-        ),
-      )
-      request.on('error', (error: Error & { code?: string }) => {
-        const reason = error.name === 'ForbiddenAddressError' ? `refused: ${error.message}` : error.message
-        finish(null, reason || error.code || 'connection failed')
-      })
-      request.end(body)
+        current = request
+        // A superseded request's late events (its 'close' after the 'error' that superseded it) are
+        // no longer this attempt's.
+        const live = () => request === current
+        let bytesReadBefore = 0
+        request.on('socket', (socket) => {
+          bytesReadBefore = socket.bytesRead
+        })
+        request.on('response', (response) => {
+          if (!live()) return
+          answered = response.statusCode
+          // The body is not used; reading it to the end lets the socket be reused, unless it is long.
+          let bodyBytes = 0
+          response.on('data', (chunk: Buffer) => {
+            bodyBytes += chunk.length
+            if (bodyBytes <= MAX_ANSWER_BODY_BYTES) return
+            finish(response.statusCode ?? null, null)
+            request.destroy()
+          })
+          response.on('end', () => finish(response.statusCode ?? null, null))
+          response.on('error', (error) => finish(response.statusCode ?? null, error.message))
+        })
+        // Unasked for, a 101 makes Node drop the socket with neither an error nor an end, and the
+        // timeout's destroy() of a request already destroyed emits nothing: the attempt would never
+        // settle, and its slot among the attempts in flight would stay taken until the process stops.
+        request.on('upgrade', (response, socket) => {
+          socket.destroy()
+          if (live()) finish(response.statusCode ?? null, 'answered by switching protocols')
+        })
+        request.on('close', () => {
+          if (!live()) return
+          finish(
+            answered ?? null,
+            answered === undefined ? 'connection closed without an answer' : 'connection closed mid-answer',
+          )
+        })
+        request.on('error', (error: Error & { code?: string }) => {
+          if (!live() || settled) return
+          const lostReusedSocket =
+            !fresh &&
+            request.reusedSocket &&
+            answered === undefined &&
+            (request.socket?.bytesRead ?? bytesReadBefore) === bytesReadBefore &&
+            CONNECTION_LOST.has(error.code ?? '') &&
+            !expired &&
+            !signal?.aborted
+          if (lostReusedSocket) {
+            start(true)
+            return
+          }
+          const reason = error.name === 'ForbiddenAddressError' ? `refused: ${error.message}` : error.message
+          finish(null, reason || error.code || 'connection failed')
+        })
+        request.end(body)
+      }
+      start(false)
     })
   }
 
