@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { admin, TEST_DATABASE_URL } from './helpers/postgres.js'
+import { admin, TEST_DATABASE_URL, whileLocked } from './helpers/postgres.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { startReceiver } from './helpers/receiver.js'
 import { postgresKind } from './helpers/stores.js'
@@ -137,6 +137,43 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
     const after = await create(server, token, 4)
     expect(after.status).toBe(200)
+  })
+
+  it('stays ready while slow queries hold every pooled connection, and turns 503 within the timeout once the database stops answering', async () => {
+    const { url, token, proxy, serve } = await setUp()
+    const server = await serve('--database-pool-size', '1', '--rate-limit', 'off')
+    const read = (id: number) =>
+      fetch(`${server.url}/plants/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(NO_HANG_MS),
+      }).then((res) => res.status)
+    expect(await read(1)).toBe(404)
+    // Another session locks the table: each read then holds the one pooled connection for the
+    // whole --database-timeout, and those queued behind it give up in the pool's queue.
+    await whileLocked(url, 'plants', async () => {
+      let running = true
+      const reads: number[] = []
+      const readers = Array.from({ length: 16 }, async () => {
+        while (running) reads.push(await read(1))
+      })
+      await sleep(500)
+      const probes: number[] = []
+      for (let i = 0; i < 3; i++) {
+        probes.push(await statusOf(server, '/readyz'))
+        await sleep(1000)
+      }
+      running = false
+      await Promise.all(readers)
+      expect(reads).toContain(503)
+      expect(probes).toEqual([200, 200, 200])
+    })
+
+    proxy.stall()
+    const stalledAt = Date.now()
+    expect(await statusOf(server, '/readyz')).toBe(503)
+    expect(Date.now() - stalledAt).toBeLessThan(3500)
+    await proxy.resume()
+    await vi.waitFor(async () => expect(await statusOf(server, '/readyz')).toBe(200), { timeout: 10_000 })
   })
 
   it('stops cleanly after a stall that left its connections dead', async () => {

@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
+import { REVOCATION_CHANNEL } from '../src/store/postgres/revocation.js'
 import { inTransaction } from '../src/store/postgres/transaction.js'
 import { admin, whileLocked } from './helpers/postgres.js'
 import { createTaggedAndUntagged, postgresKind } from './helpers/stores.js'
@@ -387,6 +388,60 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     await vi.waitFor(() => store.ping(), { timeout: 5000 })
     expect(await store.plants.get(1n)).toEqual({ id: 1n, name: 'before' })
     expect(await store.plants.create({ id: 2n, name: 'after' })).toBe('created')
+  })
+
+  it('answers a ping while every pooled connection is busy past the timeout, but not once the database stops answering', async () => {
+    const { url } = await fresh()
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    const store = await openPostgres({ url: proxy.route(url), poolSize: 1, timeoutMs: 1000 })
+    open.push(store)
+    // The one pooled connection stays taken, as through a burst of slow queries: a query waits in
+    // the pool's queue past the timeout, while the database itself answers at once.
+    const held = await store.pool.connect()
+    try {
+      await expect(store.plants.get(1n)).rejects.toBeInstanceOf(StoreUnavailableError)
+      const startedAt = performance.now()
+      await store.ping()
+      expect(performance.now() - startedAt).toBeLessThan(500)
+
+      proxy.stall()
+      const stalledAt = performance.now()
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
+      // One timeout (1 s), not one spent in the pool's queue and another on the link.
+      expect(performance.now() - stalledAt).toBeLessThan(1800)
+      await proxy.down()
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
+      await proxy.up()
+      await vi.waitFor(() => store.ping(), { timeout: 5000 })
+    } finally {
+      held.release()
+    }
+  })
+
+  it('reopens a revocation listener that a stalled link left deaf, and hears notifications again', async () => {
+    const { url } = await fresh()
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    const store = await openPostgres({ url: proxy.route(url), timeoutMs: 1000, revocationPollMs: 100 })
+    open.push(store)
+    // The link stalls and comes back; the listening connection open meanwhile stays dead without
+    // ever being closed, as after a firewall dropped its state.
+    proxy.stall()
+    await sleep(300)
+    proxy.heal()
+    const healedAt = performance.now()
+    // An epoch no poll can read (meta never holds it): only a notification can carry it.
+    const notified = 1_000_000
+    await vi.waitFor(
+      async () => {
+        await admin(url, (c) => c.query('SELECT pg_notify($1, $2)', [REVOCATION_CHANNEL, String(notified)]))
+        expect(store.tokens.revocationEpoch()).toBe(notified)
+      },
+      { timeout: 6000, interval: 200 },
+    )
+    // Within a timeout for the dead connection's round trip, a poll to open the next, and a margin.
+    expect(performance.now() - healedAt).toBeLessThan(3000)
   })
 
   it('frees the outbox for every instance when one loses its link in the middle of a transaction', async () => {

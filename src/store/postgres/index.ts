@@ -14,7 +14,7 @@ import { PostgresWebhookStore } from './webhooks.js'
 
 export interface PostgresOptions {
   url: string
-  /** Most pooled connections; one more is opened to LISTEN for revocations. */
+  /** Most pooled connections; one more is opened to LISTEN for revocations (and answer pings). */
   poolSize?: number
   /** Longest wait to connect, or for any one query; past it the operation fails as unavailable. */
   timeoutMs?: number
@@ -67,7 +67,11 @@ export class PostgresStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await guarded(() => this.pool.query('SELECT 1'))
+    // Readiness is whether this instance reaches its database, not whether a pooled connection is
+    // free: a ping queued behind a burst of slow queries would take the instance (and, under the same
+    // load, every instance) out of the load balancer while the database is fine.
+    if (this.watch.started) await guarded(() => this.watch.check())
+    else await guarded(() => this.pool.query('SELECT 1'))
   }
 
   async close(): Promise<void> {

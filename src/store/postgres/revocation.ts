@@ -21,7 +21,9 @@ export interface RevocationWatchOptions {
  * Instances learn of a revocation two ways: a NOTIFY sent in the revoking transaction reaches every
  * instance that LISTENs within milliseconds of the commit; and the epoch is re-read every
  * `pollIntervalMs`, which bounds the delay when the listening connection was down or a notification
- * was lost. The listening connection is re-opened on the next poll after it breaks.
+ * was lost. The listening connection is re-opened on the next poll after it breaks, or after it fails
+ * to answer a round trip: a link that stalled (a firewall or NAT that dropped its state) leaves it
+ * open but deaf, with no error, until TCP keepalive gives up hours later.
  *
  * While the database cannot be reached neither way works, and a token this process verified before
  * needs no database: one revoked meanwhile would be accepted for as long as the outage lasts. So once
@@ -35,6 +37,7 @@ export class RevocationWatch {
   private confirmedAt: number | undefined
   private listener: pg.Client | undefined
   private connecting: Promise<void> | undefined
+  private checking: Promise<void> | undefined
   private timer: NodeJS.Timeout | undefined
   private closed = false
 
@@ -56,6 +59,11 @@ export class RevocationWatch {
     if (Number.isFinite(epoch) && epoch > this.current) this.current = epoch
   }
 
+  /** False until started, and for good in a process that verifies no tokens. */
+  get started(): boolean {
+    return this.timer !== undefined
+  }
+
   async start(): Promise<void> {
     await this.listen()
     await this.poll()
@@ -72,9 +80,37 @@ export class RevocationWatch {
     if (listener) await endWithin(listener, this.options.client.connectionTimeoutMillis ?? 0)
   }
 
+  /**
+   * One round trip on the listening connection, opened first if it is down; a connection that fails
+   * it is closed, to be opened again. It is not one of the pool's, so it answers while every pooled
+   * connection is taken, and it has the same timeouts: a database that does not answer fails it
+   * within them. Calls made while one is on its way share it, so a dead connection never has more
+   * than one query waiting on it.
+   */
+  check(): Promise<void> {
+    this.checking ??= this.roundTrip().finally(() => {
+      this.checking = undefined
+    })
+    return this.checking
+  }
+
+  private async roundTrip(): Promise<void> {
+    if (!this.listener) await this.listen()
+    const listener = this.listener
+    if (!listener) throw new StoreUnavailableError('the revocation listener is closed')
+    try {
+      // LISTEN again, a no-op on a session that listens already, rather than a bare SELECT: the
+      // session then goes on showing what it is for in pg_stat_activity.
+      await listener.query(`LISTEN ${this.channel}`)
+    } catch (error) {
+      this.discard(listener)
+      throw error
+    }
+  }
+
   private async tick(): Promise<void> {
-    if (!this.listener) await this.listen().catch(() => {})
-    await this.poll().catch(() => {})
+    // Side by side: the epoch stays confirmed through the pool while a deaf listener times out.
+    await Promise.all([this.check().catch(() => {}), this.poll().catch(() => {})])
   }
 
   private async poll(): Promise<void> {
@@ -98,10 +134,7 @@ export class RevocationWatch {
 
   private async openListener(): Promise<void> {
     const client = new pg.Client(this.options.client)
-    const drop = () => {
-      if (this.listener === client) this.listener = undefined
-      client.end().catch(() => {})
-    }
+    const drop = () => this.discard(client)
     client.on('error', drop)
     client.on('end', drop)
     client.on('notification', (message) => {
@@ -119,6 +152,13 @@ export class RevocationWatch {
       return
     }
     this.listener = client
+  }
+
+  /** Closes a listening connection that broke or stopped answering, without waiting for a goodbye. */
+  private discard(client: pg.Client): void {
+    if (this.listener === client) this.listener = undefined
+    client.end().catch(() => {})
+    client.connection.stream.destroy()
   }
 }
 
