@@ -239,7 +239,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'n',
     default: '10',
     description:
-      'PostgreSQL: most connections in this instance’s pool (plus one that listens for revocations and two for the webhook dispatcher)',
+      'PostgreSQL: most connections in this instance’s pool (plus one that listens for revocations and answers /readyz, and two for the webhook dispatcher)',
     parse: (raw) => {
       const size = /^\d{1,4}$/.test(raw) ? Number(raw) : 0
       return size >= 1 && size <= 1000 ? size : fail('database-pool-size', raw, 'an integer from 1 to 1000')
