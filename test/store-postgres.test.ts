@@ -401,9 +401,8 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     const held = await store.pool.connect()
     try {
       await expect(store.plants.get(1n)).rejects.toBeInstanceOf(StoreUnavailableError)
-      const startedAt = performance.now()
+      // Queued behind the pool it would fail as that read did, after the same timeout.
       await store.ping()
-      expect(performance.now() - startedAt).toBeLessThan(500)
 
       proxy.stall()
       const stalledAt = performance.now()
