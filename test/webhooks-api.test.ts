@@ -370,6 +370,20 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     expect(put.headers.allow).toBe('GET, HEAD, POST')
   })
 
+  it('gives a changed url a fresh count towards automatic disabling, and keeps the count otherwise', async () => {
+    const { id, url } = await subscribe()
+    const since = new Date('2026-01-01T00:00:00.000Z')
+    await t.store.webhooks.update(id, { failingSince: since, updatedAt: new Date() })
+    const failingSince = async (body: unknown) => {
+      const res = await call('PATCH', `/webhooks/${id}`, body)
+      expect(res.statusCode).toBe(200)
+      return (JSON.parse(res.body) as { failingSince: string | null }).failingSince
+    }
+    expect(await failingSince({ description: 'same receiver' })).toBe(since.toISOString())
+    expect(await failingSince({ url })).toBe(since.toISOString())
+    expect(await failingSince({ url: 'https://fixed.example/hook' })).toBeNull()
+  })
+
   it('updates url, events and description, disables and re-enables', async () => {
     const { id } = await subscribe()
     const res = await call('PATCH', `/webhooks/${id}`, {

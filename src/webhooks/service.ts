@@ -41,6 +41,9 @@ export async function updateWebhook(
   const current = await getWebhook(store, id)
   const changes: Parameters<WebhookStore['update']>[1] = { updatedAt: now }
   if (input.url !== undefined) changes.url = input.url
+  // Another receiver starts its own count towards automatic disabling: the failures so far were the
+  // old one's, and a fixed endpoint would otherwise be disabled at its first failure.
+  if (input.url !== undefined && input.url !== current.url) changes.failingSince = null
   if (input.events !== undefined) changes.events = input.events
   if (input.description !== undefined) changes.description = input.description
   if (input.disabled === true && !current.disabledAt) {
