@@ -159,6 +159,20 @@ describe('abuse limits and response headers', () => {
     expect((await from(direct, '203.0.113.2')).statusCode).toBe(429)
   })
 
+  it('counts an IPv6 client by its /64, and an address alike however a proxy writes it', async () => {
+    const { app: a } = await app({ rateLimit: { max: 2, windowMs: 60_000 }, trustProxy: ['127.0.0.1'] })
+    const from = (client: string) => a.inject({ url: '/plants/1', headers: { 'x-forwarded-for': client } })
+    // One host picks any address of the /64 it was handed: inventing addresses does not escape the limit.
+    expect((await from('2001:db8:1:2::1')).statusCode).toBe(401)
+    expect((await from('2001:db8:1:2:ffff:ffff:ffff:ffff')).statusCode).toBe(401)
+    expect((await from('[2001:db8:1:2::3]:443')).statusCode).toBe(429)
+    expect((await from('2001:db8:1:3::1')).statusCode).toBe(401)
+    // A proxy that writes the client's port, or the IPv4 address mapped into IPv6, names the same client.
+    expect((await from('203.0.113.9')).statusCode).toBe(401)
+    expect((await from('203.0.113.9:50123')).statusCode).toBe(401)
+    expect((await from('::ffff:203.0.113.9')).statusCode).toBe(429)
+  })
+
   it("keeps a token's count while thousands of other clients are counted in the same window", async () => {
     const { app: a, token } = await app({
       rateLimit: { max: 1, windowMs: 60_000 },

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
-import type { Limiter } from './rate-limit.js'
+import { addressKey, type Limiter } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,7 +50,7 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
       limit?.(key).then((headers) => {
         if (headers) reply.headers(headers)
       })
-    const byAddress = () => counted(`address:${request.ip}`)
+    const byAddress = () => counted(addressKey(request.ip))
     const refuse = (error: AppError): Promise<void> => {
       const counted = byAddress()
       if (!counted) throw error

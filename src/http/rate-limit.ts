@@ -1,5 +1,6 @@
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import ipaddr from 'ipaddr.js'
 import type { RateLimit } from '../config.js'
 import { AppError, errors } from '../errors.js'
 
@@ -17,6 +18,27 @@ export const LIMIT_KEY_KINDS = ['token', 'address'] as const
 export interface RateLimitHooks {
   /** Told each time a request is refused, with the kind of key it was counted against. */
   onLimited?: (kind: string) => void
+}
+
+const BRACKETED = /^\[([^\]]*)\](?::[0-9]*)?$/
+const IPV4_WITH_PORT = /^([0-9.]+):[0-9]*$/
+
+/**
+ * The key a request without a valid token is counted under: its client's address. An IPv6 host is
+ * handed a whole /64 (RFC 6177) and may send from any address in it, so the /64 is the client, or
+ * it would escape the limit by inventing addresses as it would by inventing tokens. A proxy may write
+ * X-Forwarded-For with the client's port (its own per connection), in brackets, or IPv4 mapped into
+ * IPv6: each names the same client.
+ */
+export function addressKey(ip: string | undefined): string {
+  if (ip === undefined) return 'address:'
+  const address = (BRACKETED.exec(ip)?.[1] ?? IPV4_WITH_PORT.exec(ip)?.[1] ?? ip).replace(/%.*$/, '')
+  if (!ipaddr.isValid(address)) return `address:${ip}`
+  // An IPv4 address mapped into IPv6 comes out as the IPv4 address itself.
+  const parsed = ipaddr.process(address)
+  if (parsed.kind() === 'ipv4') return `address:${parsed.toString()}`
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16))
+  return `address:${prefix.join(':')}::/64`
 }
 
 interface Counted {
