@@ -325,6 +325,31 @@ describe('abuse limits and response headers', () => {
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined()
   })
 
+  it('answers an OPTIONS that is no preflight as it does without CORS: 405 with Allow, or 404', async () => {
+    const { app: a } = await app({ corsOrigins: ['https://app.example.com'] })
+    for (const headers of [{}, { origin: 'https://app.example.com' }]) {
+      const known = await a.inject({ method: 'OPTIONS', url: '/plants', headers })
+      expect(known.statusCode).toBe(405)
+      expect(errorOf(known).error).toBe(errors.METHOD_NOT_ALLOWED.code)
+      expect(known.headers.allow).toBe('GET, HEAD, POST')
+      const unknown = await a.inject({ method: 'OPTIONS', url: '/plant', headers })
+      expect(unknown.statusCode).toBe(404)
+      expect(errorOf(unknown).error).toBe(errors.ROUTE_NOT_FOUND.code)
+      expect(unknown.headers.vary).toContain('Origin')
+    }
+    // A preflight is still answered, on a path of every kind.
+    for (const url of ['/plants', '/plants/1', '/healthz', '/docs/static/index.css', '/plant']) {
+      const preflight = await a.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'DELETE' },
+      })
+      expect(preflight.statusCode, url).toBe(204)
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com')
+      expect(preflight.headers['access-control-allow-methods']).toContain('DELETE')
+    }
+  })
+
   it('lets a browser on an allowed origin send every request header the document names', async () => {
     const { app: a } = await app({ corsOrigins: ['https://app.example.com'] })
     const document = (await a.inject({ url: '/openapi.json' })).json()

@@ -105,13 +105,22 @@ export function corsHeaders(
 /** Off unless origins are configured: then only those browser origins may call, and read answers. */
 export async function installCors(app: FastifyInstance, origins: string[] | null | undefined): Promise<void> {
   if (!origins || origins.length === 0) return
-  await app.register(cors, {
+  const preflight = {
     origin: origins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 600,
     strictPreflight: false,
+  }
+  // Only an OPTIONS that names a method in Access-Control-Request-Method is a preflight (Fetch, CORS
+  // protocol). The plugin would answer any other with a 204 too, on a path no route has and without
+  // Allow; routed instead, it gets the 404, or the 405 with Allow, that it gets without CORS
+  // (RFC 9110 §9.3.7).
+  const other = { ...preflight, preflight: false }
+  await app.register(cors, {
+    delegator: (request, callback) =>
+      callback(null, request.headers['access-control-request-method'] === undefined ? other : preflight),
   })
 }
 

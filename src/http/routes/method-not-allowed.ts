@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifySchema, HTTPMethods } from 'fastify'
 import { AppError, errors } from '../../errors.js'
 
 // Every method Node's parser lets through (PROPFIND, PURGE, M-SEARCH…), not only those Fastify knows:
-// on a known path each is a wrong method, not a wrong path. CONNECT never reaches a route (app.ts),
-// and OPTIONS is added below unless CORS answers it.
-const METHODS = NODE_METHODS.filter((m) => m !== 'CONNECT' && m !== 'OPTIONS') as HTTPMethods[]
+// on a known path each is a wrong method, not a wrong path. CONNECT never reaches a route (app.ts).
+// OPTIONS is one too: with CORS on, its hook answers a preflight before any route's hook runs.
+const METHODS = NODE_METHODS.filter((m) => m !== 'CONNECT') as HTTPMethods[]
 
 /** Lets routes be declared for the methods Fastify does not know by default; call before any route. */
 export function recognizeEveryMethod(app: FastifyInstance): void {
@@ -17,11 +17,7 @@ export function recognizeEveryMethod(app: FastifyInstance): void {
  * would suggest the path itself is wrong. Registered without authentication: 405 wins over 401.
  */
 export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTTPMethods[]): void {
-  // With CORS on, its catch-all OPTIONS route answers preflights, and a route of this path would
-  // take them from it; with CORS off, OPTIONS is one more method no path here supports.
-  const corsPreflights = app.hasRoute({ method: 'OPTIONS', url: '*' })
-  const methods: HTTPMethods[] = corsPreflights ? METHODS : [...METHODS, 'OPTIONS']
-  const others = methods.filter((m) => !allowed.includes(m))
+  const others = METHODS.filter((m) => !allowed.includes(m))
   if (others.length === 0) return
   const allow = allowed.join(', ')
   const refuse = (method: string) =>
