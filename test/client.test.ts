@@ -4,11 +4,13 @@ import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { publishedDocument } from '../scripts/generate-client.js'
 import { createClient, type PlantStoreClient, PlantStoreError } from '../src/client/index.js'
+import { INT64_FIELDS, parseExactJson } from '../src/client/json.js'
 import { errors } from '../src/errors.js'
 import { makeApp, type TestApp } from './helpers/app.js'
 import { ROOT } from './helpers/process.js'
-import { storeKinds, tempDir } from './helpers/stores.js'
+import { sqliteKind, storeKinds, tempDir } from './helpers/stores.js'
 
 /** Each of the client's methods, called with placeholder arguments and the signal given, if any. */
 function everyMethod(
@@ -328,6 +330,30 @@ describe("the typed client when a success is not the service's", () => {
     await expect(client.listPlants()).rejects.toMatchObject({ name: 'PlantStoreError', status: 200 })
   })
 
+  it('stops a walk whose next link does not move past the page it follows, as a cache that ignores the query would', async () => {
+    let calls = 0
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async () => {
+        calls++
+        // Bounds the walk this test makes without the check: every page the same, then an end.
+        if (calls > 5) return new Response('[]', { status: 200, headers: json })
+        return new Response('[{"id": 1, "name": "a"}]', {
+          status: 200,
+          headers: { ...json, link: '</plants?limit=1&after=1>; rel="next"' },
+        })
+      },
+    })
+    const seen: bigint[] = []
+    const walk = (async () => {
+      for await (const plant of client.allPlants({ limit: 1 })) seen.push(plant.id)
+    })()
+    await expect(walk).rejects.toMatchObject({ name: 'PlantStoreError', status: 200 })
+    expect(seen).toEqual([1n])
+    expect(calls).toBe(2)
+  })
+
   it('throws PlantStoreError with status 0 when a custom fetch rejects with undefined', async () => {
     const client = createClient({
       baseUrl: 'http://127.0.0.1:1',
@@ -484,6 +510,117 @@ describe('the typed client when the service asks it to slow down', () => {
       'http://127.0.0.1:1/plants?tag=x&limit=5',
       'http://127.0.0.1:1/plants?tag=x&limit=5',
     ])
+  })
+})
+
+describe('the typed client and what it cannot send', () => {
+  const secret = 'pst_0123456789abcdef_SECRETsecretSECRET'
+
+  it.each([
+    ['a line break inside', `${secret.slice(0, 20)}\n${secret.slice(20)}`],
+    ['a NUL', `${secret}\u0000`],
+    ['a character past Latin-1', `${secret}\u2019`],
+    ['nothing', ''],
+  ])('refuses a token with %s at once, without showing the token', (_what, token) => {
+    let failure: unknown
+    try {
+      createClient({ baseUrl: 'http://127.0.0.1:1', token })
+        .getPlant(1n)
+        .catch(() => {})
+    } catch (error) {
+      failure = error
+    }
+    expect(failure).toBeInstanceOf(TypeError)
+    // The message and every property that a logger would write out.
+    const written = `${(failure as Error).message} ${JSON.stringify({ ...(failure as object) })}`
+    expect(written).not.toContain(secret.slice(20))
+  })
+
+  it('still takes a token read from a file with its line end, as a header would carry it', async () => {
+    const sent: string[] = []
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: `${secret}\r\n`,
+      fetch: async (request) => {
+        sent.push(request.headers.get('authorization') ?? '')
+        return new Response('{"id": 1, "name": "a"}', { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    await client.getPlant(1n)
+    expect(sent).toEqual([`Bearer ${secret}`])
+  })
+
+  it('refuses a base URL with credentials at once, without showing them', () => {
+    expect(() => createClient({ baseUrl: 'http://user:hunter2@127.0.0.1:1', token: 't' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    )
+  })
+})
+
+describe("the typed client's errors", () => {
+  it('carry the headers of the answer, such as the Retry-After of a 429 that outlasted the retries', async () => {
+    const { client } = clientAnswering(
+      () =>
+        new Response('{"error":42901,"message":"Too many requests."}', {
+          status: 429,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        }),
+      0,
+    )
+    const failure = await client.getPlant(1n).catch((error: unknown) => error)
+    expect(failure).toMatchObject({ status: 429, code: 42901 })
+    expect((failure as PlantStoreError).headers.get('retry-after')).toBe('0')
+  })
+
+  it("carry a 401's challenge and a proxy's answer headers, and none when no answer came", async () => {
+    const t = await makeApp(sqliteKind)
+    try {
+      const baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 })
+      const failure = await createClient({ baseUrl, token: 'pst_nope' })
+        .getPlant(1n)
+        .catch((error: unknown) => error)
+      expect(failure).toMatchObject({ status: 401 })
+      expect((failure as PlantStoreError).headers.get('www-authenticate')).toMatch(
+        /^Bearer realm="plantstore"/,
+      )
+    } finally {
+      await t.close()
+    }
+    const { client } = clientAnswering(
+      () => new Response('<h1>Sign in</h1>', { headers: { 'content-type': 'text/html', 'x-proxy': 'yes' } }),
+      0,
+    )
+    const unreadable = await client.getPlant(1n).catch((error: unknown) => error)
+    expect((unreadable as PlantStoreError).headers.get('x-proxy')).toBe('yes')
+    const unanswered = await createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      retries: 0,
+      fetch: () => Promise.reject(new TypeError('fetch failed')),
+    })
+      .getPlant(1n)
+      .catch((error: unknown) => error)
+    expect([...(unanswered as PlantStoreError).headers]).toEqual([])
+  })
+})
+
+describe('the exact JSON of the client', () => {
+  /** The names of the properties the published document types int64, wherever they are. */
+  function int64Properties(schema: unknown, found = new Set<string>()): Set<string> {
+    if (Array.isArray(schema)) for (const item of schema) int64Properties(item, found)
+    else if (typeof schema === 'object' && schema !== null) {
+      const { properties } = schema as { properties?: Record<string, { format?: unknown }> }
+      for (const [name, property] of Object.entries(properties ?? {}))
+        if (property.format === 'int64') found.add(name)
+      for (const value of Object.values(schema)) int64Properties(value, found)
+    }
+    return found
+  }
+
+  it('parses every property the document types int64 as the bigint its type says', async () => {
+    expect([...int64Properties(await publishedDocument())].sort()).toEqual([...INT64_FIELDS].sort())
+    // The answer to a webhook replay, typed { queued: bigint }.
+    expect(parseExactJson('{"queued": 2}')).toEqual({ queued: 2n })
   })
 })
 

@@ -76,12 +76,15 @@ function fail(response: Response, error: unknown): never {
     response.status,
     typeof body?.error === 'number' ? body.error : undefined,
     typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`,
+    { headers: response.headers },
   )
 }
 
 /** A success whose body is not what the operation answers: whoever answered, it was not the service. */
 function unexpected(response: Response, what: string): PlantStoreError {
-  return new PlantStoreError(response.status, undefined, `HTTP ${response.status} without ${what}`)
+  return new PlantStoreError(response.status, undefined, `HTTP ${response.status} without ${what}`, {
+    headers: response.headers,
+  })
 }
 
 /**
@@ -160,10 +163,19 @@ export class PlantStoreClient {
   private readonly newKey: () => string
 
   constructor(options: ClientOptions) {
+    // Refused here, not by fetch at every call: fetch's refusal quotes the whole header value or URL,
+    // secret included, into an error that ends up in a log. The service takes a token of visible
+    // ASCII; the spaces and line ends around one read from a file are no part of it.
+    const token =
+      typeof options.token === 'string' ? options.token.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '') : ''
+    if (!/^[\x21-\x7e]+$/.test(token))
+      throw new TypeError('token must be visible ASCII characters, as `plantstore token create` prints it')
+    if (/^[^:/?#]+:\/\/[^/?#]*@/.test(options.baseUrl))
+      throw new TypeError('baseUrl must not carry credentials: the token is the only ones sent')
     const inner = options.fetch ?? ((request: Request) => globalThis.fetch(request))
     this.api = createFetchClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
-      headers: { authorization: `Bearer ${options.token}` },
+      headers: { authorization: `Bearer ${token}` },
       fetch: async (request) => {
         // Reading the body is covered too: a connection reset half-way is no answer either.
         try {
@@ -245,6 +257,13 @@ export class PlantStoreClient {
     if (!response.ok) fail(response, error)
     if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
     const next = nextCursor(response)
+    // Ids ascend, so each cursor passes the one before: one that does not (a cache that ignores the
+    // query answering the first page again) would keep allPlants walking the same pages for ever.
+    if (next !== undefined && query.after !== undefined && next <= query.after)
+      throw unexpected(
+        response,
+        `a next cursor past ${query.after} in its Link header: ${response.headers.get('link')}`,
+      )
     return next === undefined ? { plants: data } : { plants: data, next }
   }
 

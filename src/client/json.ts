@@ -2,8 +2,11 @@ import { isLosslessNumber, parse, stringify } from 'lossless-json'
 import { parseInt64 } from '../plants/int64.js'
 import { PlantStoreError } from './error.js'
 
-/** Fields that hold an int64 in this API; everything else numeric is an int32 and safe as a number. */
-const INT64_FIELDS = new Set(['id'])
+/**
+ * Fields that hold an int64 in this API, typed bigint in ./schema.d.ts; everything else numeric is
+ * an int32 and safe as a number. A test holds this to the document.
+ */
+export const INT64_FIELDS: ReadonlySet<string> = new Set(['id', 'queued'])
 
 /**
  * Parses a response body without losing digits: `id` becomes an exact bigint, every other number a
@@ -53,7 +56,7 @@ export async function withExactJson(response: Response): Promise<Response> {
         response.status,
         undefined,
         `HTTP ${response.status}, unreadable: ${reason}`,
-        { cause },
+        { cause, headers: response.headers },
       )
     }
   }
