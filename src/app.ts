@@ -210,6 +210,21 @@ function varyByEncoding(
   done(null, payload)
 }
 
+/**
+ * The framework answers HEAD by running GET and then giving a bodiless answer `Content-Length: 0`,
+ * which on a 304 claims the resource is empty: RFC 9110 §8.6 allows there only the length a 200 would
+ * have. Appended after the framework's own HEAD hook, so that a HEAD's 304 carries what GET's does.
+ */
+function headNotModifiedWithoutLength(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
+  if (reply.statusCode === 304) reply.removeHeader('content-length')
+  done(null, payload)
+}
+
 /** The request's Content-Length as it came (an operation without a body drops the header), or -1. */
 function declaredLength(req: IncomingMessage): number {
   const raw = req.rawHeaders
@@ -516,11 +531,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
   // RFC 9110 §12.5.5: an answer of a route that compresses says it varies by Accept-Encoding in
   // every variant, not only the compressed one the plugin marks, or a cache could hand a compressed
-  // copy to a client that cannot read it (or keep serving an uncompressed one to all).
+  // copy to a client that cannot read it (or keep serving an uncompressed one to all). Every HEAD
+  // route, those the framework makes from a GET included, answers a 304 as its GET does.
   app.addHook('onRoute', (route) => {
-    if (route.compress === false) return
-    const hooks = route.onSend
-    route.onSend = hooks === undefined ? [varyByEncoding] : [hooks, varyByEncoding].flat()
+    const hooks = route.onSend === undefined ? [] : [route.onSend].flat()
+    if (route.compress !== false) hooks.push(varyByEncoding)
+    if (route.method === 'HEAD') hooks.push(headNotModifiedWithoutLength)
+    route.onSend = hooks
   })
   await openApi(app)
 

@@ -150,31 +150,10 @@ function pathId(request: FastifyRequest): bigint {
   return (request.params as { id: bigint }).id
 }
 
-/**
- * The framework answers HEAD by running GET and then giving a bodiless answer `Content-Length: 0`,
- * which on a 304 claims the plant is empty: RFC 9110 §8.6 allows there only the length a 200 would
- * have. Appended after the framework's own HEAD hook, so that a HEAD's 304 carries what GET's does.
- */
-function headNotModifiedWithoutLength(
-  _request: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-  done: (error: null, payload: unknown) => void,
-): void {
-  if (reply.statusCode === 304) reply.removeHeader('content-length')
-  done(null, payload)
-}
-
 export async function plantRoutes(
   app: FastifyInstance,
   { store, idempotency }: { store: Store; idempotency: IdempotentCreates },
 ): Promise<void> {
-  app.addHook('onRoute', (route) => {
-    if (route.method !== 'HEAD') return
-    const hooks = route.onSend
-    route.onSend =
-      hooks === undefined ? [headNotModifiedWithoutLength] : [hooks, headNotModifiedWithoutLength].flat()
-  })
   app.post(
     '/plants',
     {
