@@ -170,8 +170,6 @@ export class FastLane {
     const principal = this.admit(deps, request.headers, 'plants:read')
     if (principal === undefined) return false
     const answer = this.begin(deps, request, 'GET', route)
-    // A single plant is never compressed (routes/plants.ts); a page is, when the client asks.
-    if (route === '/plants') answer.headers.vary = deps.compressibleVary
     this.limited(deps, principal, response, answer, () =>
       read(answer).then(
         (body) => this.send(deps, response, answer, 200, body),
@@ -285,6 +283,10 @@ export class FastLane {
     body: string,
   ): void {
     answer.headers['content-type'] = CONTENT_TYPE
+    // A single plant is never compressed (routes/plants.ts); a page is, when the client asks. The
+    // framework's compression adds its Vary once the answer is serialized, so it goes here, between
+    // the content type and the length, for the lane's header block to be the framework's byte for byte.
+    if (answer.method === 'GET' && answer.route === '/plants') answer.headers.vary = deps.compressibleVary
     answer.headers['content-length'] = Buffer.byteLength(body)
     // Counted once sent, as the framework counts in onResponse: an answer queued behind one that
     // closes the connection (a pipelined request) never goes out, and is no request answered.
