@@ -190,12 +190,14 @@ export function refuseInvalidHost(response: ServerResponse, headers: Record<stri
 /** RFC 9112 §3.2.2's host [":" port]: a reg-name (or IPv4 address), or an IP literal in brackets. */
 export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'()*+,;=_~%-]*)(?::[0-9]*)?$/
 
+const HTTP_VERSION_MESSAGE = 'Only HTTP/1.1 and HTTP/1.0 are served.'
+
 /**
  * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
  * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
  */
 export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Only HTTP/1.1 and HTTP/1.0 are served.')
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
 }
 
 /**
@@ -291,6 +293,15 @@ export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<
     if (error.code === 'HPE_CLOSED_CONNECTION' && (socket as ServedSocket)._httpMessage) return
     if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
       socket.destroy()
+      return
+    }
+    // A well-formed version this server does not speak (HTTP/1.2, HTTP/3.0) is told so, as HTTP/2.0
+    // is where Node lets it through (refuseHttpVersion); only a broken version is "malformed".
+    if (
+      error.code === 'HPE_INVALID_VERSION' &&
+      (error as { reason?: unknown }).reason === 'Invalid HTTP version'
+    ) {
+      endWithError(socket, headers(), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
       return
     }
     const entry =
