@@ -454,9 +454,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
-    clientErrorHandler: clientErrorHandler(maxHeaderSize, () => ({
+    clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => ({
       'x-request-id': randomUUID(),
       ...security,
+      ...corsHeaders(options.corsOrigins, origin),
     })),
     // A URL the router cannot read (a bad percent-escape, an over-long path segment) never reaches a
     // route or a hook (CORS's neither, nor the ones that count and log requests): answered here, in

@@ -6,7 +6,7 @@ import { TokenService } from '../src/tokens/service.js'
 import { errorOf, listenLocally } from './helpers/app.js'
 import { watchContract } from './helpers/contract.js'
 import { captureLines } from './helpers/log.js'
-import { openSocket } from './helpers/raw-http.js'
+import { openSocket, rawRequest, readUntilClose } from './helpers/raw-http.js'
 import { openFresh, storeKinds } from './helpers/stores.js'
 
 const kind = storeKinds[0] as (typeof storeKinds)[0]
@@ -323,6 +323,43 @@ describe('abuse limits and response headers', () => {
     expect(String(undecodable.headers['access-control-expose-headers'])).toContain('X-Request-Id')
     const foreign = await a.inject({ url: '/plants/%FF', headers: { origin: 'https://evil.example.com' } })
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('lets an allowed origin read why the parser refused its request (400, 408, 414, 431)', async () => {
+    const { app: a, token } = await app({
+      corsOrigins: ['https://app.example.com'],
+      maxHeaderSize: 4096,
+      timeouts: { requestTimeoutMs: 300, headersTimeoutMs: 300 },
+    })
+    const port = await listenLocally(a)
+    const origin = 'Origin: https://app.example.com\r\n'
+    const head = (answer: string) => answer.slice(0, answer.indexOf('\r\n\r\n')).toLowerCase()
+    const cases: [string, string, string][] = [
+      ['400', `GET /healthz HTTP/1.1\r\nHost: x\r\n${origin}Bad Header\r\n\r\n`, '400'],
+      ['414', `GET /${'a'.repeat(5000)} HTTP/1.1\r\nHost: x\r\n${origin}\r\n`, '414'],
+      ['431', `GET /healthz HTTP/1.1\r\nHost: x\r\n${origin}X-Big: ${'b'.repeat(5000)}\r\n\r\n`, '431'],
+      [
+        '408',
+        `POST /plants HTTP/1.1\r\nHost: x\r\n${origin}Authorization: Bearer ${await token()}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
+        '408',
+      ],
+    ]
+    for (const [what, payload, status] of cases) {
+      const socket = await openSocket(port)
+      const answer = readUntilClose(socket, 5000)
+      socket.write(payload)
+      const text = await answer
+      expect(text.slice(9, 12), what).toBe(status)
+      expect(head(text), what).toContain('\r\naccess-control-allow-origin: https://app.example.com\r\n')
+      expect(head(text), what).toContain('\r\nvary: origin\r\n')
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toHaveProperty('error')
+    }
+    // Another origin, or one given twice, is not let read.
+    for (const origins of ['Origin: https://evil.example.com\r\n', `${origin}${origin}`]) {
+      const text = await rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: x\r\n${origins}Bad Header\r\n\r\n`)
+      expect(text.slice(9, 12)).toBe('400')
+      expect(head(text)).not.toContain('access-control-allow-origin')
+    }
   })
 
   it('answers an OPTIONS that is no preflight as it does without CORS: 405 with Allow, or 404', async () => {

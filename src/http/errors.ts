@@ -284,7 +284,10 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
  * Answers the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
  * an oversized header block, a timeout) with the Error shape, then closes the connection.
  */
-export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<string, string>) {
+export function clientErrorHandler(
+  maxHeaderSize: number,
+  headers: (origin: string | undefined) => Record<string, string>,
+) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     // Bytes after a request that closes the connection (Connection: close, or HTTP/1.0): that
     // request is carried out, and its answer, under way, is the connection's last; the bytes are
@@ -301,7 +304,7 @@ export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<
       error.code === 'HPE_INVALID_VERSION' &&
       (error as { reason?: unknown }).reason === 'Invalid HTTP version'
     ) {
-      endWithError(socket, headers(), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
+      endWithError(socket, headers(originRead(error, socket)), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
       return
     }
     const entry =
@@ -310,8 +313,39 @@ export function clientErrorHandler(maxHeaderSize: number, headers: () => Record<
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? errors.REQUEST_TIMEOUT
           : errors.BAD_REQUEST
-    endWithError(socket, headers(), entry)
+    endWithError(socket, headers(originRead(error, socket)), entry)
   }
+}
+
+const ORIGIN_FIELD = /\r\norigin[ \t]*:[ \t]*([^\r\n]*)/gi
+
+/**
+ * The Origin of a request the parser gave up on, when it can still be read: without it a browser is
+ * shown a network error in place of the 400, 408, 414 or 431 the service answered. Node keeps a
+ * request's fields in JavaScript only once the request is whole (a body that stalled) or past 32 fields
+ * (`parser._headers`); otherwise they are in the bytes of the read the parser failed in (`rawPacket`).
+ * Fields of earlier reads of an unfinished head are held inside the parser, out of reach. An Origin
+ * given twice, or not found, is none.
+ */
+function originRead(error: Error, socket: Socket): string | undefined {
+  const parser = (socket as { parser?: { incoming?: IncomingMessage | null; _headers?: unknown } | null })
+    .parser
+  const found: string[] = []
+  const incoming = parser?.incoming?.headers.origin
+  if (incoming !== undefined) found.push(incoming)
+  const flushed = parser?._headers
+  if (Array.isArray(flushed)) {
+    for (let i = 0; i + 1 < flushed.length; i += 2) {
+      if (String(flushed[i]).toLowerCase() === 'origin') found.push(String(flushed[i + 1]))
+    }
+  }
+  const packet = (error as { rawPacket?: unknown }).rawPacket
+  if (Buffer.isBuffer(packet)) {
+    for (const match of packet.toString('latin1').matchAll(ORIGIN_FIELD)) {
+      found.push((match[1] as string).replace(/[ \t]+$/, ''))
+    }
+  }
+  return found.length === 1 ? found[0] : undefined
 }
 
 /** A connection with the answer being written on it, if any (as Node's clientError fallback reads it). */
