@@ -166,6 +166,43 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     expect((await client.getPlant(30n)).plant).toEqual({ id: 30n, name: 'changed meanwhile' })
   })
 
+  it('reads with ifNoneMatch: notModified and the ETag while the plant has it, the plant once it changed', async () => {
+    const created = await client.createPlant({ id: 40n, name: 'cached' })
+    sent.length = 0
+    expect(await client.getPlant(40n, { ifNoneMatch: created.etag })).toEqual({
+      notModified: true,
+      etag: created.etag,
+    })
+    expect(sent[0]?.headers.get('if-none-match')).toBe(created.etag)
+    const changed = await client.updatePlant(40n, { tag: 'x' })
+    const read = await client.getPlant(40n, { ifNoneMatch: created.etag })
+    expect(read).toEqual({ plant: { id: 40n, name: 'cached', tag: 'x' }, etag: changed.etag })
+    // The type narrows on notModified: only the plant read has one.
+    expect(read.notModified ? undefined : read.plant.tag).toBe('x')
+    expect(await client.getPlant(40n, { ifNoneMatch: `"0-none", ${changed.etag}` })).toEqual({
+      notModified: true,
+      etag: changed.etag,
+    })
+  })
+
+  it('makes version 4 UUID keys from getRandomValues where randomUUID is missing, as on a page served over http', async () => {
+    const real = globalThis.crypto
+    vi.stubGlobal('crypto', { getRandomValues: real.getRandomValues.bind(real), subtle: real.subtle })
+    sent.length = 0
+    try {
+      await client.createPlant({ id: 41n, name: 'a' })
+      await client.createPlant({ id: 42n, name: 'b' })
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    const keys = sent.map((request) => request.headers.get('idempotency-key'))
+    expect(keys).toEqual([
+      expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+    ])
+    expect(keys[0]).not.toBe(keys[1])
+  })
+
   it('parses compressed pages exactly', async () => {
     for (let i = 0n; i < 40n; i++) {
       await client.createPlant({ id: 9007199254740993n + i, name: `big number ${i}`, tag: 'big' })
@@ -352,6 +389,17 @@ describe("the typed client when a success is not the service's", () => {
     await expect(walk).rejects.toMatchObject({ name: 'PlantStoreError', status: 200 })
     expect(seen).toEqual([1n])
     expect(calls).toBe(2)
+  })
+
+  it('takes a 304 for notModified only when it sent ifNoneMatch, with an ETag or without one', async () => {
+    const { client } = clientAnswering(
+      () => new Response(null, { status: 304, headers: { etag: '"1-a"' } }),
+      2,
+    )
+    expect(await client.getPlant(1n, { ifNoneMatch: '"1-a"' })).toEqual({ notModified: true, etag: '"1-a"' })
+    await expect(client.getPlant(1n)).rejects.toMatchObject({ name: 'PlantStoreError', status: 304 })
+    const stripped = clientAnswering(() => new Response(null, { status: 304 }), 2).client
+    expect(await stripped.getPlant(1n, { ifNoneMatch: '"1-a"' })).toEqual({ notModified: true, etag: '' })
   })
 
   it('throws PlantStoreError with status 0 when a custom fetch rejects with undefined', async () => {

@@ -18,6 +18,15 @@ export type ErrorBody = components['schemas']['Error']
 export interface TaggedPlant {
   plant: StoredPlant
   etag: string
+  /** Never set: there so that `notModified` tells a conditional read's two answers apart. */
+  notModified?: false
+}
+
+/** The answer to a read with `ifNoneMatch` while the plant still has one of those ETags: 304, no plant. */
+export interface NotModified {
+  notModified: true
+  /** The ETag the service named (one of those given), `''` when the answer had none. */
+  etag: string
 }
 
 /** The request never got an answer: wrapped so callers catch one error type for every failure. */
@@ -108,6 +117,21 @@ function tagged(response: Response, plant: StoredPlant | undefined): TaggedPlant
  */
 const ifMatchHeader = (ifMatch: string | undefined) => (ifMatch === undefined ? {} : { 'if-match': ifMatch })
 
+/**
+ * A random UUID (RFC 9562 version 4, as RFC 4122 defined it). Browsers give `randomUUID` to secure
+ * contexts only (https, localhost) but `getRandomValues` everywhere, so a page served over plain http
+ * still gets its Idempotency-Keys.
+ */
+function randomUuid(): string {
+  const crypto = globalThis.crypto
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
 /** The `after` cursor of a `Link: <…>; rel="next"` header; undefined on the last page. */
 function nextCursor(response: Response): bigint | undefined {
   const link = response.headers.get('link')
@@ -190,7 +214,7 @@ export class PlantStoreClient {
     // No attempt count is ever >= NaN: a retries read from an unset setting would retry for ever.
     if (!Number.isSafeInteger(this.retries) || this.retries < 0)
       throw new RangeError(`retries must be a whole number from 0, not ${this.retries}`)
-    this.newKey = options.newIdempotencyKey ?? (() => globalThis.crypto.randomUUID())
+    this.newKey = options.newIdempotencyKey ?? randomUuid
   }
 
   /**
@@ -280,11 +304,24 @@ export class PlantStoreClient {
     } while (after !== undefined)
   }
 
-  async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<TaggedPlant> {
+  /**
+   * Reads a plant. With `ifNoneMatch` (the ETags of the versions the caller holds) the service leaves
+   * out a plant that still has one of them: the result is then `{ notModified: true, etag }`, told
+   * apart from a plant by `notModified`. Without it, a 304 is no answer to this call and throws.
+   */
+  getPlant(id: bigint, options?: CallOptions & { ifNoneMatch?: undefined }): Promise<TaggedPlant>
+  getPlant(id: bigint, options: CallOptions & { ifNoneMatch?: string }): Promise<TaggedPlant | NotModified>
+  async getPlant(
+    id: bigint,
+    { signal, ifNoneMatch }: CallOptions & { ifNoneMatch?: string } = {},
+  ): Promise<TaggedPlant | NotModified> {
+    const header = ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }
     const { data, error, response } = await this.retrying(
-      () => this.api.GET('/plants/{id}', { params: { path: { id } }, signal }),
+      () => this.api.GET('/plants/{id}', { params: { path: { id }, header }, signal }),
       signal,
     )
+    if (response.status === 304 && ifNoneMatch !== undefined)
+      return { notModified: true, etag: response.headers.get('etag') ?? '' }
     if (!response.ok) fail(response, error)
     return tagged(response, data)
   }
