@@ -198,6 +198,18 @@ describe('the create fast lane answers exactly as the Fastify route', () => {
     })
   })
 
+  it('malformed JSON after characters of several bytes: the same byte offset both ways', async () => {
+    const body = '{"id": 18, "name": "🌿 Farn", "tag": "Grün",}'
+    const { taken, answer } = await bothAnswered(body)
+    expect(taken).toBe(true)
+    // 44 UTF-16 units precede the brace, 47 bytes.
+    expect(JSON.parse(answer.body)).toEqual({
+      error: errors.BODY_MALFORMED.code,
+      message: "The request body is not valid JSON: Quoted object key expected but got '}' at position 47",
+    })
+    expect(Buffer.from(body).subarray(47).toString()).toBe('}')
+  })
+
   it.each([
     ['malformed JSON', '{"id": 60, "name": ', 'close'],
     ['bytes that are not UTF-8', Buffer.from([0x7b, 0xff, 0x7d]), 'close'],

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseJsonExact, parseJsonGeneral } from '../src/plants/json.js'
+import { parseJsonDocument, parseJsonExact, parseJsonGeneral } from '../src/plants/json.js'
 
 /** The outcome of a parse, comparable: the value, or that it threw. */
 function outcome(parse: (text: string) => unknown, text: string): unknown {
@@ -85,4 +85,51 @@ describe('exact JSON parsing', () => {
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
     expect(Object.hasOwn(parsed, '__proto__')).toBe(true)
   })
+})
+
+describe('where a malformed body is said to go wrong', () => {
+  /** The message a body's parse fails with. */
+  function failure(body: string): string {
+    try {
+      parseJsonDocument(body)
+    } catch (error) {
+      return (error as Error).message
+    }
+    throw new Error(`parsed: ${body}`)
+  }
+
+  // Each with the text from the fault to the end, as the bytes from the offset on decode.
+  it.each([
+    ['text after the value', '{"name": "🌿é", "id": 1}x', "Expected end of input but got 'x'", 27, 'x'],
+    [
+      'a repeated key',
+      '{"name": "Ω", "id": 1, "name": "Ω"}',
+      "Duplicate key 'name' encountered",
+      25,
+      'name": "Ω"}',
+    ],
+    ['a body cut short', '{"tag": "日本", "name": ', "Object value expected after ':'", 26, ''],
+    [
+      'a no-break space',
+      '{"name": "é", "id": 1,\u00a0"tag": "x"}',
+      'Quoted object key expected but got U+00A0',
+      23,
+      '\u00a0"tag": "x"}',
+    ],
+    [
+      'an emoji after the value',
+      '{"name": "é"}\u{1f33f}',
+      'Expected end of input but got U+1F33F',
+      14,
+      '\u{1f33f}',
+    ],
+    ['nesting too deep', `["é", ${'['.repeat(513)}`, 'Value nested deeper than 512 levels', 518, '[['],
+  ])(
+    '%s after characters of several bytes: at its byte offset in the body as sent',
+    (_what, body, detail, offset, rest) => {
+      expect(failure(body)).toBe(`The request body is not valid JSON: ${detail} at position ${offset}`)
+      // The offset is where a client holding the bytes (curl --data-binary @file) finds the fault.
+      expect(Buffer.from(body).subarray(offset).toString()).toBe(rest)
+    },
+  )
 })

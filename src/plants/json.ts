@@ -42,8 +42,27 @@ export function parseJsonDocument(text: string): unknown {
     return parseJsonExact(text)
   } catch (error) {
     const detail = error instanceof Error ? error.message : ''
-    throw new AppError(errors.BODY_MALFORMED, `The request body is not valid JSON: ${visible(detail, text)}`)
+    throw new AppError(
+      errors.BODY_MALFORMED,
+      `The request body is not valid JSON: ${inBytes(visible(detail, text), text)}`,
+    )
   }
+}
+
+/** Every message of the parser, and of the checks around it, ends with where it stopped. */
+const POSITION = / at position (\d+)$/
+
+/**
+ * The parser counts positions in UTF-16 units of the decoded text; a client that sent bytes (curl
+ * --data-binary @file) finds the fault by its offset in them, so the message gives that: the UTF-8
+ * length of the text before the fault, counted on the error path only. The count is exact: the text
+ * was decoded from valid UTF-8, so it holds no lone surrogate, and every position falls where a
+ * character starts (the parser stops only at ASCII, or at the first unit of what it did not expect).
+ */
+function inBytes(detail: string, text: string): string {
+  const at = POSITION.exec(detail)
+  if (at === null) return detail
+  return detail.replace(POSITION, ` at position ${Buffer.byteLength(text.slice(0, Number(at[1])))}`)
 }
 
 /**
