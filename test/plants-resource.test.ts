@@ -502,6 +502,20 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
     },
   )
 
+  it.each(['PUT', 'PATCH'] as const)(
+    '%s on an id nobody stored: 400 for an invalid body, 404 for a valid one (README, Errors)',
+    async (method) => {
+      const url = '/plants/777000111'
+      const invalid = await call(method, url, { body: '{"name":""}' })
+      expect(invalid.statusCode).toBe(400)
+      expect(errorOf(invalid).error).toBe(errors.NAME_LENGTH.code)
+      const valid = await call(method, url, { body: '{"name":"a"}', headers: { 'if-match': '*' } })
+      expect(valid.statusCode).toBe(404)
+      expect(errorOf(valid).error).toBe(errors.PLANT_NOT_FOUND.code)
+      expect((await call('GET', url)).statusCode).toBe(404)
+    },
+  )
+
   it('marks authenticated answers Cache-Control: no-store', async () => {
     expect((await call('GET', '/plants')).headers['cache-control']).toBe('no-store')
     expect((await call('GET', '/plants/1')).headers['cache-control']).toBe('no-store')
