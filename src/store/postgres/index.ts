@@ -14,7 +14,10 @@ import { PostgresWebhookStore } from './webhooks.js'
 
 export interface PostgresOptions {
   url: string
-  /** Most pooled connections; one more is opened to LISTEN for revocations (and answer pings). */
+  /**
+   * Most pooled connections; one more is opened to LISTEN for revocations, re-read their epoch
+   * (also while every pooled connection is taken) and answer pings.
+   */
   poolSize?: number
   /** Longest wait to connect, or for any one query; past it the operation fails as unavailable. */
   timeoutMs?: number

@@ -6,6 +6,8 @@ export const REVOCATION_CHANNEL = 'plantstore_token_revoked'
 /** The README's promise: every instance refuses a revoked token at most this long after the revocation. */
 export const REVOCATION_BOUND_MS = 5000
 
+const EPOCH_QUERY = "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'"
+
 export interface RevocationWatchOptions {
   /** Connection settings for the dedicated listening connection (never taken from the pool). */
   client: pg.ClientConfig
@@ -25,15 +27,21 @@ export interface RevocationWatchOptions {
  * to answer a round trip: a link that stalled (a firewall or NAT that dropped its state) leaves it
  * open but deaf, with no error, until TCP keepalive gives up hours later.
  *
- * While the database cannot be reached neither way works, and a token this process verified before
+ * Each re-read goes two ways at once, and either answer confirms the epoch: on the listening
+ * connection, which no query of the pool can hold up, so slow queries or a burst of requests that
+ * take every pooled connection do not leave it unconfirmed while the database is fine; and through
+ * the pool, which keeps it confirmed while the listening connection is deaf, until its round trip
+ * times out and it is opened again.
+ *
+ * While the database cannot be reached none of this works, and a token this process verified before
  * needs no database: one revoked meanwhile would be accepted for as long as the outage lasts. So once
- * no poll has answered for the bound, the epoch is not known, and reading it fails as an unreachable
- * database does; the next poll that answers ends that.
+ * no re-read has answered for the bound, on either connection, the epoch is not known, and reading it
+ * fails as an unreachable database does; the next re-read that answers ends that.
  */
 export class RevocationWatch {
   readonly channel = REVOCATION_CHANNEL
   private current = 0
-  /** When the last poll that answered was sent (performance.now()); undefined until one has. */
+  /** When the last re-read that answered was sent (performance.now()); undefined until one has. */
   private confirmedAt: number | undefined
   private listener: pg.Client | undefined
   private connecting: Promise<void> | undefined
@@ -65,8 +73,9 @@ export class RevocationWatch {
   }
 
   async start(): Promise<void> {
+    // Opening the listening connection reads the epoch on it: the first confirmation takes no pooled
+    // connection.
     await this.listen()
-    await this.poll()
     this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs)
     this.timer.unref()
   }
@@ -81,11 +90,11 @@ export class RevocationWatch {
   }
 
   /**
-   * One round trip on the listening connection, opened first if it is down; a connection that fails
-   * it is closed, to be opened again. It is not one of the pool's, so it answers while every pooled
-   * connection is taken, and it has the same timeouts: a database that does not answer fails it
-   * within them. Calls made while one is on its way share it, so a dead connection never has more
-   * than one query waiting on it.
+   * One round trip on the listening connection, opened first if it is down, that re-reads the epoch;
+   * a connection that fails it is closed, to be opened again. It is not one of the pool's, so it
+   * answers while every pooled connection is taken, and it has the same timeouts: a database that
+   * does not answer fails it within them. Calls made while one is on its way share it, so a dead
+   * connection never has more than one query waiting on it.
    */
   check(): Promise<void> {
     this.checking ??= this.roundTrip().finally(() => {
@@ -99,9 +108,7 @@ export class RevocationWatch {
     const listener = this.listener
     if (!listener) throw new StoreUnavailableError('the revocation listener is closed')
     try {
-      // LISTEN again, a no-op on a session that listens already, rather than a bare SELECT: the
-      // session then goes on showing what it is for in pg_stat_activity.
-      await listener.query(`LISTEN ${this.channel}`)
+      await this.readEpoch(listener)
     } catch (error) {
       this.discard(listener)
       throw error
@@ -109,18 +116,33 @@ export class RevocationWatch {
   }
 
   private async tick(): Promise<void> {
-    // Side by side: the epoch stays confirmed through the pool while a deaf listener times out.
+    // Side by side: the epoch stays confirmed through the pool while a deaf listener times out, and
+    // on the listener while every pooled connection is taken.
     await Promise.all([this.check().catch(() => {}), this.poll().catch(() => {})])
   }
 
   private async poll(): Promise<void> {
-    // Taken before asking: the answer holds every revocation committed by then, maybe no later one.
     const sent = performance.now()
-    const result = await this.options.pool.query<{ value: string }>(
-      "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'",
-    )
-    this.observe(Number(result.rows[0]?.value ?? 0))
-    // Polls overlap while the database is slow: an older one answering last confirms nothing newer.
+    const result = await this.options.pool.query<{ value: string }>(EPOCH_QUERY)
+    this.confirm(result.rows[0]?.value, sent)
+  }
+
+  /**
+   * LISTEN again, a no-op on a session that listens already, in the same round trip as the read:
+   * the session then goes on showing what it is for in pg_stat_activity.
+   */
+  private async readEpoch(client: pg.Client): Promise<void> {
+    const sent = performance.now()
+    // Two statements in one simple query answer with one result each; the epoch is the last.
+    const answer: unknown = await client.query(`LISTEN ${this.channel}; ${EPOCH_QUERY}`)
+    const results = (Array.isArray(answer) ? answer : [answer]) as pg.QueryResult<{ value: string }>[]
+    this.confirm(results.at(-1)?.rows[0]?.value, sent)
+  }
+
+  /** `sent` is taken before asking: the answer holds every revocation committed by then, maybe no later one. */
+  private confirm(value: string | undefined, sent: number): void {
+    this.observe(Number(value ?? 0))
+    // Reads overlap while the database is slow: an older one answering last confirms nothing newer.
     this.confirmedAt = Math.max(this.confirmedAt ?? sent, sent)
   }
 
@@ -142,7 +164,7 @@ export class RevocationWatch {
     })
     try {
       await client.connect()
-      await client.query(`LISTEN ${this.channel}`)
+      await this.readEpoch(client)
     } catch (error) {
       drop()
       throw error
