@@ -525,6 +525,45 @@ describe('a SQLite database file moved away while the server has it open', () =>
   })
 })
 
+describe('a SQLite database file replaced or moved while the server has it open, its log left at the path', () => {
+  /** A server whose acknowledged creates 1 and 2 are still only in the log (no periodic checkpoint). */
+  async function serveWithCreatesInTheLog(path: string) {
+    const { url, token } = await newDatabase({ name: 'sqlite', freshUrl: async () => `sqlite:${path}` })
+    const server = await start(['--database-url', url, '--wal-checkpoint-interval', 'off'])
+    for (const id of [1, 2])
+      expect((await create(server, token, `{"id": ${id}, "name": "acknowledged"}`)).status).toBe(200)
+    return { url, token, server }
+  }
+
+  it('leaves the file put in its place as it was: the stop does not hand it the old log', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    const { url, token, server } = await serveWithCreatesInTheLog(path)
+    // The replacement, complete in itself (no log beside it), holds plant 100 alone.
+    const replacement = join(dir, 'replacement.db')
+    await newDatabase({ name: 'sqlite', freshUrl: async () => `sqlite:${replacement}` })
+    const other = new Database(replacement)
+    other.exec(
+      "INSERT INTO plants (id, name, version, created_at, updated_at) VALUES (100, 'restored', 1, 0, 0)",
+    )
+    other.close()
+    renameSync(replacement, path)
+    expect((await create(server, token, '{"id": 4, "name": "after"}')).status).toBe(503)
+    expect(await server.stop()).toBe(0)
+    expect(await storedPlantIds(url)).toEqual(new Set(['100']))
+  })
+
+  it('keeps in the moved file every create acknowledged before it moved', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    const { server } = await serveWithCreatesInTheLog(path)
+    const moved = join(dir, 'moved.db')
+    renameSync(path, moved)
+    expect(await server.stop()).toBe(0)
+    expect(await storedPlantIds(`sqlite:${moved}`)).toEqual(new Set(['1', '2']))
+  })
+})
+
 describe('a SQLite write-ahead log deleted while the server has it open', () => {
   it('refuses writes with 503 instead of acknowledging them into a log a crash would lose; a restart keeps all', async () => {
     const path = join(tempDir(), 'p.db')

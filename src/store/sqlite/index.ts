@@ -124,7 +124,18 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.plants.drain()
     await this.sink.close()
-    if (this.db.open) this.db.close()
+    if (!this.db.open) return
+    if (this.file?.moved()) {
+      // SQLite skips its closing checkpoint for a file that is no longer at its path, and leaves the
+      // log there: the next open of whatever file is at the path now would take the old database's
+      // pages from it (a restored copy overwritten, or corrupt), and a file moved away would lack
+      // the creates acknowledged into the log. Copied into the opened file, then emptied, the log
+      // holds nothing more. Best effort: another process still reading it keeps it as it is.
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)')
+      } catch {}
+    }
+    this.db.close()
   }
 }
 

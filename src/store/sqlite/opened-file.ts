@@ -30,6 +30,11 @@ export class OpenedFile {
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 
+  /** Whether the path no longer leads to the database file that was opened. */
+  moved(): boolean {
+    return !same(statSync(this.path, { throwIfNoEntry: false }), this.database)
+  }
+
   /** Throws StoreUnavailableError unless the files at the paths are still the ones that were opened. */
   check(): void {
     const database = statSync(this.path, { throwIfNoEntry: false })
