@@ -90,32 +90,36 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     else await vi.waitFor(refused, { timeout: 5000, interval: 50 })
   })
 
-  it('finishes a request in flight on SIGTERM, then exits 0', async () => {
-    const db = await newDatabase(kind)
-    const server = await start(['--database-url', db.url])
-    const body = '{"id": 77, "name": "in flight"}'
-    const socket = await openSocket(server.port)
-    const answer = readUntilClose(socket, 10_000)
-    // A signal that reached the server before it read the headers would find an idle connection.
-    const inFlight = continued(socket)
-    socket.write(
-      `POST /plants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${db.token}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n` +
-        `Expect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
-    )
-    await inFlight
-    server.process.kill('SIGTERM')
-    // The server has taken the signal and still waits for the create's body.
-    await vi.waitFor(() => expect(server.output()).toContain('"shutting down"'), { timeout: 10_000 })
-    expect(server.process.exitCode).toBeNull()
-    socket.write(body.slice(10))
-    const text = afterContinue(await answer)
-    expect(text).toMatch(/^HTTP\/1\.1 200/)
-    expect(bodyOf(text)).toBe('{"id":77,"name":"in flight"}')
-    expect(await server.exited).toBe(0)
-    expect(server.output()).toContain('"msg":"stopped"')
-    expect((await storedPlantIds(db.url)).has('77')).toBe(true)
-  })
+  // SIGHUP too: a terminal that closes sends it, and Node's default would end the process on the spot.
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    'finishes a request in flight on %s, then exits 0',
+    async (signal) => {
+      const db = await newDatabase(kind)
+      const server = await start(['--database-url', db.url])
+      const body = '{"id": 77, "name": "in flight"}'
+      const socket = await openSocket(server.port)
+      const answer = readUntilClose(socket, 10_000)
+      // A signal that reached the server before it read the headers would find an idle connection.
+      const inFlight = continued(socket)
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${db.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n` +
+          `Expect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
+      )
+      await inFlight
+      server.process.kill(signal)
+      // The server has taken the signal and still waits for the create's body.
+      await vi.waitFor(() => expect(server.output()).toContain('"shutting down"'), { timeout: 10_000 })
+      expect(server.process.exitCode).toBeNull()
+      socket.write(body.slice(10))
+      const text = afterContinue(await answer)
+      expect(text).toMatch(/^HTTP\/1\.1 200/)
+      expect(bodyOf(text)).toBe('{"id":77,"name":"in flight"}')
+      expect(await server.exited).toBe(0)
+      expect(server.output()).toContain('"msg":"stopped"')
+      expect((await storedPlantIds(db.url)).has('77')).toBe(true)
+    },
+  )
 
   it('loses no acknowledged plant when killed with SIGKILL under load', async () => {
     const db = await newDatabase(kind)

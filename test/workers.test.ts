@@ -307,13 +307,13 @@ describe('serve --workers', () => {
     server = undefined
   })
 
-  it('stops every worker on SIGTERM and exits 0', async () => {
+  it.each(['SIGTERM', 'SIGHUP'] as const)('stops every worker on %s and exits 0', async (signal) => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
     const pids = workerPids(server.output())
     expect(pids).toHaveLength(2)
     expect(pids.every(alive)).toBe(true)
-    expect(await server.stop('SIGTERM')).toBe(0)
+    expect(await server.stop(signal)).toBe(0)
     server = undefined
     expect(pids.filter(alive)).toEqual([])
   })

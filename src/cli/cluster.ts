@@ -8,6 +8,14 @@ import { ClusterMetricsPrimary } from '../metrics/cluster.js'
 import { RestartBackoff } from '../restart-backoff.js'
 import { reportOnStderr } from './report.js'
 
+/**
+ * The signals that stop `serve` cleanly (drain, then exit 0). SIGHUP is among them because a
+ * terminal that closes sends it to the whole job: Node's default would end the process on the spot,
+ * its requests in flight unanswered, and Node also undoes the SIG_IGN that `nohup` sets, so there is
+ * no keeping a server alive through it anyway.
+ */
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+
 export interface RunningCluster {
   /** Resolves with the address once every worker listens. */
   ready: Promise<string>
@@ -142,15 +150,15 @@ export function startCluster(
     replacing.clear()
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
     // A worker still starting exits 0 at the signal, or dies of it while its modules still load
-    // (SIGINT too, when Ctrl-C reached the whole process group): it had served nothing, so that is a
-    // clean stop too.
+    // (SIGINT or SIGHUP too, when Ctrl-C or a hangup reached the whole process group): it had served
+    // nothing, so that is a clean stop too.
     const exits = workers.map(
       (w) =>
         new Promise<number>((resolve) => {
           if (w.isDead()) resolve(w.process.exitCode ?? 1)
           else
             w.once('exit', (code: number | null, signal: string | null) =>
-              resolve(signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : (code ?? 1)),
+              resolve(STOP_SIGNALS.some((s) => s === signal) ? 0 : (code ?? 1)),
             )
         }),
     )
@@ -197,10 +205,9 @@ export function startCluster(
   return { ready: readyPromise, stop, done }
 }
 
-/** Runs the primary until SIGTERM/SIGINT (or a worker that cannot start), then exits. */
+/** Runs the primary until SIGTERM/SIGINT/SIGHUP (or a worker that cannot start), then exits. */
 export async function runPrimary(config: ServeConfig, logger: Logger): Promise<void> {
   const running = startCluster(config, logger)
-  process.on('SIGTERM', () => void running.stop('SIGTERM'))
-  process.on('SIGINT', () => void running.stop('SIGINT'))
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void running.stop(signal))
   process.exit(await running.done)
 }

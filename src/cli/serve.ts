@@ -16,15 +16,14 @@ import type { Store } from '../store/types.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TokenService } from '../tokens/service.js'
 import { startDispatcher } from '../webhooks/runner.js'
-import { listenPort, runPrimary } from './cluster.js'
+import { listenPort, runPrimary, STOP_SIGNALS } from './cluster.js'
 import { whyNotWritable, writePrivateFile } from './private-file.js'
 
 /**
- * Runs the service until SIGTERM or SIGINT: then /readyz turns 503, requests are still served for
- * --drain-delay, the port stops accepting, in-flight requests finish (within --shutdown-timeout),
- * webhook attempts still in flight get a moment to finish and the rest are handed back to the queue,
- * pending writes commit, the database closes,
- * and the process exits 0. With --workers N above 1 this process becomes the cluster primary and
+ * Runs the service until SIGTERM, SIGINT or SIGHUP: then /readyz turns 503, requests are still
+ * served for --drain-delay, the port stops accepting, in-flight requests finish (within
+ * --shutdown-timeout), webhook attempts still in flight get a moment to finish and the rest are handed
+ * back to the queue, pending writes commit, the database closes, and the process exits 0. With --workers N above 1 this process becomes the cluster primary and
  * N worker processes serve the port (see cluster.ts).
  */
 export async function serve(config: ServeConfig): Promise<void> {
@@ -128,8 +127,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   }
   // Listening before the handlers are in place would let an early SIGTERM kill the process outright.
   starting()
-  process.on('SIGTERM', () => void stop('SIGTERM'))
-  process.on('SIGINT', () => void stop('SIGINT'))
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal))
 
   try {
     const address = await app.listen({
@@ -172,9 +170,9 @@ async function openStoreForServing(config: ServeConfig, logger: Logger): Promise
 }
 
 /**
- * Until serve's own handlers are in place, a SIGTERM or SIGINT ends the start with exit 0: nothing
- * has been served or acknowledged yet, and an orchestrator stopping a service that waits for its
- * database (or for another instance's bootstrap) should not see it die by the signal. A transaction
+ * Until serve's own handlers are in place, a SIGTERM, SIGINT or SIGHUP ends the start with exit 0:
+ * nothing has been served or acknowledged yet, and an orchestrator stopping a service that waits for
+ * its database (or for another instance's bootstrap) should not see it die by the signal. A transaction
  * left open by the exit is rolled back by the database; a bootstrap token file written for it is
  * written again by the next start, which finds no token.
  * Returns what takes the handlers away.
@@ -184,11 +182,9 @@ function exitOnSignalWhileStarting(logger: Logger): () => void {
     logger.info({ signal }, 'stopped while starting, before serving anything')
     process.exit(0)
   }
-  process.on('SIGTERM', stopBeforeStart)
-  process.on('SIGINT', stopBeforeStart)
+  for (const signal of STOP_SIGNALS) process.on(signal, stopBeforeStart)
   return () => {
-    process.off('SIGTERM', stopBeforeStart)
-    process.off('SIGINT', stopBeforeStart)
+    for (const signal of STOP_SIGNALS) process.off(signal, stopBeforeStart)
   }
 }
 
