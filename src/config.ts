@@ -300,7 +300,7 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'shutdown-timeout',
     placeholder: 'duration',
     default: '10s',
-    description: 'on SIGTERM/SIGINT, how long in-flight requests may take before the process exits 1',
+    description: 'on SIGTERM/SIGINT/SIGHUP, how long in-flight requests may take before the process exits 1',
     parse: duration('shutdown-timeout'),
   },
   {
@@ -309,7 +309,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'duration',
     default: '0s',
     description:
-      'on SIGTERM/SIGINT, how long to keep serving with /readyz at 503 before closing the port, so a load balancer stops sending first (counts within --shutdown-timeout)',
+      'on SIGTERM/SIGINT/SIGHUP, how long to keep serving with /readyz at 503 before closing the port, so a load balancer stops sending first (counts within --shutdown-timeout)',
     parse: duration('drain-delay'),
   },
   {
