@@ -191,6 +191,25 @@ describe.skipIf(!postgresKind)('a PostgreSQL outage', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(5000)
   })
 
+  it('stops within its database timeouts while the link is still stalled, exit 0', async () => {
+    const { token, proxy, serve } = await setUp()
+    const server = await serve('--shutdown-timeout', '20s')
+    // Pooled connections open when the link stalls: their goodbye never comes.
+    const creates = await Promise.all([1, 2, 3, 4].map((id) => create(server, token, id)))
+    expect(creates.map((c) => c.status)).toEqual([200, 200, 200, 200])
+    proxy.stall()
+    // Requests under way when the stop begins, waiting on the stalled link.
+    const pending = [5, 6, 7, 8].map((id) => create(server, token, id))
+    await sleep(300)
+    const stoppedAt = Date.now()
+    expect(await server.stop()).toBe(0)
+    // Each is answered, 503 within the database timeout, before the process ends.
+    expect((await Promise.all(pending)).map((c) => c.status)).toEqual([503, 503, 503, 503])
+    // Every wait on the database is bounded by --database-timeout (2 s): the stop is not held until
+    // --shutdown-timeout (which would exit 1).
+    expect(Date.now() - stoppedAt).toBeLessThan(9000)
+  })
+
   it('keeps delivering webhooks after an outage, with one line for the passes it failed', async () => {
     const { url, proxy, serve } = await setUp()
     const token = await issueToken(url, 'hooks', 'plants:write,webhooks:manage')
