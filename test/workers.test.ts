@@ -190,6 +190,32 @@ describe('serve --workers', () => {
     server = undefined
   })
 
+  it('keeps the counts a killed worker had sent in /metrics after its replacement, so no sum drops', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const reader = await issueToken(url, 'reader', 'plants:read')
+    const prometheus = await issueToken(url, 'prometheus', 'metrics:read')
+    server = await twoWorkersLogging(url)
+    const running = server
+    for (let i = 0; i < 20; i++)
+      expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
+    await waitUntil(() => servedBy(running.output(), '/plants/1').size === 2)
+    const reads = /^plantstore_http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} (\d+)$/m
+    const scraped = async () => {
+      const scrape = await call(running.url, 'GET', '/metrics', prometheus)
+      expect(scrape.status).toBe(200)
+      return { reads: reads.exec(scrape.body)?.[1] }
+    }
+    expect((await scraped()).reads).toBe('20')
+
+    const [killed] = [...servedBy(running.output(), '/plants/1')] as [number]
+    process.kill(killed, 'SIGKILL')
+    await waitUntil(() => readyWorkers(running.output()).length === 3)
+    const after = await scraped()
+    expect(after.reads).toBe('20')
+    expect((await call(running.url, 'GET', '/plants/1', reader)).status).toBe(404)
+    expect((await scraped()).reads).toBe('21')
+  })
+
   it('waits longer before each replacement while the replacements keep crashing right after they listen', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])

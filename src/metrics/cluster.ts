@@ -45,22 +45,73 @@ function unavailable(reason: string): AppError {
 interface Collection {
   /** Workers yet to answer, by cluster id, with their pids for the log. */
   waiting: Map<number, number | undefined>
-  answers: WorkerSeries[]
+  /** The series received so far, by the cluster id of the worker that sent them. */
+  answers: Map<number, WorkerSeries>
   finish(error?: Error): void
+}
+
+/**
+ * The counters and histograms of a worker's series: what only ever grows while the worker lives.
+ * Gauges (memory, the dispatcher lease) describe a process that is running, and go with it.
+ */
+function growingOnly(series: WorkerSeries): WorkerSeries {
+  return series.filter((metric) => {
+    const type = String(metric.type)
+    return metric.aggregator === 'sum' && (type === 'counter' || type === 'histogram')
+  })
+}
+
+/** `a` and `b` summed series by series (a histogram's buckets, sum and count each by its own name). */
+function sumSeries(a: WorkerSeries, b: WorkerSeries): WorkerSeries {
+  const byName = new Map(a.map((metric) => [metric.name, { ...metric, values: [...metric.values] }]))
+  for (const metric of b) {
+    const kept = byName.get(metric.name)
+    if (!kept) {
+      byName.set(metric.name, { ...metric, values: [...metric.values] })
+      continue
+    }
+    const key = (value: MetricValue<string>) =>
+      `${(value as { metricName?: string }).metricName ?? ''} ${JSON.stringify(Object.entries(value.labels).sort())}`
+    const index = new Map(kept.values.map((value, i) => [key(value), i]))
+    for (const value of metric.values) {
+      const at = index.get(key(value))
+      const earlier = at === undefined ? undefined : kept.values[at]
+      if (at === undefined || earlier === undefined) kept.values.push({ ...value })
+      else kept.values[at] = { ...earlier, value: earlier.value + value.value }
+    }
+  }
+  return [...byName.values()]
 }
 
 /**
  * The primary's side: answers workers' scrapes with the aggregate of every listening worker. A
  * worker that does not answer within `timeoutMs` fails the scrape (503 to the client) rather than
  * leaving its counts out: a sum that drops would look to Prometheus like a counter reset and show
- * as a burst in rate(). A worker that exits meanwhile is left out, as its counts are gone anyway.
+ * as a burst in rate(). A worker that exits meanwhile is left out of the scrape; what it had sent
+ * before stays in the sums (see `retired`).
  */
 export class ClusterMetricsPrimary {
   private nextId = 0
   private readonly collections = new Map<number, Collection>()
+  /** Each listening worker's counters and histograms as it last sent them. */
+  private readonly lastSent = new Map<number, WorkerSeries>()
+  /**
+   * The counters and histograms of the workers that exited, as they last sent them, added to every
+   * later aggregate: without them the sums would drop when a worker is replaced, which Prometheus
+   * reads as a counter reset and rate() shows as a burst as large as every other worker's total. What
+   * a worker counted after its last scrape is lost with it; a sum never goes down.
+   */
+  private retired: WorkerSeries = []
   private readonly onMessage = (worker: Worker, message: unknown) => this.received(worker, message)
   private readonly onExit = (worker: Worker) => {
-    for (const collection of this.collections.values()) this.answered(collection, worker.id)
+    const last = this.lastSent.get(worker.id)
+    this.lastSent.delete(worker.id)
+    if (last) this.retired = sumSeries(this.retired, last)
+    for (const collection of this.collections.values()) {
+      // What it sent is in `retired` now: counted there, not twice.
+      collection.answers.delete(worker.id)
+      this.answered(collection, worker.id)
+    }
   }
 
   constructor(
@@ -94,13 +145,16 @@ export class ClusterMetricsPrimary {
       }, this.timeoutMs)
       const collection: Collection = {
         waiting: new Map(workers.map((w) => [w.id, w.process.pid])),
-        answers: [],
+        answers: new Map(),
         finish: (error) => {
           // Once only: a send that fails late may report a worker after the collection ended.
           if (!this.collections.delete(id)) return
           clearTimeout(timer)
           if (error) reject(error)
-          else AggregatorRegistry.aggregate(collection.answers).metrics().then(resolve, reject)
+          else
+            AggregatorRegistry.aggregate([...collection.answers.values(), this.retired])
+              .metrics()
+              .then(resolve, reject)
         },
       }
       this.collections.set(id, collection)
@@ -134,7 +188,8 @@ export class ClusterMetricsPrimary {
       collection.finish(new Error(`worker ${worker.process.pid} could not collect: ${message.error}`))
       return
     }
-    collection.answers.push(message.metrics)
+    collection.answers.set(worker.id, message.metrics)
+    this.lastSent.set(worker.id, growingOnly(message.metrics))
     this.answered(collection, worker.id)
   }
 
