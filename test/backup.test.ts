@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -94,6 +94,36 @@ describe('plantstore backup (SQLite)', () => {
     const read = await fetch(`${revived.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } })
     expect(read.status).toBe(200)
     expect(await read.json()).toEqual({ id, name: `plant ${id}` })
+  })
+
+  it('refuses a folder, an existing file and the database itself as the target, changing none', async () => {
+    const dir = tempDir()
+    const db = await liveDatabase(dir, 3, (id) => `plant ${id}`)
+    const other = join(dir, 'other.db')
+    copyFileSync(db, other)
+    const folder = join(dir, 'backups')
+    mkdirSync(folder)
+    const databaseBefore = readFileSync(db)
+    for (const [target, said] of [
+      [
+        folder,
+        `${folder} is a folder: name the backup file in it, such as ${join(folder, 'plantstore.db')}; nothing was written`,
+      ],
+      [
+        `${folder}/`,
+        `${folder}/ is a folder: name the backup file in it, such as ${join(folder, 'plantstore.db')}; nothing was written`,
+      ],
+      [other, `${other} already exists; backups never overwrite`],
+      [db, `${db} already exists; backups never overwrite`],
+    ] as const) {
+      const result = await runCli(['backup', target, '--database-url', `sqlite:${db}`])
+      expect(result).toMatchObject({ code: 1, stderr: `plantstore: ${said}\n` })
+    }
+    expect(readdirSync(folder)).toEqual([])
+    expect(readFileSync(other).equals(databaseBefore)).toBe(true)
+    const live = new Database(db, { readonly: true })
+    expect(live.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(3)
+    live.close()
   })
 
   it("restores by the README's steps while another process still has the database open", async () => {
