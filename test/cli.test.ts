@@ -182,6 +182,32 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     }
     expect(await onDatabase(url, 'SELECT max(version) AS v FROM schema_migrations')).toEqual([{ v: 999 }])
   })
+
+  it('undoes every migration of a run when one fails, and names it', async () => {
+    const url = await kind.freshUrl()
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    // A database at version 8 whose webhooks table has 010's column already: 009 applies, 010 fails.
+    await onDatabase(url, 'DELETE FROM schema_migrations WHERE version >= 9')
+    await onDatabase(url, 'DROP INDEX plants_tag_id')
+    await onDatabase(url, 'CREATE INDEX plants_tag_id ON plants (tag, id)')
+    const tagIndex = () =>
+      onDatabase(
+        url,
+        kind.name === 'sqlite'
+          ? "SELECT sql AS d FROM sqlite_schema WHERE name = 'plants_tag_id'"
+          : "SELECT indexdef AS d FROM pg_indexes WHERE indexname = 'plants_tag_id'",
+      )
+    const before = await tagIndex()
+    for (const command of [['migrate'], ['serve', '--port', '0']]) {
+      const res = await runCli([...command, '--database-url', url])
+      expect(res.code).toBe(1)
+      expect(res.stderr).toMatch(
+        /^plantstore: cannot apply migration 010_webhook_last_failure \(.*last_failure_at.*\): the database was left as it was, at schema version 8\n$/,
+      )
+    }
+    expect(await tagIndex()).toEqual(before)
+    expect(await onDatabase(url, 'SELECT max(version) AS v FROM schema_migrations')).toEqual([{ v: 8 }])
+  })
 })
 
 /** Runs one statement straight on the database a URL names; the rows it returns. */
@@ -510,6 +536,50 @@ describe('plantstore usage errors', () => {
       expect(res.stderr).toMatch(/: it was left as it was\n$/)
       expect(readFileSync(file).equals(before)).toBe(true)
       expect(existsSync(`${file}-wal`)).toBe(false)
+    }
+  })
+
+  it('refuses a damaged database file, naming it and the way back', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'cut.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${file}`])).code).toBe(0)
+    const whole = readFileSync(file)
+    // Cut short, as a copy that stopped midway: the schema's pages are there, the tables' are not.
+    writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 3)))
+    for (const command of [['migrate'], ['export'], ['serve', '--port', '0']]) {
+      const res = await runCli([...command, '--database-url', `sqlite:${file}`])
+      expect(res.code, command.join(' ')).toBe(1)
+      expect(res.stderr).toBe(
+        `plantstore: ${file} is damaged (database disk image is malformed): restore a backup of it (see Backup and restore)\n`,
+      )
+    }
+  })
+
+  it('refuses a backup copy a newer release made, and leaves its bytes as they were', async () => {
+    const dir = tempDir()
+    const live = join(dir, 'live.db')
+    expect((await runCli(['migrate', '--database-url', `sqlite:${live}`])).code).toBe(0)
+    // A backup is in rollback-journal mode (VACUUM INTO), which switching it to WAL would rewrite.
+    const copy = join(dir, 'copy.db')
+    expect((await runCli(['backup', copy, '--database-url', `sqlite:${live}`])).code).toBe(0)
+    await onDatabase(
+      `sqlite:${copy}`,
+      "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '999_future', 0)",
+    )
+    const before = readFileSync(copy)
+    for (const command of [
+      ['migrate'],
+      ['serve', '--port', '0'],
+      ['token', 'create', '--name', 'x'],
+      ['export'],
+    ]) {
+      const res = await runCli([...command, '--database-url', `sqlite:${copy}`])
+      expect(res.code, command.join(' ')).toBe(1)
+      expect(res.stderr).toMatch(
+        /^plantstore: the database has schema version 999, which this plantstore does not know/,
+      )
+      expect(readFileSync(copy).equals(before), command.join(' ')).toBe(true)
+      expect(existsSync(`${copy}-wal`)).toBe(false)
     }
   })
 })

@@ -830,7 +830,14 @@ describe('a SQLite database that cannot be opened for writing', () => {
       'cannot write to /d/p.db (database or disk is full): the disk holding it has no room left',
     )
     expect((full as Error).cause).toMatchObject({ code: 'SQLITE_FULL' })
-    const other = failure('SQLITE_CORRUPT', 'database disk image is malformed')
+    const damaged = explainOpenFailure(
+      failure('SQLITE_CORRUPT', 'database disk image is malformed'),
+      '/d/p.db',
+    )
+    expect((damaged as Error).message).toBe(
+      '/d/p.db is damaged (database disk image is malformed): restore a backup of it (see Backup and restore)',
+    )
+    const other = failure('SQLITE_MISMATCH', 'datatype mismatch')
     expect(explainOpenFailure(other, '/d/p.db')).toBe(other)
   })
   it('names the file of a write that fails once a command is under way, and the -shm file that cannot be sized', () => {

@@ -32,3 +32,18 @@ export function refuseNewerSchema(applied: Iterable<number>, known: Migration[])
     `the database has schema version ${unknown.join(', ')}, which this plantstore does not know (it knows up to ${latest}): it was migrated by a newer release; run that release, or restore a backup taken before the upgrade`,
   )
 }
+
+/**
+ * A migration refused by the database (a table or column it adds is there already, say) failed with
+ * the database's own words alone, naming neither the migration nor what became of the ones before it
+ * in the same run: all of them were undone with it, which an operator midway through an upgrade needs
+ * to know. The cause's code is kept, for callers that tell failures apart by it.
+ */
+export function migrationFailed(failed: Migration, applied: Iterable<number>, error: Error): Error {
+  const version = Math.max(0, ...applied)
+  const explained = new Error(
+    `cannot apply migration ${failed.name} (${error.message}): the database was left as it was, at schema version ${version}`,
+    { cause: error },
+  )
+  return Object.assign(explained, { code: (error as { code?: unknown }).code })
+}

@@ -1,5 +1,5 @@
 import pg, { type ClientBase, type ClientConfig } from 'pg'
-import { type Migration, readMigrations, refuseNewerSchema } from '../migration-files.js'
+import { type Migration, migrationFailed, readMigrations, refuseNewerSchema } from '../migration-files.js'
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
 
@@ -33,7 +33,12 @@ export async function migrate(
     refuseNewerSchema(applied, migrations)
     const pending = migrations.filter((m) => !applied.has(m.version))
     for (const m of pending) {
-      await client.query(m.sql)
+      await client.query(m.sql).catch((error: unknown) => {
+        // Class 42 is the SQL refused (an object already there, a privilege lacking); a lost
+        // connection or a read-only server keeps its own message and code.
+        if (!String((error as { code?: unknown }).code).startsWith('42')) throw error
+        throw migrationFailed(m, applied, error as Error)
+      })
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
     }
     await client.query('COMMIT')

@@ -220,8 +220,11 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
     db.pragma(PAGE_CACHE_PRAGMA)
-    const pending = options.toRead ? pendingMigrations(db) : undefined
-    if (pending?.length !== 0) {
+    // Asked before anything writes: the switch to WAL below rewrites the header of a file in
+    // rollback-journal mode (a backup copy is one), so a database a newer release migrated would be
+    // changed by the very start that refuses it.
+    const pending = pendingMigrations(db)
+    if (!options.toRead || pending.length !== 0) {
       try {
         // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an
         // acknowledged create survives power loss, not just a process crash.
@@ -229,7 +232,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
         migrated = migrate(db).map((m) => m.name)
       } catch (error) {
         const explained = explainWriteFailure(error, options.path)
-        throw pending && explained !== error ? needsMigrating(explained as Error, pending) : error
+        throw options.toRead && explained !== error ? needsMigrating(explained as Error, pending) : error
       }
     }
   } catch (error) {
@@ -303,6 +306,13 @@ export function explainOpenFailure(error: unknown, path: string): unknown {
   }
   if (code === 'SQLITE_NOTADB') {
     return new Error(`${path} is not a SQLite database (${said}): it was left as it was`, {
+      cause: error,
+    })
+  }
+  // A file cut short or overwritten in part: the bare "database disk image is malformed" named
+  // neither the file nor the way back.
+  if (code.startsWith('SQLITE_CORRUPT')) {
+    return new Error(`${path} is damaged (${said}): restore a backup of it (see Backup and restore)`, {
       cause: error,
     })
   }

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { type Migration, readMigrations, refuseNewerSchema } from '../migration-files.js'
+import { type Migration, migrationFailed, readMigrations, refuseNewerSchema } from '../migration-files.js'
 
 export type { Migration }
 
@@ -70,7 +70,14 @@ export function migrate(db: Database, migrations: Migration[] = loadMigrations()
     const pending = migrations.filter((m) => !done.has(m.version))
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
     for (const m of pending) {
-      db.exec(m.sql)
+      try {
+        db.exec(m.sql)
+      } catch (error) {
+        // SQLITE_ERROR is the SQL refused; a file that cannot be written (SQLITE_READONLY, …) is said
+        // by the caller, about the file.
+        if ((error as { code?: unknown }).code !== 'SQLITE_ERROR') throw error
+        throw migrationFailed(m, done, error as Error)
+      }
       record.run(m.version, m.name, Date.now())
     }
     // SQLite opens a file this user may only read without a word, and with nothing to apply nothing
