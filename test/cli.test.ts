@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { SERVE_SETTINGS } from '../src/config.js'
-import { admin } from './helpers/postgres.js'
+import { admin, TEST_DATABASE_URL } from './helpers/postgres.js'
 import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
 import { lacking } from './helpers/requirement.js'
 import { storeKinds, tempDir } from './helpers/stores.js'
@@ -582,4 +582,48 @@ describe('plantstore usage errors', () => {
       expect(existsSync(`${copy}-wal`)).toBe(false)
     }
   })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL server that refuses the connection', () => {
+  const spoiled = (change: (url: URL) => void) => {
+    const url = new URL(TEST_DATABASE_URL as string)
+    change(url)
+    return url
+  }
+  it.each([
+    [
+      'a wrong password',
+      () =>
+        spoiled((url) => {
+          url.password = 'not-the-password'
+        }),
+    ],
+    [
+      'a database that does not exist',
+      () =>
+        spoiled((url) => {
+          url.pathname = '/plantstore_nosuch_db'
+        }),
+    ],
+  ])(
+    'names the server and the database, not the password, and exits 1 at once for %s',
+    async (_what, given) => {
+      const url = given()
+      const database = decodeURIComponent(url.pathname.slice(1))
+      for (const command of [
+        ['token', 'list'],
+        ['serve', '--port', '0'],
+      ]) {
+        const started = Date.now()
+        const res = await runCli([...command, '--database-url', url.toString()])
+        expect(res.code).toBe(1)
+        expect(res.stderr).toContain(
+          `plantstore: PostgreSQL at ${url.host}, database ${JSON.stringify(database)} refused the connection: `,
+        )
+        expect(res.stderr).not.toContain('not-the-password')
+        // Refused for good: not retried for --database-startup-timeout as an outage would be.
+        expect(Date.now() - started).toBeLessThan(10_000)
+      }
+    },
+  )
 })

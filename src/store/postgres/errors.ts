@@ -55,3 +55,25 @@ export async function guarded<T>(operation: () => Promise<T>): Promise<T> {
     throw translate(error)
   }
 }
+
+/**
+ * A connection the server refused for good (class 28: the password or the role refused; 3D000: no
+ * such database) named only the user or the database, not which server said so: with several
+ * databases configured, the operator could not tell which setting was wrong. The server and the
+ * database are added (never the password); the code stays, so callers still tell it from an outage.
+ */
+export function explainRefusedConnection(error: unknown, url: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (!(error instanceof Error) || typeof code !== 'string') return error
+  if (!code.startsWith('28') && code !== '3D000') return error
+  let where = 'the PostgreSQL server'
+  try {
+    const parsed = new URL(url)
+    const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username)
+    const host = parsed.host || parsed.searchParams.get('host') || 'localhost'
+    where = `PostgreSQL at ${host}, database ${JSON.stringify(database)}`
+  } catch {}
+  return Object.assign(new Error(`${where} refused the connection: ${error.message}`, { cause: error }), {
+    code,
+  })
+}

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../errors.js'
 import type { Store } from '../types.js'
-import { guarded } from './errors.js'
+import { explainRefusedConnection, guarded } from './errors.js'
 import { PostgresEventStore } from './events.js'
 import { PostgresIdempotencyStore } from './idempotency.js'
 import { PostgresLeaseStore } from './leases.js'
@@ -123,7 +123,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresSt
   } catch (error) {
     await watch.close()
     await pool.end().catch(() => {})
-    throw error
+    throw explainRefusedConnection(error, options.url)
   }
   return new PostgresStore(pool, watch, migrated)
 }
