@@ -92,12 +92,19 @@ export interface OpenOptions {
   migrate?: boolean
   /** SQLite: the command only reads; see SqliteOptions.toRead. */
   toRead?: boolean
+  /** SQLite: see SqliteOptions.autoCheckpointFrames. */
+  autoCheckpointFrames?: number
 }
 
 /** Opens the store the location names and brings its schema up to date. */
 export async function openStore(location: DatabaseLocation, options: OpenOptions = {}): Promise<Store> {
   if (location.kind === 'sqlite') {
-    return openSqlite({ path: location.path, busyTimeoutMs: options.busyTimeoutMs, toRead: options.toRead })
+    return openSqlite({
+      path: location.path,
+      busyTimeoutMs: options.busyTimeoutMs,
+      toRead: options.toRead,
+      autoCheckpointFrames: options.autoCheckpointFrames,
+    })
   }
   const { openPostgres } = await import('./postgres/index.js')
   return openPostgres({

@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ServeConfig } from '../config.js'
 import { RestartBackoff } from '../restart-backoff.js'
+import type { OpenOptions } from '../store/open.js'
+import { DISPATCHER_AUTO_CHECKPOINT_FRAMES } from '../store/sqlite/writer.js'
 import type { Store } from '../store/types.js'
 import { Dispatcher } from './dispatcher.js'
 import { WebhookSender } from './sender.js'
@@ -35,6 +37,30 @@ export type DispatchSettings = Pick<
   | 'webhookPollIntervalMs'
   | 'webhookLeaseTtlMs'
 >
+
+/**
+ * The dispatcher's queries are short and few at once (a pass, a batch of outcomes, a lease request):
+ * on PostgreSQL two pooled connections serve them, so an instance opens at most --database-pool-size
+ * plus three (these two and its revocation listener), however large the pool is set.
+ */
+const DISPATCHER_POOL_SIZE = 2
+
+/**
+ * How the dispatcher's thread opens its own connection. No busy timeout: the queue's transactions
+ * wait for the write lock without sleeping the thread. It checks no tokens, so it needs no revocation
+ * listener of its own, and the process that starts it has migrated the database. Its commits leave
+ * checkpoints to the checkpoint thread and the periodic one (see DISPATCHER_AUTO_CHECKPOINT_FRAMES).
+ */
+export function dispatcherStoreOptions(settings: DispatchSettings): OpenOptions {
+  return {
+    busyTimeoutMs: 0,
+    poolSize: Math.min(settings.databasePoolSize, DISPATCHER_POOL_SIZE),
+    timeoutMs: settings.databaseTimeoutMs,
+    watchRevocations: false,
+    migrate: false,
+    autoCheckpointFrames: DISPATCHER_AUTO_CHECKPOINT_FRAMES,
+  }
+}
 
 export function createDispatcher(
   store: Store,

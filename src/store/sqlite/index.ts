@@ -28,6 +28,12 @@ export interface SqliteOptions {
    * other command.
    */
   toRead?: boolean
+  /**
+   * The log length, in frames, past which a commit on this connection checkpoints it, inside that
+   * commit (SQLite's wal_autocheckpoint, 1000 by default). See DISPATCHER_AUTO_CHECKPOINT_FRAMES
+   * in writer.ts.
+   */
+  autoCheckpointFrames?: number
 }
 
 export class SqliteStore implements Store {
@@ -241,6 +247,9 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  if (options.autoCheckpointFrames !== undefined) {
+    db.pragma(`wal_autocheckpoint = ${options.autoCheckpointFrames}`)
+  }
   return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
 }
 

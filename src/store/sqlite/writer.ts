@@ -177,6 +177,18 @@ const CHECKPOINT_FRAMES = 5000
 const RESTART_FRAMES = 8 * CHECKPOINT_FRAMES
 
 /**
+ * The webhook dispatcher's connection checkpoints the log in its own commits only past twice the
+ * RESTART length, a bound for when nothing else checkpoints (no creates, --wal-checkpoint-interval
+ * off). At SQLite's default of 1000 frames, which a create load keeps the log past between the
+ * checkpoint thread's runs, nearly every one of its commits ran a checkpoint: copying the log back
+ * and fsyncing it and the database, most of that thread's time: one subscriber got about 2,400
+ * deliveries/s against 7,000 creates/s, 3,100–3,450 without (README, Webhooks, "Measured"). Without
+ * a checkpoint its commits do no fsync at all (see SqliteWebhookStore.relaxed): an outcome lost to a
+ * power cut is an attempt made again, and the checkpoint thread fsyncs the log before copying it.
+ */
+export const DISPATCHER_AUTO_CHECKPOINT_FRAMES = 2 * RESTART_FRAMES
+
+/**
  * How long after the log was last written (by any connection of any process: its file's mtime) the
  * periodic checkpoint still counts as under a write load, and so rewinds the log (RESTART) instead of
  * truncating it. Truncating a log that creates grow again at once stalls them: the file's blocks are
