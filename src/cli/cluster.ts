@@ -205,9 +205,16 @@ export function startCluster(
   return { ready: readyPromise, stop, done }
 }
 
-/** Runs the primary until SIGTERM/SIGINT/SIGHUP (or a worker that cannot start), then exits. */
-export async function runPrimary(config: ServeConfig, logger: Logger): Promise<void> {
+/**
+ * Runs the primary until SIGTERM/SIGINT/SIGHUP (or a worker that cannot start), then exits.
+ * `onStopSignal` sets what those signals do, on listeners that serve put in place at its start.
+ */
+export async function runPrimary(
+  config: ServeConfig,
+  logger: Logger,
+  onStopSignal: (onSignal: (signal: NodeJS.Signals) => void) => void,
+): Promise<void> {
   const running = startCluster(config, logger)
-  for (const signal of STOP_SIGNALS) process.on(signal, () => void running.stop(signal))
+  onStopSignal((signal) => void running.stop(signal))
   process.exit(await running.done)
 }

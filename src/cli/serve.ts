@@ -28,7 +28,7 @@ import { whyNotWritable, writePrivateFile } from './private-file.js'
  */
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel)
-  const starting = exitOnSignalWhileStarting(logger)
+  const onStopSignal = listenForStopSignals(logger)
   if (config.workers > 1 && cluster.isPrimary) {
     // Migrations and the bootstrap token happen once, before any worker opens the database, which
     // may still be starting as the workers' would be: retried alike.
@@ -38,8 +38,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     } finally {
       await store.close()
     }
-    starting()
-    await runPrimary(config, logger)
+    await runPrimary(config, logger, onStopSignal)
     return
   }
   const metrics = createMetrics({ processMetrics: true })
@@ -125,9 +124,8 @@ export async function serve(config: ServeConfig): Promise<void> {
       process.exit(1)
     }
   }
-  // Listening before the handlers are in place would let an early SIGTERM kill the process outright.
-  starting()
-  for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal))
+  // Listening before the handler is in place would let an early SIGTERM end the process at once.
+  onStopSignal((signal) => void stop(signal))
 
   try {
     const address = await app.listen({
@@ -170,21 +168,24 @@ async function openStoreForServing(config: ServeConfig, logger: Logger): Promise
 }
 
 /**
- * Until serve's own handlers are in place, a SIGTERM, SIGINT or SIGHUP ends the start with exit 0:
- * nothing has been served or acknowledged yet, and an orchestrator stopping a service that waits for
- * its database (or for another instance's bootstrap) should not see it die by the signal. A transaction
- * left open by the exit is rolled back by the database; a bootstrap token file written for it is
- * written again by the next start, which finds no token.
- * Returns what takes the handlers away.
+ * The stop signals' listeners, in place from the start for the process's life; the returned function
+ * sets what a signal does from then on. Until serve's own stop is set, a SIGTERM, SIGINT or SIGHUP
+ * ends the start with exit 0: nothing has been served or acknowledged yet, and an orchestrator stopping
+ * a service that waits for its database (or for another instance's bootstrap) should not see it die
+ * by the signal. A transaction left open by the exit is rolled back by the database; a bootstrap token
+ * file written for it is written again by the next start, which finds no token. The listeners are
+ * never taken away and put back: Node closes a signal's handle when its last listener goes, and a
+ * signal already caught but not yet delivered then went with it, leaving a server that had been told
+ * to stop serving on.
  */
-function exitOnSignalWhileStarting(logger: Logger): () => void {
-  const stopBeforeStart = (signal: NodeJS.Signals) => {
+function listenForStopSignals(logger: Logger): (onSignal: (signal: NodeJS.Signals) => void) => void {
+  let current = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'stopped while starting, before serving anything')
     process.exit(0)
   }
-  for (const signal of STOP_SIGNALS) process.on(signal, stopBeforeStart)
-  return () => {
-    for (const signal of STOP_SIGNALS) process.off(signal, stopBeforeStart)
+  for (const signal of STOP_SIGNALS) process.on(signal, (received) => current(received))
+  return (onSignal) => {
+    current = onSignal
   }
 }
 
