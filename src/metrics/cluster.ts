@@ -61,26 +61,13 @@ function growingOnly(series: WorkerSeries): WorkerSeries {
   })
 }
 
-/** `a` and `b` summed series by series (a histogram's buckets, sum and count each by its own name). */
+/**
+ * `a` and `b` summed as a scrape sums workers (AggregatorRegistry.aggregate, each metric by its own
+ * aggregator), kept as series: the aggregate registry's metrics carry their values, read without the
+ * round trip through text.
+ */
 function sumSeries(a: WorkerSeries, b: WorkerSeries): WorkerSeries {
-  const byName = new Map(a.map((metric) => [metric.name, { ...metric, values: [...metric.values] }]))
-  for (const metric of b) {
-    const kept = byName.get(metric.name)
-    if (!kept) {
-      byName.set(metric.name, { ...metric, values: [...metric.values] })
-      continue
-    }
-    const key = (value: MetricValue<string>) =>
-      `${(value as { metricName?: string }).metricName ?? ''} ${JSON.stringify(Object.entries(value.labels).sort())}`
-    const index = new Map(kept.values.map((value, i) => [key(value), i]))
-    for (const value of metric.values) {
-      const at = index.get(key(value))
-      const earlier = at === undefined ? undefined : kept.values[at]
-      if (at === undefined || earlier === undefined) kept.values.push({ ...value })
-      else kept.values[at] = { ...earlier, value: earlier.value + value.value }
-    }
-  }
-  return [...byName.values()]
+  return AggregatorRegistry.aggregate([a, b]).getMetricsAsArray() as unknown as WorkerSeries
 }
 
 /**
