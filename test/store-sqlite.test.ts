@@ -443,7 +443,7 @@ describe('SQLite store', () => {
 
   it('counts the log every connection wrote, so a process that wrote little checkpoints what others wrote', async () => {
     const thread = new URL('./helpers/recording-thread.js', import.meta.url)
-    await withFileSink({ checkpointFrames: 30, checkpointThread: thread }, async (sink, path) => {
+    await withFileSink({ checkpointFrames: 30, checkpointThread: thread, watchMs: 0 }, async (sink, path) => {
       store.db.pragma('wal_checkpoint(TRUNCATE)')
       // Another worker's writer on the same file, which never asks for a checkpoint itself.
       const other = fileSink(path, 5000, { checkpointFrames: 1e9, checkpointThread: thread })

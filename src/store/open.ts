@@ -92,8 +92,8 @@ export interface OpenOptions {
   migrate?: boolean
   /** SQLite: the command only reads; see SqliteOptions.toRead. */
   toRead?: boolean
-  /** SQLite: see SqliteOptions.autoCheckpointFrames. */
-  autoCheckpointFrames?: number
+  /** SQLite: see SqliteOptions.checkpoints. */
+  checkpoints?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
@@ -103,7 +103,7 @@ export async function openStore(location: DatabaseLocation, options: OpenOptions
       path: location.path,
       busyTimeoutMs: options.busyTimeoutMs,
       toRead: options.toRead,
-      autoCheckpointFrames: options.autoCheckpointFrames,
+      checkpoints: options.checkpoints,
     })
   }
   const { openPostgres } = await import('./postgres/index.js')

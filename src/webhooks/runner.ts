@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { ServeConfig } from '../config.js'
 import { RestartBackoff } from '../restart-backoff.js'
 import type { OpenOptions } from '../store/open.js'
-import { DISPATCHER_AUTO_CHECKPOINT_FRAMES } from '../store/sqlite/writer.js'
 import type { Store } from '../store/types.js'
 import { Dispatcher } from './dispatcher.js'
 import { WebhookSender } from './sender.js'
@@ -48,8 +47,8 @@ const DISPATCHER_POOL_SIZE = 2
 /**
  * How the dispatcher's thread opens its own connection. No busy timeout: the queue's transactions
  * wait for the write lock without sleeping the thread. It checks no tokens, so it needs no revocation
- * listener of its own, and the process that starts it has migrated the database. Its commits leave
- * checkpoints to the checkpoint thread and the periodic one (see DISPATCHER_AUTO_CHECKPOINT_FRAMES).
+ * listener of its own, and the process that starts it has migrated the database, and sees to SQLite's
+ * checkpoints.
  */
 export function dispatcherStoreOptions(settings: DispatchSettings): OpenOptions {
   return {
@@ -58,7 +57,7 @@ export function dispatcherStoreOptions(settings: DispatchSettings): OpenOptions 
     timeoutMs: settings.databaseTimeoutMs,
     watchRevocations: false,
     migrate: false,
-    autoCheckpointFrames: DISPATCHER_AUTO_CHECKPOINT_FRAMES,
+    checkpoints: false,
   }
 }
 

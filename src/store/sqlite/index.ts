@@ -14,7 +14,7 @@ import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
-import { type BatchSink, fileSink, inlineSink } from './writer.js'
+import { BACKSTOP_CHECKPOINT_FRAMES, type BatchSink, fileSink, inlineSink } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -29,11 +29,12 @@ export interface SqliteOptions {
    */
   toRead?: boolean
   /**
-   * The log length, in frames, past which a commit on this connection checkpoints it, inside that
-   * commit (SQLite's wal_autocheckpoint, 1000 by default). See DISPATCHER_AUTO_CHECKPOINT_FRAMES
-   * in writer.ts.
+   * False for a store whose process has another store that sees to checkpoints (the webhook
+   * dispatcher's thread). Every connection checkpoints the log in its own commits only past
+   * BACKSTOP_CHECKPOINT_FRAMES (writer.ts); a store that sees to checkpoints also watches the log and
+   * has its checkpoint thread copy it back. A store that only reads watches nothing.
    */
-  autoCheckpointFrames?: number
+  checkpoints?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -51,7 +52,7 @@ export class SqliteStore implements Store {
 
   constructor(
     readonly db: Database.Database,
-    options: { path: string; busyTimeoutMs: number },
+    options: { path: string; busyTimeoutMs: number; watchLog: boolean },
     readonly migrated: readonly string[] = [],
   ) {
     // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
@@ -59,7 +60,10 @@ export class SqliteStore implements Store {
     const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
     this.file = file
     this.sink = file
-      ? fileSink(options.path, options.busyTimeoutMs, { checkFile: () => file.check() })
+      ? fileSink(options.path, options.busyTimeoutMs, {
+          checkFile: () => file.check(),
+          watchMs: options.watchLog ? undefined : 0,
+        })
       : inlineSink(db)
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
@@ -247,10 +251,9 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  if (options.autoCheckpointFrames !== undefined) {
-    db.pragma(`wal_autocheckpoint = ${options.autoCheckpointFrames}`)
-  }
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
+  db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_FRAMES}`)
+  const watchLog = options.checkpoints !== false && !options.toRead
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs, watchLog }, migrated)
 }
 
 /**

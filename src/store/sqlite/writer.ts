@@ -177,16 +177,29 @@ const CHECKPOINT_FRAMES = 5000
 const RESTART_FRAMES = 8 * CHECKPOINT_FRAMES
 
 /**
- * The webhook dispatcher's connection checkpoints the log in its own commits only past twice the
- * RESTART length, a bound for when nothing else checkpoints (no creates, --wal-checkpoint-interval
- * off). At SQLite's default of 1000 frames, which a create load keeps the log past between the
- * checkpoint thread's runs, nearly every one of its commits ran a checkpoint: copying the log back
- * and fsyncing it and the database, most of that thread's time: one subscriber got about 2,400
- * deliveries/s against 7,000 creates/s, 3,100–3,450 without (README, Webhooks, "Measured"). Without
- * a checkpoint its commits do no fsync at all (see SqliteWebhookStore.relaxed): an outcome lost to a
- * power cut is an attempt made again, and the checkpoint thread fsyncs the log before copying it.
+ * Every connection but the checkpoint thread's checkpoints the log in its own commits only past twice
+ * the RESTART length, a bound for when nothing else checkpoints (--wal-checkpoint-interval off, no
+ * store of the process watching the log). At SQLite's default of 1000 frames, which a create load
+ * keeps the log past between the checkpoint thread's runs, nearly every commit of those connections
+ * ran a checkpoint inside it: copying the log back and fsyncing it and the database. On the webhook
+ * dispatcher's connection that was most of its thread's time (one subscriber got about 2,400
+ * deliveries/s against 7,000 creates/s, 3,100–3,450 without; README, Webhooks, "Measured"); on the
+ * store's main connection it was the event loop's (an update during a create load: p90 about 10 ms
+ * against 5; README, Performance). The sink's log watch (LOG_WATCH_MS) asks the checkpoint thread
+ * instead. Without a checkpoint the dispatcher's commits do no fsync at all (see
+ * SqliteWebhookStore.relaxed): an outcome lost to a power cut is an attempt made again, and the
+ * checkpoint thread fsyncs the log before copying it.
  */
-export const DISPATCHER_AUTO_CHECKPOINT_FRAMES = 2 * RESTART_FRAMES
+export const BACKSTOP_CHECKPOINT_FRAMES = 2 * RESTART_FRAMES
+
+/**
+ * How often a watching sink looks at the log's length (one 100-byte read of the wal-index) for what
+ * other connections committed: the store's main one (updates, deletes, tokens, webhooks), the
+ * dispatcher's, another process's. Its own commits look at once. At a few thousand frames a second,
+ * as a load of updates alone writes, the log grows by at most about one checkpoint interval between
+ * two looks.
+ */
+const LOG_WATCH_MS = 200
 
 /**
  * How long after the log was last written (by any connection of any process: its file's mtime) the
@@ -233,6 +246,12 @@ export function fileSink(
     checkpointThread?: URL
     /** See QUIET_MS; only tests change it. */
     quietMs?: number
+    /**
+     * Also look at the log every this many ms (LOG_WATCH_MS by default; 0: only after the sink's own
+     * commits), and ask for the automatic checkpoint when others' commits made it due. Off for a store
+     * whose process has another store doing it (the webhook dispatcher's thread).
+     */
+    watchMs?: number
     /**
      * Throws when the path no longer leads to the file the store opened (OpenedFile.check). Run
      * before each transaction, and before the checkpoint thread opens the path; what it throws fails
@@ -283,6 +302,7 @@ export function fileSink(
   /** The log's length when this sink last asked for an automatic checkpoint. */
   let checkpointedAt = 0
   const syncPath = options.syncPath ?? logPath
+  const watchMs = options.watchMs ?? LOG_WATCH_MS
 
   const queue: Queued[] = []
   /** The queue is being written: a batch given meanwhile joins the next transaction. */
@@ -359,6 +379,13 @@ export function fileSink(
     checkpointer.run(log.frames >= restartFrames ? 'RESTART' : 'PASSIVE').catch(() => {})
   }
 
+  const watch =
+    watchMs > 0
+      ? setInterval(() => {
+          if (!failure && !checkpointer.busy()) checkpointIfDue()
+        }, watchMs).unref()
+      : undefined
+
   const syncLog = () => {
     syncing = true
     const group = awaitingSync.splice(0)
@@ -405,6 +432,7 @@ export function fileSink(
       if (failure) throw failure
     },
     async close() {
+      clearInterval(watch)
       while (queue.length > 0 || committing || syncing || awaitingSync.length > 0) {
         await new Promise<void>((resolve) => idle.push(resolve))
       }
