@@ -70,7 +70,7 @@ async function serviceWriter() {
     const rows = plants.map(({ id, name, tag }) => {
       const plant = tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag }
       const event = (stamp) => outboxRow(plantEvent('plant.created', plant, new Date(stamp)))
-      return { id: plant.id, name, tag: tag ?? null, event, idempotency: undefined }
+      return { kind: 'create', id: plant.id, name, tag: tag ?? null, event, idempotency: undefined }
     })
     return writeBatch(rows, at.getTime()).outcomes.map((outcome) => outcome === 'created')
   }

@@ -31,7 +31,7 @@ import { createTaggedAndUntagged, tempDir, walSalts } from './helpers/stores.js'
 
 /** A create of the writer's batch format, without an event or an idempotency record. */
 function row(id: bigint, name: string, tag: string | null): BatchRow {
-  return { id, name, tag, event: undefined, idempotency: undefined }
+  return { kind: 'create', id, name, tag, event: undefined, idempotency: undefined }
 }
 
 /** The checkpoint modes test/helpers/recording-thread.js was asked for, in order. */
@@ -133,6 +133,60 @@ describe('SQLite store', () => {
       // The writer recovered: the next batch commits.
       expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
       expect(store.db.inTransaction).toBe(false)
+    })
+
+    it('commits the updates and deletes of a turn with its creates, in the order they came', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one', tag: 'x' })).toBe('created')
+      const events: string[] = []
+      const event = (type: string) => (plant: { id: bigint }) => {
+        events.push(`${type} ${plant.id}`)
+        return plantEvent(type === 'update' ? 'plant.updated' : 'plant.deleted', plant as never)
+      }
+      const [created, renamed, unchanged, stale, gone, missing] = await Promise.all([
+        store.plants.create({ id: 2n, name: 'two' }),
+        // Written after the create of the same turn, which it finds.
+        store.plants.update(2n, { name: 'two!' }, { event: event('update') }),
+        store.plants.update(1n, { name: 'one' }, { event: event('update') }),
+        store.plants.update(1n, { tag: null }, { precondition: (_, version) => version === 7 }),
+        store.plants.remove(1n, {
+          precondition: (plant, version) => plant.tag === 'x' && version === 1,
+          event: event('delete'),
+        }),
+        store.plants.update(1n, { name: 'too late' }),
+      ])
+      expect(created).toBe('created')
+      expect(renamed).toEqual({ outcome: 'done', plant: { id: 2n, name: 'two!' }, version: 2 })
+      // A change that changes nothing keeps the version and writes no event.
+      expect(unchanged).toEqual({ outcome: 'done', plant: { id: 1n, name: 'one', tag: 'x' }, version: 1 })
+      expect(stale).toEqual({ outcome: 'precondition-failed' })
+      expect(gone).toEqual({ outcome: 'done', plant: { id: 1n, name: 'one', tag: 'x' }, version: 1 })
+      expect(missing).toEqual({ outcome: 'missing' })
+      expect(events).toEqual(['update 2', 'delete 1'])
+      expect(await store.plants.read(2n)).toEqual({ plant: { id: 2n, name: 'two!' }, version: 2 })
+      expect(await store.plants.get(1n)).toBeUndefined()
+      const stored = store.db.prepare('SELECT type FROM events ORDER BY seq').pluck().all()
+      expect(stored).toEqual(['plant.updated', 'plant.deleted'])
+    })
+
+    it('fails the updates and deletes of a batch whose commit fails, and keeps none of their changes', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one' })).toBe('created')
+      expect(await store.plants.create({ id: 2n, name: 'two' })).toBe('created')
+      store.db.exec(`
+        CREATE TABLE fault_parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE fault_child (parent INTEGER REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER fault AFTER INSERT ON plants WHEN NEW.id = 666
+        BEGIN INSERT INTO fault_child (parent) VALUES (-1); END;`)
+      const results = await Promise.allSettled([
+        store.plants.update(1n, { name: 'renamed' }),
+        store.plants.create({ id: 666n, name: 'fault' }),
+        store.plants.remove(2n),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      expect(await store.plants.read(1n)).toEqual({ plant: { id: 1n, name: 'one' }, version: 1 })
+      expect(await store.plants.get(2n)).toEqual({ id: 2n, name: 'two' })
+      expect(await store.plants.remove(2n)).toMatchObject({ outcome: 'done' })
     })
 
     it('fails every request of a batch when an insert fails for a reason other than a duplicate', async () => {
@@ -518,6 +572,9 @@ describe('SQLite store', () => {
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
     // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
     await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
+    // An update or a delete is answered on the same terms as a create.
+    await expect(failing.update(1n, { name: 'renamed' })).rejects.toThrow(/durable/)
+    await expect(failing.remove(1n)).rejects.toThrow(/durable/)
     // Readiness asks the sink, so /readyz answers 503 from then on.
     expect(() => healthy.check()).not.toThrow()
     expect(() => sink.check()).toThrow(StoreUnavailableError)

@@ -1,12 +1,18 @@
 // One group-commit batch written in one transaction.
 import type { Database } from 'better-sqlite3'
-import type { CreateOutcome } from '../types.js'
-import { type OutboxRow, prepareOutbox } from './fan-out.js'
+import type { Plant } from '../../plants/model.js'
+import type { CreateOutcome, PlantChange, WriteOptions, WriteResult } from '../types.js'
+import { type OutboxRow, outboxRow, prepareOutbox } from './fan-out.js'
+import { toPlant, type VersionedRow } from './plant-row.js'
 
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
+/** A write as the batch writer receives it: a create, or a change of one stored plant. */
+export type BatchRow = CreateRow | ChangeRow
+
 /** A create as the batch writer receives it. */
-export interface BatchRow {
+export interface CreateRow {
+  kind: 'create'
   id: bigint
   name: string
   tag: string | null
@@ -18,10 +24,33 @@ export interface BatchRow {
     | undefined
 }
 
+/**
+ * An update or a delete, decided on the row as the batch's transaction holds it: the precondition
+ * (If-Match) is asked of that row, so no other write slips between the check and the change.
+ */
+export interface ChangeRow {
+  kind: 'update' | 'delete'
+  id: bigint
+  /** What an update sets; a delete has none. */
+  change: PlantChange | undefined
+  options: WriteOptions
+}
+
+/** A create's outcome, or a change's (for a delete, the plant and version it had). */
+export type RowOutcome = CreateOutcome | WriteResult
+
 /** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
 export interface BatchResult {
-  outcomes: CreateOutcome[]
+  outcomes: RowOutcome[]
   queued: boolean
+}
+
+/** The plant the change leaves, or undefined when it changes nothing. */
+function changed(current: Plant, change: PlantChange): Plant | undefined {
+  const next: Plant = { id: current.id, name: change.name ?? current.name }
+  const tag = change.tag === undefined ? current.tag : change.tag
+  if (tag !== null && tag !== undefined) next.tag = tag
+  return next.name === current.name && next.tag === current.tag ? undefined : next
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
@@ -41,6 +70,13 @@ export function prepareBatchWriter(db: Database): WriteBatch {
        status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
      WHERE idempotency_keys.expires_at <= @now`,
   )
+  const selectVersioned = db
+    .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
+    .safeIntegers(true)
+  const update = db.prepare(
+    'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
+  )
+  const remove = db.prepare('DELETE FROM plants WHERE id = ?')
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -52,8 +88,13 @@ export function prepareBatchWriter(db: Database): WriteBatch {
   let firstSeq = 0
   let lastSeq = 0
 
+  function writeEvent(event: OutboxRow, now: number): void {
+    lastSeq = outbox.write(event, now)
+    if (firstSeq === 0) firstSeq = lastSeq
+  }
+
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */
-  function insertOne(row: BatchRow, now: number, eventsAt: number): CreateOutcome {
+  function insertOne(row: CreateRow, now: number, eventsAt: number): CreateOutcome {
     const record = row.idempotency
     if (record) savepoint.run()
     try {
@@ -73,22 +114,45 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       }
       releaseSavepoint.run()
     }
-    if (row.event) {
-      lastSeq = outbox.write(row.event(eventsAt), now)
-      if (firstSeq === 0) firstSeq = lastSeq
-    }
+    if (row.event) writeEvent(row.event(eventsAt), now)
     return 'created'
   }
 
+  /**
+   * One update or delete inside the batch's transaction. A change that changes nothing keeps the
+   * version (and so the ETag) and writes no event.
+   */
+  function changeOne(row: ChangeRow, now: number): WriteResult {
+    const stored = selectVersioned.get(row.id) as VersionedRow | undefined
+    if (!stored) return { outcome: 'missing' }
+    const version = Number(stored.version)
+    const current = toPlant(stored)
+    const { precondition, event } = row.options
+    if (precondition && !precondition(current, version)) return { outcome: 'precondition-failed' }
+    if (row.kind === 'delete') {
+      remove.run(row.id)
+      if (event) writeEvent(outboxRow(event(current)), now)
+      // The plant as it was, with the version it had: a deleted plant has no next version.
+      return { outcome: 'done', plant: current, version }
+    }
+    const next = changed(current, row.change ?? {})
+    if (next === undefined) return { outcome: 'done', plant: current, version }
+    update.run({ id: row.id, name: next.name, tag: next.tag ?? null, now })
+    if (event) writeEvent(outboxRow(event(next)), now)
+    return { outcome: 'done', plant: next, version: version + 1 }
+  }
+
   return function writeBatch(batch, now) {
-    const outcomes: CreateOutcome[] = []
+    const outcomes: RowOutcome[] = []
     let queued = false
     firstSeq = 0
     begin.run()
     // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated later.
     const eventsAt = Date.now()
     try {
-      for (const row of batch) outcomes.push(insertOne(row, now, eventsAt))
+      for (const row of batch) {
+        outcomes.push(row.kind === 'create' ? insertOne(row, now, eventsAt) : changeOne(row, now))
+      }
       // Seqs only grow, and no other connection writes within this transaction: the batch's events
       // are exactly those in [firstSeq, lastSeq].
       if (firstSeq !== 0) queued = outbox.fanOut(firstSeq, lastSeq) > 0

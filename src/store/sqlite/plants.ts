@@ -15,15 +15,17 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../types.js'
-import type { BatchResult, BatchRow } from './batch.js'
+import type { BatchResult, BatchRow, RowOutcome } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
 import { ListingCache } from './listing-cache.js'
 import { PerTurn } from './per-turn.js'
+import { type PlantRow, toPlant, type VersionedRow } from './plant-row.js'
 import type { BatchSink } from './writer.js'
 
-interface PendingCreate {
+/** A create, update or delete waiting for its batch; resolved with its row's outcome. */
+interface PendingWrite {
   row: BatchRow
-  resolve: (outcome: CreateOutcome) => void
+  resolve: (outcome: RowOutcome) => void
   reject: (error: unknown) => void
 }
 
@@ -33,36 +35,21 @@ interface PendingRead {
   reject: (error: unknown) => void
 }
 
-interface PlantRow {
-  id: bigint
-  name: string
-  tag: string | null
-}
-
-interface VersionedRow extends PlantRow {
-  version: bigint
-}
-
 /** The id of a plant JSON text written by json_object('id', id, …), which starts `{"id":<digits>,`. */
 function idOfPlantJson(json: string): bigint {
   return BigInt(json.slice(6, json.indexOf(',', 6)))
 }
 
-function toPlant(row: PlantRow): Plant {
-  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag }
-}
-
 /**
- * Plants in SQLite with group commit: every create that arrives within one turn of the event loop
- * joins one transaction, and each is answered only after that transaction is durable (fsynced). One
- * fsync then pays for a whole batch instead of one request. Each turn's creates are committed at the
- * end of the turn (for a file, on the sink's own connection, see fileSink), and the next turn's are
- * written while the last are being fsynced. Updates and deletes are single-row transactions on this
- * connection.
+ * Plants in SQLite with group commit: every create, update and delete that arrives within one turn
+ * of the event loop joins one transaction, in the order they came, and each is answered only after
+ * that transaction is durable (fsynced). One fsync then pays for a whole batch instead of one
+ * request. Each turn's writes are committed at the end of the turn (for a file, on the sink's own
+ * connection, see fileSink), and the next turn's are written while the last are being fsynced.
  */
 export class SqlitePlantStore implements PlantStore {
-  /** The creates of this turn of the event loop, written as one batch at its end (flush). */
-  private readonly creates = new PerTurn<PendingCreate>((batch) => this.flush(batch))
+  /** The writes of this turn of the event loop, written as one batch at its end (flush). */
+  private readonly writes = new PerTurn<PendingWrite>((batch) => this.flush(batch))
   /** The point reads of this turn, read together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => this.readGathered(reads))
   /** Batches sent and not answered yet. */
@@ -75,8 +62,6 @@ export class SqlitePlantStore implements PlantStore {
   private readonly pageByTag: Statement
   private readonly jsonAll: Statement
   private readonly jsonByTag: Statement
-  private readonly updateRow: Statement
-  private readonly deleteRow: Statement
   private readonly insertIfAbsent: Statement
   private readonly firstPages: ListingCache
 
@@ -119,10 +104,6 @@ export class SqlitePlantStore implements PlantStore {
         .pluck()
     this.jsonAll = pageJson('id >= @from')
     this.jsonByTag = pageJson('tag = @tag AND id >= @from')
-    this.updateRow = db.prepare(
-      'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
-    )
-    this.deleteRow = db.prepare('DELETE FROM plants WHERE id = ?')
     this.firstPages = new ListingCache(db)
   }
 
@@ -141,6 +122,7 @@ export class SqlitePlantStore implements PlantStore {
         return 'created'
       })
     })
+    this.checkFile()
     this.deliveriesQueued = false
     const outcomes = run.immediate()
     this.announceDeliveries()
@@ -151,6 +133,7 @@ export class SqlitePlantStore implements PlantStore {
     const event = extras?.event
     const key = extras?.idempotency
     const row: BatchRow = {
+      kind: 'create',
       id: plant.id,
       name: plant.name,
       tag: plant.tag ?? null,
@@ -164,7 +147,19 @@ export class SqlitePlantStore implements PlantStore {
         expiresAt: key.expiresAt.getTime(),
       },
     }
-    return new Promise((resolve, reject) => this.creates.add({ row, resolve, reject }))
+    return this.write(row) as Promise<CreateOutcome>
+  }
+
+  update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.write({ kind: 'update', id, change, options }) as Promise<WriteResult>
+  }
+
+  remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.write({ kind: 'delete', id, change: undefined, options }) as Promise<WriteResult>
+  }
+
+  private write(row: BatchRow): Promise<RowOutcome> {
+    return new Promise((resolve, reject) => this.writes.add({ row, resolve, reject }))
   }
 
   async get(id: bigint): Promise<Plant | undefined> {
@@ -235,61 +230,14 @@ export class SqlitePlantStore implements PlantStore {
     return this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read)
   }
 
-  async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.writeOne(id, options, (current) => {
-      const next: Plant = { id, name: change.name ?? current.name }
-      const tag = change.tag === undefined ? current.tag : change.tag
-      if (tag !== null && tag !== undefined) next.tag = tag
-      if (next.name === current.name && next.tag === current.tag) return undefined
-      this.updateRow.run({ id, name: next.name, tag: next.tag ?? null, now: Date.now() })
-      return next
-    })
-  }
-
-  async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
-    const result = this.writeOne(id, options, (current) => {
-      this.deleteRow.run(id)
-      return current
-    })
-    // The plant as it was, with the version it had: a deleted plant has no next version.
-    return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
-  }
-
   /**
-   * Resolves once every accepted create has been answered and every point read asked has been read,
+   * Resolves once every accepted write has been answered and every point read asked has been read,
    * so that closing never drops one.
    */
   async drain(): Promise<void> {
     while (this.busy()) {
       await new Promise<void>((resolve) => this.idle.push(resolve))
     }
-  }
-
-  /** Check the precondition, write, record the event: one IMMEDIATE transaction, so no change slips between. */
-  private writeOne(
-    id: bigint,
-    options: WriteOptions,
-    apply: (current: Plant) => Plant | undefined,
-  ): WriteResult {
-    const run = this.db.transaction((): WriteResult => {
-      const row = this.selectVersioned.get(id) as VersionedRow | undefined
-      if (!row) return { outcome: 'missing' }
-      const version = Number(row.version)
-      const current = toPlant(row)
-      if (options.precondition && !options.precondition(current, version)) {
-        return { outcome: 'precondition-failed' }
-      }
-      const plant = apply(current)
-      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
-      if (plant === undefined) return { outcome: 'done', plant: current, version }
-      if (options.event) this.writeEvent(options.event(plant), Date.now())
-      return { outcome: 'done', plant, version: version + 1 }
-    })
-    this.checkFile()
-    this.deliveriesQueued = false
-    const result = run.immediate()
-    this.announceDeliveries()
-    return result
   }
 
   private announceDeliveries(): void {
@@ -305,11 +253,11 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Sends the turn's creates as one batch, without waiting for the last one to be durable (a batch
-   * that finds the write lock taken is joined by the next). Each create is answered when its own
+   * Sends the turn's writes as one batch, without waiting for the last one to be durable (a batch
+   * that finds the write lock taken is joined by the next). Each write is answered when its own
    * batch is durable.
    */
-  private flush(batch: PendingCreate[]): void {
+  private flush(batch: PendingWrite[]): void {
     this.unanswered++
     let write: Promise<BatchResult>
     try {
@@ -323,7 +271,7 @@ export class SqlitePlantStore implements PlantStore {
     void write
       .then(
         ({ outcomes, queued }) => {
-          for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as CreateOutcome)
+          for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as RowOutcome)
           if (queued) this.onDeliveriesQueued()
         },
         (error: unknown) => {
@@ -338,7 +286,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Something is gathering for the turn's end or waiting for its answer. */
   private busy(): boolean {
-    return this.creates.pending || this.reads.pending || this.unanswered > 0
+    return this.writes.pending || this.reads.pending || this.unanswered > 0
   }
 
   /** Wakes drain() once nothing is gathering or waiting for its answer. */
