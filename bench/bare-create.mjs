@@ -4,7 +4,7 @@
 
 export const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 
-const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
+export const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
 
 /** Answers JSON: a ready text as is, anything else through JSON.stringify. */
 export function answer(res, status, body) {

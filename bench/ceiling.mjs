@@ -6,7 +6,7 @@
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
-import { answer, readPlant } from './bare-create.mjs'
+import { answer, isText, readPlant } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +28,30 @@ function create(req, res) {
   readPlant(req, res, (plant) => answer(res, 200, plant))
 }
 
+/** PATCH /plants/{id}: a merge patch of name and tag, checked as the service checks it, applied to nothing. */
+function update(req, res, id) {
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    let body
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
+    }
+    if (body.name !== undefined && !isText(body.name, 200)) {
+      return answer(res, 400, { error: 40006, message: 'bad name' })
+    }
+    if (body.tag !== undefined && body.tag !== null && !isText(body.tag, 100)) {
+      return answer(res, 400, { error: 40008, message: 'bad tag' })
+    }
+    answer(res, 200, { id: Number(id), name: body.name ?? `plant ${id}`, tag: body.tag ?? 'bench' })
+  })
+}
+
 const server = createServer((req, res) => {
   if (req.headers.authorization !== expected) {
     return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
@@ -38,9 +62,10 @@ const server = createServer((req, res) => {
     const limit = Number(new URLSearchParams(url.slice(8)).get('limit') ?? 100)
     return answer(res, 200, { items: page.slice(0, limit), next: null })
   }
-  if (req.method === 'GET' && url.startsWith('/plants/')) {
+  if ((req.method === 'GET' || req.method === 'PATCH') && url.startsWith('/plants/')) {
     const id = url.slice(8)
     if (!/^-?[0-9]{1,19}$/.test(id)) return answer(res, 400, { error: 40011, message: 'bad id' })
+    if (req.method === 'PATCH') return update(req, res, id)
     return answer(res, 200, { id: Number(id), name: `plant ${id}`, tag: 'bench' })
   }
   answer(res, 404, { error: 40401, message: 'No such route.' })

@@ -51,7 +51,7 @@ const HELP = `usage: npm run bench -- [options]
                         per setup
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
-  --scenarios <list>    create,get,list,list-after (default all)
+  --scenarios <list>    create,get,list,list-after,update (default all)
   --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
   --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
@@ -73,7 +73,7 @@ const parsed = (() => {
         'database-url': { type: 'string' },
         prefill: { type: 'string', default: '0' },
         workers: { type: 'string', default: '1' },
-        scenarios: { type: 'string', default: 'create,get,list,list-after' },
+        scenarios: { type: 'string', default: 'create,get,list,list-after,update' },
         'cpu-prof': { type: 'boolean', default: false },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -138,6 +138,8 @@ const SCENARIOS: Scenario[] = [
     script: 'list-after.lua',
     probe: '/plants?limit=100&after=1',
   },
+  // Last, so that the reads before it find the plants as they were stored.
+  { name: 'update', label: 'PATCH /plants/{id}', script: 'update.lua' },
 ]
 const unknownScenarios = scenarioNames.filter((name) => !SCENARIOS.some((s) => s.name === name))
 if (unknownScenarios.length > 0) {
@@ -147,7 +149,8 @@ if (unknownScenarios.length > 0) {
   )
 }
 const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
-// GET scenarios read random ids among 1..N, so at least this many plants exist when they run.
+// The other scenarios read or change random ids among 1..N, so at least this many plants exist when
+// they run.
 const READ_ROWS = 10_000
 
 interface Load {

@@ -254,6 +254,27 @@ describe('npm run bench', () => {
     }
   }, 30_000)
 
+  it('loads PATCH /plants/{id} on stored plants, each request a change both servers answer 200', async () => {
+    const out = join(tempDir(), 'bench.json')
+    await run(
+      'npx',
+      [
+        'tsx',
+        'bench/run.ts',
+        ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2'],
+        ...['--scenarios', 'update', '--out', out],
+      ],
+      { cwd: ROOT, timeout: 120_000 },
+    )
+    const report = JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
+    expect(report.results.map((r) => r.scenario)).toEqual(['update'])
+    const [row] = report.results as [Row]
+    for (const m of [...row.ceilingRuns, row.service]) {
+      expect(m.rps).toBeGreaterThan(0)
+      expect(m.non2xx + m.socketErrors).toBe(0)
+    }
+  }, 150_000)
+
   it.skipIf(!postgresKind)(
     'measures a PostgreSQL database, emptied first',
     async () => {
@@ -265,12 +286,12 @@ describe('npm run bench', () => {
           'tsx',
           'bench/run.ts',
           ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2'],
-          ...['--scenarios', 'create,get', '--prefill', '500', '--database-url', url, '--out', out],
+          ...['--scenarios', 'create,get,update', '--prefill', '500', '--database-url', url, '--out', out],
         ],
         { cwd: ROOT, timeout: 120_000 },
       )
       const report = JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
-      expect(report.results.map((r) => r.scenario)).toEqual(['create', 'get'])
+      expect(report.results.map((r) => r.scenario)).toEqual(['create', 'get', 'update'])
       for (const row of report.results) {
         expect(row.service.rps).toBeGreaterThan(0)
         expect(row.service.non2xx + row.service.socketErrors).toBe(0)
