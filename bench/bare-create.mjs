@@ -13,10 +13,10 @@ export function answer(res, status, body) {
 }
 
 /**
- * Reads and checks a POST /plants body. A bad one is answered 400 here; a good one is handed to
- * `accept` as `{id, name, tag}` (tag undefined when absent), which answers it.
+ * Reads a request body that must be a JSON object; a bad one is answered 400 here, an object is
+ * handed to `accept`.
  */
-export function readPlant(req, res, accept) {
+export function readObject(req, res, accept) {
   const chunks = []
   req.on('data', (chunk) => chunks.push(chunk))
   req.on('end', () => {
@@ -29,6 +29,16 @@ export function readPlant(req, res, accept) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
     }
+    accept(body)
+  })
+}
+
+/**
+ * Reads and checks a POST /plants body. A bad one is answered 400 here; a good one is handed to
+ * `accept` as `{id, name, tag}` (tag undefined when absent), which answers it.
+ */
+export function readPlant(req, res, accept) {
+  readObject(req, res, (body) => {
     if (!Number.isInteger(body.id)) return answer(res, 400, { error: 40005, message: 'bad id' })
     if (!isText(body.name, 200)) return answer(res, 400, { error: 40006, message: 'bad name' })
     if (body.tag !== undefined && !isText(body.tag, 100)) {

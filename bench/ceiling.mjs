@@ -6,7 +6,7 @@
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
-import { answer, isText, readPlant } from './bare-create.mjs'
+import { answer, isText, readObject, readPlant } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -30,25 +30,14 @@ function create(req, res) {
 
 /** PATCH /plants/{id}: a merge patch of name and tag, checked as the service checks it, applied to nothing. */
 function update(req, res, id) {
-  const chunks = []
-  req.on('data', (chunk) => chunks.push(chunk))
-  req.on('end', () => {
-    let body
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    } catch {
-      return answer(res, 400, { error: 40002, message: 'The request body is not valid JSON.' })
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return answer(res, 400, { error: 40003, message: 'The request body must be a JSON object.' })
-    }
-    if (body.name !== undefined && !isText(body.name, 200)) {
+  readObject(req, res, (patch) => {
+    if (patch.name !== undefined && !isText(patch.name, 200)) {
       return answer(res, 400, { error: 40006, message: 'bad name' })
     }
-    if (body.tag !== undefined && body.tag !== null && !isText(body.tag, 100)) {
+    if (patch.tag !== undefined && patch.tag !== null && !isText(patch.tag, 100)) {
       return answer(res, 400, { error: 40008, message: 'bad tag' })
     }
-    answer(res, 200, { id: Number(id), name: body.name ?? `plant ${id}`, tag: body.tag ?? 'bench' })
+    answer(res, 200, { id: Number(id), name: patch.name ?? `plant ${id}`, tag: patch.tag ?? 'bench' })
   })
 }
 

@@ -254,19 +254,24 @@ describe('npm run bench', () => {
     }
   }, 30_000)
 
-  it('loads PATCH /plants/{id} on stored plants, each request a change both servers answer 200', async () => {
+  /** A short run of the benchmark (one round of 1 s, two connections) with these options; its report. */
+  async function shortRun(...args: string[]): Promise<{ results: Row[] }> {
     const out = join(tempDir(), 'bench.json')
     await run(
       'npx',
       [
         'tsx',
         'bench/run.ts',
-        ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2'],
-        ...['--scenarios', 'update', '--out', out],
+        ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2', '--out', out],
+        ...args,
       ],
       { cwd: ROOT, timeout: 120_000 },
     )
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
+    return JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
+  }
+
+  it('loads PATCH /plants/{id} on stored plants, each request a change both servers answer 200', async () => {
+    const report = await shortRun('--scenarios', 'update')
     expect(report.results.map((r) => r.scenario)).toEqual(['update'])
     const [row] = report.results as [Row]
     for (const m of [...row.ceilingRuns, row.service]) {
@@ -279,18 +284,14 @@ describe('npm run bench', () => {
     'measures a PostgreSQL database, emptied first',
     async () => {
       const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-      const out = join(tempDir(), 'bench.json')
-      await run(
-        'npx',
-        [
-          'tsx',
-          'bench/run.ts',
-          ...['--duration', '1', '--warmup', '1', '--rounds', '1', '--connections', '2'],
-          ...['--scenarios', 'create,get,update', '--prefill', '500', '--database-url', url, '--out', out],
-        ],
-        { cwd: ROOT, timeout: 120_000 },
+      const report = await shortRun(
+        '--scenarios',
+        'create,get,update',
+        '--prefill',
+        '500',
+        '--database-url',
+        url,
       )
-      const report = JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
       expect(report.results.map((r) => r.scenario)).toEqual(['create', 'get', 'update'])
       for (const row of report.results) {
         expect(row.service.rps).toBeGreaterThan(0)
