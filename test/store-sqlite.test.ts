@@ -141,7 +141,7 @@ describe('SQLite store', () => {
       const events: string[] = []
       const event = (type: string) => (plant: { id: bigint }) => {
         events.push(`${type} ${plant.id}`)
-        return plantEvent(type === 'update' ? 'plant.updated' : 'plant.deleted', plant as never)
+        return plantEvent(type === 'update' ? 'plant.updated' : 'plant.deleted', plant as never, new Date())
       }
       const [created, renamed, unchanged, stale, gone, missing] = await Promise.all([
         store.plants.create({ id: 2n, name: 'two' }),
@@ -167,6 +167,28 @@ describe('SQLite store', () => {
       expect(await store.plants.get(1n)).toBeUndefined()
       const stored = store.db.prepare('SELECT type FROM events ORDER BY seq').pluck().all()
       expect(stored).toEqual(['plant.updated', 'plant.deleted'])
+    })
+
+    it('dates every event of a batch alike, so a re-create is never dated before the delete ahead of it', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one' })).toBe('created')
+      expect(await store.plants.create({ id: 2n, name: 'two' })).toBe('created')
+      // A row ahead of the delete that takes a few milliseconds inside the transaction.
+      const slow = () => {
+        const until = Date.now() + 5
+        while (Date.now() < until) {}
+        return true
+      }
+      const recreated = { id: 1n, name: 'one again' }
+      await Promise.all([
+        store.plants.update(2n, { name: 'two!' }, { precondition: slow }),
+        store.plants.remove(1n, { event: (plant, at) => plantEvent('plant.deleted', plant, at) }),
+        store.plants.create(recreated, { event: (at) => plantEvent('plant.created', recreated, at) }),
+      ])
+      const events = store.db.prepare('SELECT type, created_at AS at FROM events ORDER BY seq').all()
+      expect(events.map((e) => (e as { type: string }).type)).toEqual(['plant.deleted', 'plant.created'])
+      const [deleted, created] = events as Array<{ at: number }>
+      expect(created?.at).toBe(deleted?.at)
     })
 
     it('fails the updates and deletes of a batch whose commit fails, and keeps none of their changes', async () => {

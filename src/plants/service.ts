@@ -109,7 +109,7 @@ export async function changePlant(
   const failed: FailedCondition = {}
   const result = await store.update(id, change, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant) => plantEvent('plant.updated', plant),
+    event: (plant, at) => plantEvent('plant.updated', plant, at),
   })
   return written(id, result, failed)
 }
@@ -122,7 +122,7 @@ export async function deletePlant(
   const failed: FailedCondition = {}
   const result = await store.remove(id, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant) => plantEvent('plant.deleted', plant),
+    event: (plant, at) => plantEvent('plant.deleted', plant, at),
   })
   written(id, result, failed)
 }

@@ -102,10 +102,12 @@ export interface WriteOptions {
    */
   precondition?: (plant: Plant, version: number) => boolean
   /**
-   * Builds the outbox event from the plant as the write leaves it (for a delete, as it was); the
-   * event is stored in the write's own transaction.
+   * Builds the outbox event from the plant as the write leaves it (for a delete, as it was), dated
+   * `at`: the time the write's own transaction, which stores it, holds the row. Creates are dated the
+   * same way (see CreateExtras), so that a plant's later change never has an earlier time, even where
+   * a delete and the create that follows it commit together.
    */
-  event?: (plant: Plant) => OutboxEvent
+  event?: (plant: Plant, at: Date) => OutboxEvent
 }
 
 export type WriteResult =

@@ -272,7 +272,8 @@ export class PostgresPlantStore implements PlantStore {
       // A change that changes nothing keeps the version (and so the ETag) and emits no event.
       if (plant === undefined) return { outcome: 'done', plant: current, version: row.version }
       if (options.event) {
-        await writeEvents(client, [options.event(plant)])
+        // Dated once the row's lock is held, after any write to it that committed first.
+        await writeEvents(client, [options.event(plant, new Date())])
         wroteEvent = true
       }
       return { outcome: 'done', plant, version: row.version + 1 }

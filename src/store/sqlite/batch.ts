@@ -122,7 +122,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
    * One update or delete inside the batch's transaction. A change that changes nothing keeps the
    * version (and so the ETag) and writes no event.
    */
-  function changeOne(row: ChangeRow, now: number): WriteResult {
+  function changeOne(row: ChangeRow, now: number, eventsAt: number): WriteResult {
     const stored = selectVersioned.get(row.id) as VersionedRow | undefined
     if (!stored) return { outcome: 'missing' }
     const version = Number(stored.version)
@@ -131,14 +131,14 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     if (precondition && !precondition(current, version)) return { outcome: 'precondition-failed' }
     if (row.kind === 'delete') {
       remove.run(row.id)
-      if (event) writeEvent(outboxRow(event(current)), now)
+      if (event) writeEvent(outboxRow(event(current, new Date(eventsAt))), now)
       // The plant as it was, with the version it had: a deleted plant has no next version.
       return { outcome: 'done', plant: current, version }
     }
     const next = changed(current, row.change ?? {})
     if (next === undefined) return { outcome: 'done', plant: current, version }
     update.run({ id: row.id, name: next.name, tag: next.tag ?? null, now })
-    if (event) writeEvent(outboxRow(event(next)), now)
+    if (event) writeEvent(outboxRow(event(next, new Date(eventsAt))), now)
     return { outcome: 'done', plant: next, version: version + 1 }
   }
 
@@ -147,11 +147,12 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     let queued = false
     firstSeq = 0
     begin.run()
-    // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated later.
+    // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated
+    // later; every event of the batch has this time, so none is dated before a row ahead of it.
     const eventsAt = Date.now()
     try {
       for (const row of batch) {
-        outcomes.push(row.kind === 'create' ? insertOne(row, now, eventsAt) : changeOne(row, now))
+        outcomes.push(row.kind === 'create' ? insertOne(row, now, eventsAt) : changeOne(row, now, eventsAt))
       }
       // Seqs only grow, and no other connection writes within this transaction: the batch's events
       // are exactly those in [firstSeq, lastSeq].
