@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { admin } from './helpers/postgres.js'
-import { BIN, type CliResult, ROOT, runCli, runCliWithFileLimit } from './helpers/process.js'
+import { BIN, type CliResult, ROOT, runCli, runCliWithFileLimit, startServer } from './helpers/process.js'
 import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
@@ -112,6 +112,43 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
       expect(result.stdout).not.toContain('worker ready')
       expect(result.stderr).toMatch(/^plantstore: cannot write to .*ro\.db/)
     })
+  },
+)
+
+describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /usr/bin/setpriv'))(
+  'a SQLite database made read-only while served',
+  () => {
+    it('answers its plant writes 503 meanwhile, and takes them again once it is writable', async () => {
+      const dir = tempDir()
+      chmodSync(dir, 0o777)
+      const path = join(dir, 'p.db')
+      const tokenFile = join(dir, 'token')
+      const server = await startServer(
+        ['--database-url', `sqlite:${path}`, '--bootstrap-token-file', tokenFile, '--rate-limit', 'off'],
+        {},
+        SETPRIV,
+      )
+      try {
+        const token = readFileSync(tokenFile, 'utf8').trim()
+        const send = (method: string, url: string, body?: object) =>
+          fetch(`${server.url}${url}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: body && JSON.stringify(body),
+          })
+        // Made read-only before the first plant write opens the writer's own connection.
+        chmodSync(path, 0o444)
+        const refused = await send('POST', '/plants', { id: 1, name: 'a' })
+        expect(refused.status).toBe(503)
+        expect(await refused.json()).toMatchObject({ error: 50301 })
+        chmodSync(path, 0o644)
+        expect((await send('POST', '/plants', { id: 1, name: 'a' })).status).toBe(200)
+        expect((await send('PATCH', '/plants/1', { name: 'b' })).status).toBe(200)
+        expect((await send('DELETE', '/plants/1')).status).toBe(204)
+      } finally {
+        await server.stop()
+      }
+    }, 30_000)
   },
 )
 

@@ -89,8 +89,14 @@ export interface RunningServer {
 }
 
 /** Starts `./bin/plantstore serve --port 0 …` and resolves once it logs its address. */
-export async function startServer(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
-  const child = spawn(BIN, ['serve', '--port', '0', ...args], {
+export async function startServer(
+  args: string[],
+  env: Record<string, string> = {},
+  /** setpriv's options, to run the server as another user (setpriv execs it: the pid is the server's). */
+  setpriv?: string[],
+): Promise<RunningServer> {
+  const command = ['serve', '--port', '0', ...args]
+  const child = spawn(setpriv ? 'setpriv' : BIN, setpriv ? [...setpriv, BIN, ...command] : command, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -342,6 +342,11 @@ export function fileSink(
         }, busyTimeoutMs)
       } catch (error) {
         for (const q of queue.splice(0)) q.reject(error as Error)
+        // The next batch opens a new connection. SQLite opens a file this process may not write
+        // read-only without saying so, and such a connection stays read-only after the file is made
+        // writable again: every later write failed until a restart.
+        connection?.db.close()
+        connection = undefined
         break
       }
       let at = 0
