@@ -33,6 +33,7 @@ export interface ServeConfig {
   webhookTimeoutMs: number
   webhookDisableAfterMs: number
   webhookPollIntervalMs: number
+  webhookMaxInFlight: number
   webhookLeaseTtlMs: number
   idempotencyTtlMs: number
   rateLimit: RateLimit | null
@@ -472,6 +473,15 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '5d',
     description: 'a subscription whose attempts have all failed for this long is disabled',
     parse: duration('webhook-disable-after', { max: MAX_DURATION_MS }),
+  },
+  {
+    key: 'webhookMaxInFlight',
+    flag: 'webhook-max-in-flight',
+    placeholder: 'n',
+    default: '16',
+    description:
+      'most webhook attempts in flight to one subscription at once (256 over all); more keeps up with more events per second, at the receiver’s cost',
+    parse: integer('webhook-max-in-flight', 1, 256),
   },
   {
     key: 'webhookPollIntervalMs',

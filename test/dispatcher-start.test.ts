@@ -22,6 +22,7 @@ const settings: DispatchSettings = {
   webhookTimeoutMs: 1000,
   webhookDisableAfterMs: 60_000,
   webhookPollIntervalMs: POLL_MS,
+  webhookMaxInFlight: 16,
   webhookLeaseTtlMs: 15_000,
 }
 

@@ -15,6 +15,7 @@ describe('operational settings and usage errors', () => {
     expect(config.maxEventLoopDelayMs).toBe(1000)
     expect(config.walCheckpointIntervalMs).toBe(60_000)
     expect(config.webhookLeaseTtlMs).toBe(15_000)
+    expect(config.webhookMaxInFlight).toBe(16)
   })
 
   it.each([
@@ -54,6 +55,7 @@ describe('operational settings and usage errors', () => {
     ['--rate-limit', '0/1s'],
     ['--rate-limit', '10/forever'],
     ['--max-connections', '0'],
+    ['--webhook-max-in-flight', '0'],
     ['--max-header-size', '10'],
     ['--cors-origins', 'example.com'],
     ['--cors-origins', 'https://a.example.com/path'],

@@ -302,6 +302,25 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await receiver.waitFor(60)
   })
 
+  it('keeps at most --webhook-max-in-flight attempts in flight to one subscription', async () => {
+    const s = await setup(kind)
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const server = await serve(s, '--webhook-timeout', '1m', '--webhook-max-in-flight', '3')
+    servers.push(server)
+    const call = api(server, s)
+    await call('POST', '/webhooks', { url: receiver.url })
+    receiver.respondWith('hang')
+    for (let i = 0; i < 5; i++)
+      expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
+    await receiver.waitFor(3)
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(receiver.received).toHaveLength(3)
+    receiver.release(200)
+    receiver.respondWith(200)
+    await receiver.waitFor(5)
+  })
+
   // These do not depend on the store kind: once is enough.
   it.skipIf(kind.name !== 'sqlite')(
     'sends every attempt to subscriptions that share a receiver host at once, none timing out unsent',

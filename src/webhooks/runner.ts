@@ -34,6 +34,7 @@ export type DispatchSettings = Pick<
   | 'webhookTimeoutMs'
   | 'webhookDisableAfterMs'
   | 'webhookPollIntervalMs'
+  | 'webhookMaxInFlight'
   | 'webhookLeaseTtlMs'
 >
 
@@ -78,6 +79,7 @@ export function createDispatcher(
     timeoutMs: settings.webhookTimeoutMs,
     disableAfterMs: settings.webhookDisableAfterMs,
     pollIntervalMs: settings.webhookPollIntervalMs,
+    perWebhook: settings.webhookMaxInFlight,
     lease: { store: store.leases, ttlMs: settings.webhookLeaseTtlMs, onChange: onLeaseChange },
   })
 }
