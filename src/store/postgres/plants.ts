@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg'
 import { plantJson } from '../../plants/events.js'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
-import type { NewPlant, Plant } from '../../plants/model.js'
+import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
 import type {
   CreateExtras,
   CreateOutcome,
@@ -182,10 +182,8 @@ export class PostgresPlantStore implements PlantStore {
 
   async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
     return this.writeOne(id, options, async (client, current) => {
-      const next: Plant = { id, name: change.name ?? current.name }
-      const tag = change.tag === undefined ? current.tag : change.tag
-      if (tag !== null && tag !== undefined) next.tag = tag
-      if (next.name === current.name && next.tag === current.tag) return undefined
+      const next = changedPlant(current, change)
+      if (next === undefined) return undefined
       await client.query(
         'UPDATE plants SET name = $2, tag = $3, version = version + 1, updated_at = now() WHERE id = $1',
         [id.toString(), next.name, next.tag ?? null],

@@ -1,6 +1,6 @@
 // One group-commit batch written in one transaction.
 import type { Database } from 'better-sqlite3'
-import type { Plant } from '../../plants/model.js'
+import { changedPlant } from '../../plants/model.js'
 import type { CreateOutcome, PlantChange, WriteOptions, WriteResult } from '../types.js'
 import { type OutboxRow, outboxRow, prepareOutbox } from './fan-out.js'
 import { toPlant, type VersionedRow } from './plant-row.js'
@@ -43,14 +43,6 @@ export type RowOutcome = CreateOutcome | WriteResult
 export interface BatchResult {
   outcomes: RowOutcome[]
   queued: boolean
-}
-
-/** The plant the change leaves, or undefined when it changes nothing. */
-function changed(current: Plant, change: PlantChange): Plant | undefined {
-  const next: Plant = { id: current.id, name: change.name ?? current.name }
-  const tag = change.tag === undefined ? current.tag : change.tag
-  if (tag !== null && tag !== undefined) next.tag = tag
-  return next.name === current.name && next.tag === current.tag ? undefined : next
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
@@ -135,7 +127,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       // The plant as it was, with the version it had: a deleted plant has no next version.
       return { outcome: 'done', plant: current, version }
     }
-    const next = changed(current, row.change ?? {})
+    const next = changedPlant(current, row.change ?? {})
     if (next === undefined) return { outcome: 'done', plant: current, version }
     update.run({ id: row.id, name: next.name, tag: next.tag ?? null, now })
     if (event) writeEvent(outboxRow(event(next, new Date(eventsAt))), now)

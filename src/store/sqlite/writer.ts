@@ -194,10 +194,9 @@ export const BACKSTOP_CHECKPOINT_FRAMES = 2 * RESTART_FRAMES
 
 /**
  * How often a watching sink looks at the log's length (one 100-byte read of the wal-index) for what
- * other connections committed: the store's main one (updates, deletes, tokens, webhooks), the
- * dispatcher's, another process's. Its own commits look at once. At a few thousand frames a second,
- * as a load of updates alone writes, the log grows by at most about one checkpoint interval between
- * two looks.
+ * other connections committed: the store's main one (tokens, webhooks, retention), the
+ * dispatcher's, another process's (an import). Its own commits look at once. Five reads a second
+ * cost nothing measurable, and a checkpoint those commits made due is asked for within 200 ms.
  */
 const LOG_WATCH_MS = 200
 
