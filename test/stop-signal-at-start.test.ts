@@ -40,3 +40,37 @@ describe('a SIGTERM as serve finishes starting', () => {
     }
   })
 })
+
+describe('a stop signal while the CLI is still loading', () => {
+  // Before serve's listeners exist, Node's default ended the process by the signal (exit 143), unlogged.
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
+    '%s: exit 0, saying it stopped before serving',
+    async (signal) => {
+      const hooks = join(ROOT, 'test/helpers/slow-cli-load.mjs')
+      const child = spawn(
+        BIN,
+        ['serve', '--port', '0', '--database-url', `sqlite:${join(tempDir(), 'p.db')}`],
+        {
+          cwd: ROOT,
+          env: { ...process.env, NODE_OPTIONS: `--import=${hooks}` },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      )
+      let err = ''
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        if (!err.includes('cli loading held') && (err + chunk).includes('cli loading held'))
+          child.kill(signal)
+        err += chunk
+      })
+      let out = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk
+      })
+      const code = await exitCode(child)
+      expect(err).toContain('cli loading held')
+      expect(code, `stderr: ${err}`).toBe(0)
+      expect(err).toContain(`plantstore: stopped by ${signal} while loading, before serving anything`)
+      expect(out).not.toContain('listening on')
+    },
+  )
+})

@@ -167,6 +167,9 @@ async function openStoreForServing(config: ServeConfig, logger: Logger): Promise
   return store
 }
 
+// The mark bin/plantstore puts on its stop listeners for the time the modules load.
+const STOP_WHILE_LOADING = Symbol.for('plantstore.stopWhileLoading')
+
 /**
  * The stop signals' listeners, in place from the start for the process's life; the returned function
  * sets what a signal does from then on. Until serve's own stop is set, a SIGTERM, SIGINT or SIGHUP
@@ -183,7 +186,13 @@ function listenForStopSignals(logger: Logger): (onSignal: (signal: NodeJS.Signal
     logger.info({ signal }, 'stopped while starting, before serving anything')
     process.exit(0)
   }
-  for (const signal of STOP_SIGNALS) process.on(signal, (received) => current(received))
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, (received) => current(received))
+    // bin/plantstore's listeners for the time the modules load: this one now does their work.
+    for (const listener of process.listeners(signal)) {
+      if (STOP_WHILE_LOADING in listener) process.off(signal, listener)
+    }
+  }
   return (onSignal) => {
     current = onSignal
   }
