@@ -185,6 +185,18 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     })
   })
 
+  it('reads with ifMatch: the plant while it has that ETag, a 412 once it changed', async () => {
+    const created = await client.createPlant({ id: 47n, name: 'guarded' })
+    sent.length = 0
+    expect(await client.getPlant(47n, { ifMatch: created.etag })).toEqual(created)
+    expect(sent[0]?.headers.get('if-match')).toBe(created.etag)
+    await client.updatePlant(47n, { name: 'moved on' })
+    await expect(client.getPlant(47n, { ifMatch: created.etag })).rejects.toMatchObject({
+      status: 412,
+      code: errors.PRECONDITION_FAILED.code,
+    })
+  })
+
   it('makes version 4 UUID keys from getRandomValues where randomUUID is missing, as on a page served over http', async () => {
     const real = globalThis.crypto
     vi.stubGlobal('crypto', { getRandomValues: real.getRandomValues.bind(real), subtle: real.subtle })

@@ -308,14 +308,25 @@ export class PlantStoreClient {
    * Reads a plant. With `ifNoneMatch` (the ETags of the versions the caller holds) the service leaves
    * out a plant that still has one of them: the result is then `{ notModified: true, etag }`, told
    * apart from a plant by `notModified`. Without it, a 304 is no answer to this call and throws.
+   * With `ifMatch` the plant is read only while it still has that ETag (a 412 `PlantStoreError`
+   * otherwise), as a change with `ifMatch` is made.
    */
-  getPlant(id: bigint, options?: CallOptions & { ifNoneMatch?: undefined }): Promise<TaggedPlant>
-  getPlant(id: bigint, options: CallOptions & { ifNoneMatch?: string }): Promise<TaggedPlant | NotModified>
+  getPlant(
+    id: bigint,
+    options?: CallOptions & { ifMatch?: string; ifNoneMatch?: undefined },
+  ): Promise<TaggedPlant>
+  getPlant(
+    id: bigint,
+    options: CallOptions & { ifMatch?: string; ifNoneMatch?: string },
+  ): Promise<TaggedPlant | NotModified>
   async getPlant(
     id: bigint,
-    { signal, ifNoneMatch }: CallOptions & { ifNoneMatch?: string } = {},
+    { signal, ifMatch, ifNoneMatch }: CallOptions & { ifMatch?: string; ifNoneMatch?: string } = {},
   ): Promise<TaggedPlant | NotModified> {
-    const header = ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }
+    const header = {
+      ...ifMatchHeader(ifMatch),
+      ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
+    }
     const { data, error, response } = await this.retrying(
       () => this.api.GET('/plants/{id}', { params: { path: { id }, header }, signal }),
       signal,
