@@ -5,8 +5,10 @@ import { describe, expect, it, vi } from 'vitest'
 import { createMetrics } from '../src/metrics/registry.js'
 import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
+import { CHUNK, deleteInChunks } from '../src/store/delete-in-chunks.js'
 import { openStore } from '../src/store/open.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
+import { SWEEPS } from '../src/store/sqlite/maintenance.js'
 import type { ClaimedDelivery, Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
 import { captureLines } from './helpers/log.js'
@@ -321,6 +323,79 @@ describe('SQLite idempotency key retention', () => {
       expect(left()).toBe(1 + 1500)
     } finally {
       await store.close()
+    }
+  })
+})
+
+describe('the SQLite retention sweep on the event loop', () => {
+  it('walks old events and finished deliveries by their indexes, never a whole table', async () => {
+    const store = openSqlite({ path: ':memory:' })
+    try {
+      for (const sweep of SWEEPS.filter((s) => s.kind !== 'tokens')) {
+        const plan = (
+          store.db.prepare(`EXPLAIN QUERY PLAN ${sweep.sql}`).all({ cutoff: 1, limit: 1 }) as Array<{
+            detail: string
+          }>
+        ).map((row) => row.detail)
+        expect(plan.join(' | ')).toMatch(
+          /USING (COVERING )?INDEX (events_by_time|webhook_deliveries_by_webhook)/,
+        )
+        // A SCAN of events or deliveries reads every row, however few are old.
+        expect(plan.filter((detail) => /^SCAN (e|d|events|webhook_deliveries)\b/.test(detail))).toEqual([])
+      }
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('deletes without an fsync of its own, and leaves the connection committing with one', async () => {
+    const store = openSqlite({ path: join(tempDir(), 'p.db') })
+    try {
+      const now = Date.now()
+      const insert = store.db.prepare(
+        "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
+      )
+      for (let i = 0; i < 10; i++) insert.run(`old-${i}`, now - 1000)
+      const modes: unknown[] = []
+      const run = store.db.prepare.bind(store.db)
+      // Each statement the sweep prepares runs under the synchronous mode then set.
+      vi.spyOn(store.db, 'prepare').mockImplementation((sql: string) => {
+        const statement = run(sql)
+        if (!/^\s*DELETE/.test(sql)) return statement
+        const original = statement.run.bind(statement)
+        return Object.assign(statement, {
+          run: (...args: unknown[]) => {
+            modes.push(store.db.pragma('synchronous', { simple: true }))
+            return original(...(args as []))
+          },
+        })
+      })
+      await sweepOnce(store, settings, new Date(now))
+      vi.restoreAllMocks()
+      // NORMAL (1) while deleting; FULL (2) for everything else.
+      expect(modes.length).toBeGreaterThan(0)
+      expect(new Set(modes)).toEqual(new Set([1]))
+      expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('deleting in chunks', () => {
+  it('rests between two chunks at least as long as the chunk took, leaving requests half the time', async () => {
+    const calls: Array<{ start: number; end: number }> = []
+    const total = await deleteInChunks(() => {
+      const start = performance.now()
+      while (performance.now() - start < 15) {}
+      calls.push({ start, end: performance.now() })
+      return calls.length < 4 ? CHUNK : 3
+    })
+    expect(total).toBe(3 * CHUNK + 3)
+    for (let i = 1; i < calls.length; i++) {
+      const previous = calls[i - 1] as { start: number; end: number }
+      const rest = (calls[i]?.start ?? 0) - previous.end
+      expect(rest).toBeGreaterThanOrEqual((previous.end - previous.start) * 0.9)
     }
   })
 })

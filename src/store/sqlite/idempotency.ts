@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
+import { unsyncedWrites } from './unsynced.js'
 
 interface KeyRow {
   token_id: string
@@ -15,11 +16,13 @@ interface KeyRow {
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly selectOne: Statement
   private readonly purge: Statement
+  private readonly unsynced: <T>(work: () => T) => T
 
   constructor(db: Database) {
     this.selectOne = db.prepare(
       'SELECT * FROM idempotency_keys WHERE token_id = ? AND key = ? AND expires_at > ?',
     )
+    this.unsynced = unsyncedWrites(db)
     this.purge = db.prepare(
       'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)',
     )
@@ -41,6 +44,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
     // A day of keys can expire at once (a bulk load with keys, then quiet).
-    return deleteInChunks(() => this.purge.run(now.getTime(), CHUNK).changes, signal)
+    // Expired keys are never replayed, so a delete lost to a power cut only means deleting it again.
+    return deleteInChunks(() => this.unsynced(() => this.purge.run(now.getTime(), CHUNK).changes), signal)
   }
 }

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
+import { unsyncedWrites } from './unsynced.js'
 
 interface Sweep {
   kind: keyof SweepCounts
@@ -13,22 +14,29 @@ interface Sweep {
 // has not been fanned out to subscriptions or any delivery still refers to it, so retention never
 // drops an event that is still owed to a receiver. To retain a new kind of row, add an entry here
 // (and in the PostgreSQL store).
-const SWEEPS: Sweep[] = [
+export const SWEEPS: readonly Sweep[] = [
   {
     kind: 'webhook_deliveries',
+    // A delivery finishes after it was made, so one finished before the cutoff was made before it too:
+    // each subscription's deliveries are walked by (webhook_id, created_at) up to the cutoff. Without
+    // that bound the table was scanned whole at every sweep, even one that deleted nothing (39 ms at
+    // 373,000 deliveries, on the event loop). CROSS JOIN keeps SQLite from scanning deliveries first.
     sql: `DELETE FROM webhook_deliveries WHERE id IN (
-            SELECT id FROM webhook_deliveries
-            WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < @cutoff LIMIT @limit)`,
+            SELECT d.id FROM webhooks w CROSS JOIN webhook_deliveries d
+              ON d.webhook_id = w.id AND d.created_at < @cutoff
+            WHERE d.status <> 'pending' AND coalesce(d.last_attempt_at, d.created_at) < @cutoff LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
     kind: 'events',
-    // seq grows with time, so walking it from the start stops at the first young event.
+    // Walked by time (events_by_time) up to the cutoff. Ordered by seq, SQLite walked the table from
+    // its start and never knew where the old events end: a sweep that deleted nothing read every
+    // event (166–194 ms at 1.29 million, on the event loop).
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e
             WHERE e.created_at < @cutoff AND e.fanned_out_at IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
-            ORDER BY e.seq LIMIT @limit)`,
+            ORDER BY e.created_at LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
@@ -44,14 +52,23 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     private readonly db: Database,
     /** Runs the checkpoint in the checkpoint thread, off the event loop. */
     private readonly checkpointLog: () => Promise<void>,
-  ) {}
+  ) {
+    this.unsynced = unsyncedWrites(db)
+  }
+
+  private readonly unsynced: <T>(work: () => T) => T
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
       const remove = this.db.prepare(sweep.sql)
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
-      counts[sweep.kind] = await deleteInChunks(() => remove.run(params).changes, policy.signal)
+      // A delete lost to a power cut is made again by the next sweep: its chunks need no fsync of
+      // their own on the event loop (2–4 ms each with one, under a create load).
+      counts[sweep.kind] = await deleteInChunks(
+        () => this.unsynced(() => remove.run(params).changes),
+        policy.signal,
+      )
     }
     return counts
   }

@@ -15,6 +15,7 @@ import type {
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { isBusy } from './busy.js'
 import { NEW_DELIVERY_ID, TYPE_MATCHES } from './fan-out.js'
+import { unsyncedWrites } from './unsynced.js'
 
 interface WebhookRow {
   id: string
@@ -141,12 +142,10 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly startFailing: Statement
   private readonly disableFailing: Statement
   private readonly unlease: Statement
-  private readonly syncNormal: Statement
-  private readonly syncFull: Statement
+  private readonly unsynced: <T>(work: () => T) => T
 
   constructor(private readonly db: Database) {
-    this.syncNormal = db.prepare('PRAGMA synchronous = NORMAL')
-    this.syncFull = db.prepare('PRAGMA synchronous = FULL')
+    this.unsynced = unsyncedWrites(db)
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
     this.anyWork = db.prepare(HAS_WORK).pluck()
@@ -241,13 +240,10 @@ export class SqliteWebhookStore implements WebhookStore {
   private async relaxed<T>(work: () => T): Promise<T> {
     const deadline = performance.now() + BUSY_RETRY_MS
     for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
-      this.syncNormal.run()
       try {
-        return this.db.transaction(work).immediate()
+        return this.unsynced(() => this.db.transaction(work).immediate())
       } catch (error) {
         if (!isBusy(error) || performance.now() > deadline) throw error
-      } finally {
-        this.syncFull.run()
       }
       await new Promise((resolve) => setTimeout(resolve, wait))
     }
