@@ -25,9 +25,11 @@ import {
 import { makeFolder } from '../src/store/sqlite/make-folder.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
+import { SqliteWebhookStore } from '../src/store/sqlite/webhooks.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { createTaggedAndUntagged, tempDir, walSalts } from './helpers/stores.js'
+import { subscriptionRecord } from './helpers/webhooks.js'
 
 /** A create of the writer's batch format, without an event or an idempotency record. */
 function row(id: bigint, name: string, tag: string | null): BatchRow {
@@ -104,6 +106,8 @@ describe('SQLite store', () => {
         },
         checkpoint: () => sink.checkpoint(),
         othersCommitted: () => sink.othersCommitted(),
+        durable: () => sink.durable(),
+        syncLog: () => sink.syncLog(),
         check: () => sink.check(),
         close: () => sink.close(),
       })
@@ -237,6 +241,8 @@ describe('SQLite store', () => {
       },
       checkpoint: () => inline.checkpoint(),
       othersCommitted: () => inline.othersCommitted(),
+      durable: () => inline.durable(),
+      syncLog: () => inline.syncLog(),
       check: () => inline.check(),
       close: () => inline.close(),
     })
@@ -254,6 +260,130 @@ describe('SQLite store', () => {
     await second
     await plants.drain()
     expect(answered).toEqual([1, 2])
+  })
+
+  it('answers a read that sees a committed write only once that write is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    // Commits at once, as the file sink does, and holds durability until the test releases it.
+    let release: (() => void) | undefined
+    let held: Promise<void> | undefined
+    const plants = new SqlitePlantStore(store.db, {
+      write: async (batch, now) => {
+        const result = await inline.write(batch, now)
+        held = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        await held
+        held = undefined
+        return result
+      },
+      checkpoint: () => inline.checkpoint(),
+      othersCommitted: () => inline.othersCommitted(),
+      durable: () => held,
+      syncLog: () => inline.syncLog(),
+      check: () => inline.check(),
+      close: () => inline.close(),
+    })
+    const answered: string[] = []
+    const created = plants.create({ id: 5n, name: 'fresh', tag: 't' }).then(() => answered.push('create'))
+    await vi.waitFor(() => expect(release).toBeDefined())
+    // The row is committed and visible to the main connection, not yet durable.
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
+    const reads = [
+      plants.read(5n).then(() => answered.push('read')),
+      plants.listJson({ limit: 10 }).then(() => answered.push('first page')),
+      plants.listJson({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
+      plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
+      plants.get(5n).then(() => answered.push('get')),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(answered).toEqual([])
+    release?.()
+    await Promise.all([created, ...reads])
+    expect(answered.sort()).toEqual(['create', 'first page', 'get', 'later page', 'read', 'tag page'])
+    // Nothing awaits an fsync now: a read is answered without waiting.
+    expect((await plants.read(5n))?.plant.name).toBe('fresh')
+    await plants.drain()
+  })
+
+  it('says when everything committed is durable, and fails reads for good once an fsync failed', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path, 5000)
+    expect(healthy.durable()).toBeUndefined()
+    const written = healthy.write([row(1n, 'a', null)], Date.now())
+    await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1))
+    const durable = healthy.durable()
+    expect(durable).toBeInstanceOf(Promise)
+    let answered = false
+    void written.then(() => {
+      answered = true
+    })
+    await durable
+    expect(answered).toBe(true)
+    expect(healthy.durable()).toBeUndefined()
+    await healthy.close()
+
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const failing = new SqlitePlantStore(store.db, sink)
+    const write = failing.create({ id: 2n, name: 'b' })
+    const read = (async () => {
+      // Committed, its fsync not yet answered.
+      await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(2))
+      return failing.read(2n)
+    })()
+    await expect(write).rejects.toThrow(/durable/)
+    // The read, which sees the create's row, is refused as the create was, and so is every later one.
+    await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.read(1n)).rejects.toThrow(/durable/)
+    await expect(failing.listJson({ limit: 10 })).rejects.toThrow(/durable/)
+    await failing.drain()
+    await sink.close()
+  })
+
+  it('hands out claimed webhook attempts only once the log holding their events is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    let release: (() => void) | undefined
+    let asked = 0
+    const webhooks = new SqliteWebhookStore(store.db, () => {
+      asked++
+      return new Promise<void>((resolve) => {
+        release = resolve
+      })
+    })
+    const at = new Date()
+    await webhooks.insert(subscriptionRecord('wh_durable00000000000000000', new Date(at.getTime() - 1000)))
+    const plant = { id: 9n, name: 'announced' }
+    await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+    const options = { owner: 't', now: at, leaseMs: 60_000, limit: 10, perWebhook: 10, inFlight: new Map() }
+    let claimed: unknown[] | undefined
+    const claiming = webhooks.claim(options).then((rows) => {
+      claimed = rows
+    })
+    await vi.waitFor(() => expect(asked).toBe(1))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(claimed).toBeUndefined()
+    release?.()
+    await claiming
+    expect(claimed).toHaveLength(1)
+    // Nothing claimed, nothing to wait for.
+    expect(await webhooks.claim(options)).toEqual([])
+    expect(asked).toBe(1)
+  })
+
+  it('fsyncs the log on request, and says when it cannot', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    const sink = fileSink(path, 5000)
+    await expect(sink.syncLog()).resolves.toBeUndefined()
+    await sink.close()
+    const missing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    await expect(missing.syncLog()).rejects.toThrow(/ENOENT/)
+    await missing.close()
   })
 
   it('writes batches that queued behind a held lock in one transaction, each answered with its own outcomes', async () => {

@@ -74,7 +74,7 @@ export class SqliteStore implements Store {
       () => file?.check(),
     )
     this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())
-    this.webhooks = new SqliteWebhookStore(db)
+    this.webhooks = new SqliteWebhookStore(db, () => this.sink.syncLog())
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)
   }

@@ -144,7 +144,16 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly unlease: Statement
   private readonly unsynced: <T>(work: () => T) => T
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /**
+     * Makes durable what was committed before the call (see BatchSink.syncLog); the claim waits for
+     * it before handing its attempts out. Creates commit without an fsync and are fsynced after, and
+     * another connection sees them in between: an event sent from there could announce a plant
+     * whose create a failed fsync then refused, or a power cut then took back.
+     */
+    private readonly logDurable: () => Promise<void> = async () => {},
+  ) {
     this.unsynced = unsyncedWrites(db)
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
@@ -448,6 +457,7 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const row of rows) this.lease.run({ owner: options.owner, until, id: row.id })
       return rows
     })
+    if (claimed.length > 0) await this.logDurable()
     return claimed.map((row) => ({
       id: row.id,
       webhookId: row.webhook_id,

@@ -26,6 +26,19 @@ export interface BatchSink {
    * Undefined while the sink has no connection of its own.
    */
   othersCommitted(): number | undefined
+  /**
+   * Settles once every batch committed so far is durable, or undefined when each already is. A batch
+   * is visible to other connections from its commit, before its fsync: a read must not answer with
+   * what a failed fsync or a power cut could still take back. Rejects, then and from then on, with
+   * what stopped the sink (a failed fsync): what it left in the log may never reach the disk.
+   */
+  durable(): Promise<void> | undefined
+  /**
+   * Fsyncs the log now, whatever this sink has written: what any connection or process committed to
+   * it before the call is durable once it resolves. For a reader that acts outside the database on
+   * what it read (the webhook dispatcher), where durable() cannot see other connections' commits.
+   */
+  syncLog(): Promise<void>
   /** Throws what stopped the sink for good (a failed fsync), if anything did: readiness asks. */
   check(): void
   close(): Promise<void>
@@ -39,6 +52,9 @@ export function inlineSink(db: Database.Database): BatchSink {
     // `:memory:` has no log file.
     checkpoint: async () => {},
     othersCommitted: () => undefined,
+    // `:memory:` is as durable as it gets once committed.
+    durable: () => undefined,
+    syncLog: async () => {},
     check: () => {},
     close: async () => {},
   }
@@ -147,6 +163,8 @@ interface Queued {
 }
 
 interface Committed {
+  /** The number of batches committed by the sink up to this one. */
+  seq: number
   result: BatchResult
   resolve: (result: BatchResult) => void
   reject: (error: Error) => void
@@ -308,6 +326,11 @@ export function fileSink(
   let committing = false
   const awaitingSync: Committed[] = []
   let syncing = false
+  /** Batches committed, and of those, how many are known durable (fsynced). */
+  let committedSeq = 0
+  let durableSeq = 0
+  /** Reads waiting until the batches committed before them (up to `seq`) are durable. */
+  const durableWaiters: Array<{ seq: number; resolve: () => void; reject: (error: Error) => void }> = []
   /** Set for good once an fsync fails: after that, nothing in the page cache can be trusted. */
   let failure: StoreUnavailableError | undefined
   /** The log, opened after the first commit; an fsync flushes the file, whichever descriptor asks. */
@@ -337,6 +360,7 @@ export function fileSink(
             first.now,
           )
           taken = queue.splice(0)
+          committedSeq++
           return result
         }, busyTimeoutMs)
       } catch (error) {
@@ -353,6 +377,7 @@ export function fileSink(
         const outcomes = written.outcomes.slice(at, at + q.batch.length)
         at += q.batch.length
         awaitingSync.push({
+          seq: committedSeq,
           result: { outcomes, queued: written.queued },
           resolve: q.resolve,
           reject: q.reject,
@@ -410,8 +435,14 @@ export function fileSink(
         { code: error.code },
       )
       for (const entry of group.concat(awaitingSync.splice(0))) entry.reject(failure)
+      for (const waiter of durableWaiters.splice(0)) waiter.reject(failure)
     } else {
       for (const entry of group) entry.resolve(entry.result)
+      // An fsync makes durable everything written to the log before it started: the whole group.
+      durableSeq = Math.max(durableSeq, group[group.length - 1]?.seq ?? 0)
+      while (durableWaiters.length > 0 && (durableWaiters[0]?.seq ?? 0) <= durableSeq) {
+        durableWaiters.shift()?.resolve()
+      }
     }
     if (awaitingSync.length > 0) syncLog()
     else settled()
@@ -428,6 +459,23 @@ export function fileSink(
     async checkpoint() {
       if (failure) throw failure
       await checkpointer.run(Date.now() - logWrittenAt(logPath) < quietMs ? 'RESTART' : 'TRUNCATE')
+    },
+    durable() {
+      if (failure) return Promise.reject(failure)
+      if (durableSeq === committedSeq) return undefined
+      const seq = committedSeq
+      return new Promise((resolve, reject) => durableWaiters.push({ seq, resolve, reject }))
+    },
+    syncLog() {
+      return new Promise((resolve, reject) => {
+        try {
+          walFd ??= openSync(syncPath, 'r+')
+        } catch (error) {
+          reject(error)
+          return
+        }
+        fdatasync(walFd, (error) => (error ? reject(error) : resolve()))
+      })
     },
     othersCommitted() {
       return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
