@@ -14,6 +14,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { plantEvent } from '../src/plants/events.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
+import { sweepOnce } from '../src/retention.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { BatchRow } from '../src/store/sqlite/batch.js'
 import {
@@ -23,6 +24,7 @@ import {
   type SqliteStore,
 } from '../src/store/sqlite/index.js'
 import { makeFolder } from '../src/store/sqlite/make-folder.js'
+import { loadMigrations, migrate } from '../src/store/sqlite/migrate.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
 import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { SqliteWebhookStore } from '../src/store/sqlite/webhooks.js'
@@ -371,6 +373,85 @@ describe('SQLite store', () => {
     // Nothing claimed, nothing to wait for.
     expect(await webhooks.claim(options)).toEqual([])
     expect(asked).toBe(1)
+  })
+
+  it('keeps the delivery counts /metrics shows equal to the deliveries table through every change', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const counted = async () => (await store?.webhooks.queueStats())?.deliveries
+    const actual = () => {
+      const byStatus: Record<string, number> = { pending: 0, succeeded: 0, failed: 0 }
+      for (const row of store?.db
+        .prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status')
+        .all() as Array<{ status: string; n: number }>)
+        byStatus[row.status] = row.n
+      return byStatus
+    }
+    const at = new Date()
+    for (const id of ['wh_counts0000000000000000a', 'wh_counts0000000000000000b']) {
+      await store.webhooks.insert(subscriptionRecord(id, new Date(at.getTime() - 1000)))
+    }
+    for (let i = 1n; i <= 5n; i++) {
+      const plant = { id: i, name: `p${i}` }
+      await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+    }
+    expect(await counted()).toEqual({ pending: 10, succeeded: 0, failed: 0 })
+    const claimed = await store.webhooks.claim({
+      owner: 't',
+      now: at,
+      leaseMs: 60_000,
+      limit: 3,
+      perWebhook: 3,
+      inFlight: new Map(),
+    })
+    const outcome = (i: number) => ({
+      deliveryId: claimed[i]?.id as string,
+      webhookId: claimed[i]?.webhookId as string,
+      owner: 't',
+      at,
+      ok: i === 0,
+      statusCode: i === 0 ? 200 : 500,
+      error: null,
+      durationMs: 3,
+      nextAttemptAt: i === 2 ? new Date(at.getTime() + 1000) : null,
+      disableIfFailingSince: new Date(0),
+      failingContinuesSince: new Date(0),
+    })
+    await store.webhooks.complete([outcome(0), outcome(1), outcome(2)])
+    expect(await counted()).toEqual(actual())
+    expect(actual()).toEqual({ pending: 8, succeeded: 1, failed: 1 })
+    // Finished deliveries past the retention go; the pending stay.
+    const swept = await sweepOnce(
+      store,
+      { eventsRetentionMs: 1, tokensRetentionMs: 1, retentionIntervalMs: 0, walCheckpointIntervalMs: 0 },
+      new Date(at.getTime() + 60_000),
+    )
+    expect(swept).toMatchObject({ webhook_deliveries: 2 })
+    expect(await counted()).toEqual(actual())
+    // A deleted subscription takes its deliveries with it.
+    await store.webhooks.delete('wh_counts0000000000000000b')
+    expect(await counted()).toEqual(actual())
+    expect(actual().pending).toBeLessThan(8)
+    expect(await counted()).toEqual(actual())
+  })
+
+  it('counts the deliveries a database held before it kept counts', async () => {
+    const db = new Database(':memory:')
+    const steps = loadMigrations()
+    const counting = steps.findIndex((m) => m.name.includes('webhook_delivery_counts'))
+    expect(counting).toBeGreaterThan(0)
+    migrate(db, steps.slice(0, counting))
+    db.exec(`INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+               VALUES ('wh_1', 'https://r.example/', '["plant.created"]', 's', 0, 0, 0);
+             INSERT INTO events (seq, id, type, payload, created_at) VALUES (1, 'e1', 'plant.created', '{}', 0), (2, 'e2', 'plant.created', '{}', 0);
+             INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, created_at)
+               VALUES ('d1', 'wh_1', 1, 'pending', 0), ('d2', 'wh_1', 2, 'succeeded', 0);`)
+    migrate(db, steps)
+    expect(db.prepare('SELECT status, n FROM webhook_delivery_counts ORDER BY status').all()).toEqual([
+      { status: 'failed', n: 0 },
+      { status: 'pending', n: 1 },
+      { status: 'succeeded', n: 1 },
+    ])
+    db.close()
   })
 
   it('fsyncs the log on request, and says when it cannot', async () => {
