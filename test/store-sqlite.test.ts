@@ -376,14 +376,15 @@ describe('SQLite store', () => {
   })
 
   it('keeps the delivery counts /metrics shows equal to the deliveries table through every change', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const counted = async () => (await store?.webhooks.queueStats())?.deliveries
+    const opened = openSqlite({ path: ':memory:' })
+    store = opened
+    const counted = async () => (await opened.webhooks.queueStats()).deliveries
     const actual = () => {
       const byStatus: Record<string, number> = { pending: 0, succeeded: 0, failed: 0 }
-      for (const row of store?.db
+      const rows = opened.db
         .prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status')
-        .all() as Array<{ status: string; n: number }>)
-        byStatus[row.status] = row.n
+        .all() as Array<{ status: string; n: number }>
+      for (const row of rows) byStatus[row.status] = row.n
       return byStatus
     }
     const at = new Date()
