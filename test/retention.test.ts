@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createMetrics } from '../src/metrics/registry.js'
 import { plantEvent } from '../src/plants/events.js'
 import { scheduleRetention, sweepOnce } from '../src/retention.js'
-import { CHUNK, deleteInChunks } from '../src/store/delete-in-chunks.js'
+import { CHUNK, inChunks } from '../src/store/chunks.js'
 import { openStore } from '../src/store/open.js'
 import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
 import { SWEEPS } from '../src/store/sqlite/maintenance.js'
@@ -385,7 +385,7 @@ describe('the SQLite retention sweep on the event loop', () => {
 describe('deleting in chunks', () => {
   it('rests between two chunks at least as long as the chunk took, leaving requests half the time', async () => {
     const calls: Array<{ start: number; end: number }> = []
-    const total = await deleteInChunks(() => {
+    const total = await inChunks(() => {
       const start = performance.now()
       while (performance.now() - start < 15) {}
       calls.push({ start, end: performance.now() })

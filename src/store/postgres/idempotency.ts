@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
+import { CHUNK, inChunks } from '../chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
 import { guarded } from './errors.js'
 
@@ -52,6 +52,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       )
       return result.rowCount ?? 0
     }
-    return deleteInChunks(deleteChunk, signal)
+    return inChunks(deleteChunk, signal)
   }
 }

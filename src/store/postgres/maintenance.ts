@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
+import { CHUNK, inChunks } from '../chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 import { inTransaction } from './transaction.js'
 
@@ -61,7 +61,7 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
         })
         return deleted.rowCount ?? 0
       }
-      counts[sweep.kind] = await deleteInChunks(deleteChunk, policy.signal)
+      counts[sweep.kind] = await inChunks(deleteChunk, policy.signal)
     }
     return counts
   }

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
-import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
+import { CHUNK, inChunks } from '../chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
 import { unsyncedWrites } from './unsynced.js'
 
@@ -45,6 +45,6 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
     // A day of keys can expire at once (a bulk load with keys, then quiet).
     // Expired keys are never replayed, so a delete lost to a power cut only means deleting it again.
-    return deleteInChunks(() => this.unsynced(() => this.purge.run(now.getTime(), CHUNK).changes), signal)
+    return inChunks(() => this.unsynced(() => this.purge.run(now.getTime(), CHUNK).changes), signal)
   }
 }

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { CHUNK, deleteInChunks } from '../delete-in-chunks.js'
+import { CHUNK, inChunks } from '../chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 import { unsyncedWrites } from './unsynced.js'
 
@@ -65,7 +65,7 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
       // A delete lost to a power cut is made again by the next sweep: its chunks need no fsync of
       // their own on the event loop (2–4 ms each with one, under a create load).
-      counts[sweep.kind] = await deleteInChunks(
+      counts[sweep.kind] = await inChunks(
         () => this.unsynced(() => remove.run(params).changes),
         policy.signal,
       )
