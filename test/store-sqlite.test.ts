@@ -455,6 +455,63 @@ describe('SQLite store', () => {
     db.close()
   })
 
+  it('replays and deletes a subscription with thousands of deliveries in chunks, letting requests run between them', async () => {
+    const opened = openSqlite({ path: ':memory:' })
+    store = opened
+    const at = Date.now()
+    await opened.webhooks.insert(subscriptionRecord('wh_chunks00000000000000000', new Date(at - 1000)))
+    const insert = opened.db.prepare(
+      "INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, '{}', ?, ?)",
+    )
+    opened.db.transaction(() => {
+      // 100 events from before the replay's period, then 2,400 in it; one in ten of a type not subscribed.
+      for (let i = 0; i < 2500; i++)
+        insert.run(`e${i}`, i % 10 === 9 ? 'plant.deleted' : 'plant.created', i < 100 ? at - 60_000 : at, at)
+    })()
+    // Turns of the event loop taken meanwhile, as requests waiting on it would.
+    const turnsDuring = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+      let turns = 0
+      let running = true
+      const turn = () => {
+        if (!running) return
+        turns++
+        setImmediate(turn)
+      }
+      setImmediate(turn)
+      const result = await work()
+      running = false
+      return [result, turns]
+    }
+    const [queued, replayTurns] = await turnsDuring(() =>
+      opened.webhooks.replay('wh_chunks00000000000000000', new Date(at - 1), new Date(at)),
+    )
+    expect(queued).toBe(2160)
+    expect(replayTurns).toBeGreaterThanOrEqual(2)
+    const seqs = opened.db
+      .prepare('SELECT event_seq FROM webhook_deliveries ORDER BY event_seq')
+      .pluck()
+      .all()
+    const wanted = opened.db
+      .prepare("SELECT seq FROM events WHERE created_at >= ? AND type = 'plant.created' ORDER BY seq")
+      .pluck()
+      .all(at)
+    expect(seqs).toEqual(wanted)
+    // Again: every one queued anew, none twice.
+    expect(await opened.webhooks.replay('wh_chunks00000000000000000', new Date(at - 1), new Date(at))).toBe(
+      2160,
+    )
+    expect(opened.db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get()).toBe(2160)
+
+    const [deleted, deleteTurns] = await turnsDuring(() =>
+      opened.webhooks.delete('wh_chunks00000000000000000'),
+    )
+    expect(deleted).toBe(true)
+    expect(deleteTurns).toBeGreaterThanOrEqual(2)
+    expect(opened.db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get()).toBe(0)
+    expect((await opened.webhooks.queueStats()).deliveries).toEqual({ pending: 0, succeeded: 0, failed: 0 })
+    expect(await opened.webhooks.delete('wh_chunks00000000000000000')).toBe(false)
+  })
+
   it('fsyncs the log on request, and says when it cannot', async () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { CHUNK, inChunks } from '../chunks.js'
 import type {
   AttemptResult,
   ClaimedDelivery,
@@ -323,7 +324,17 @@ export class SqliteWebhookStore implements WebhookStore {
     return changed === 0 ? undefined : this.find(id)
   }
 
+  /**
+   * The subscription's deliveries go first, in paced chunks, and then the subscription with what it
+   * gained meanwhile: in one statement the cascade deleted them all on the event loop (280–311 ms for
+   * 22,000–37,000 deliveries, 2.1 s for 373,000). A stop midway leaves the subscription in place with
+   * fewer deliveries, and the DELETE can be sent again.
+   */
   async delete(id: string): Promise<boolean> {
+    const deleteSome = this.db.prepare(
+      'DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE webhook_id = ? LIMIT ?)',
+    )
+    await inChunks(() => this.unsynced(() => deleteSome.run(id, CHUNK).changes))
     return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
   }
 
@@ -388,16 +399,37 @@ export class SqliteWebhookStore implements WebhookStore {
     return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
   }
 
+  /**
+   * Queues the events in seq order, CHUNK at a time, each chunk its own transaction: in one statement
+   * a week of events held the event loop (410 ms for 67,000). A stop midway has queued the first
+   * ones; replaying again queues the rest (and sends the first again, as any replay does).
+   */
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
-    return this.db
+    const params = { webhookId, since: since.getTime(), at: at.getTime(), after: 0, limit: CHUNK }
+    // The first event of the period; from it on, seq order is the events' order.
+    const first = this.db
+      // Through the time index: by seq, SQLite walked every older event first.
+      .prepare('SELECT min(seq) FROM events INDEXED BY events_by_time WHERE created_at >= ?')
+      .pluck()
+      .get(params.since) as number | null
+    if (first === null) return 0
+    params.after = first - 1
+    const queueSome = this.db
       .prepare(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
          SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
          FROM webhooks w JOIN events e ON ${TYPE_MATCHES}
-         WHERE w.id = @webhookId AND e.created_at >= @since
-         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${REQUEUE}`,
+         WHERE w.id = @webhookId AND e.seq > @after AND e.created_at >= @since
+         ORDER BY e.seq LIMIT @limit
+         ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${REQUEUE}
+         RETURNING event_seq`,
       )
-      .run({ webhookId, since: since.getTime(), at: at.getTime() }).changes
+      .pluck()
+    return inChunks(() => {
+      const queued = queueSome.all(params) as number[]
+      params.after = Math.max(params.after, ...queued)
+      return queued.length
+    })
   }
 
   async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
