@@ -153,7 +153,7 @@ export class SqliteWebhookStore implements WebhookStore {
      * another connection sees them in between: an event sent from there could announce a plant
      * whose create a failed fsync then refused, or a power cut then took back.
      */
-    private readonly logDurable: () => Promise<void> = async () => {},
+    private readonly logDurable: () => Promise<void>,
   ) {
     this.unsynced = unsyncedWrites(db)
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')

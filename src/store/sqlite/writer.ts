@@ -1,4 +1,5 @@
 import { closeSync, fdatasync, openSync, statSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import Database, { type Statement } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
@@ -7,6 +8,8 @@ import { retryWhileBusy } from './busy.js'
 import { logFiles } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { WalIndex } from './wal-index.js'
+
+const fdatasyncAsync = promisify(fdatasync)
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -162,9 +165,14 @@ interface Queued {
   reject: (error: Error) => void
 }
 
-interface Committed {
-  /** The number of batches committed by the sink up to this one. */
+/** A read waiting until the batches committed before it (up to `seq`) are durable. */
+interface DurableWaiter {
   seq: number
+  resolve: () => void
+  reject: (error: Error) => void
+}
+
+interface Committed {
   result: BatchResult
   resolve: (result: BatchResult) => void
   reject: (error: Error) => void
@@ -330,7 +338,7 @@ export function fileSink(
   let committedSeq = 0
   let durableSeq = 0
   /** Reads waiting until the batches committed before them (up to `seq`) are durable. */
-  const durableWaiters: Array<{ seq: number; resolve: () => void; reject: (error: Error) => void }> = []
+  const durableWaiters: DurableWaiter[] = []
   /** Set for good once an fsync fails: after that, nothing in the page cache can be trusted. */
   let failure: StoreUnavailableError | undefined
   /** The log, opened after the first commit; an fsync flushes the file, whichever descriptor asks. */
@@ -377,7 +385,6 @@ export function fileSink(
         const outcomes = written.outcomes.slice(at, at + q.batch.length)
         at += q.batch.length
         awaitingSync.push({
-          seq: committedSeq,
           result: { outcomes, queued: written.queued },
           resolve: q.resolve,
           reject: q.reject,
@@ -417,17 +424,20 @@ export function fileSink(
 
   const syncLog = () => {
     syncing = true
+    // Every batch committed so far is in the group: each is queued for its fsync in the same
+    // microtask run as its commit, so none is between the two when an fsync starts.
+    const upTo = committedSeq
     const group = awaitingSync.splice(0)
     try {
       walFd ??= openSync(syncPath, 'r+')
     } catch (error) {
-      synced(group, error as NodeJS.ErrnoException)
+      synced(group, error as NodeJS.ErrnoException, upTo)
       return
     }
-    fdatasync(walFd, (error) => synced(group, error))
+    fdatasync(walFd, (error) => synced(group, error, upTo))
   }
 
-  const synced = (group: Committed[], error: NodeJS.ErrnoException | null) => {
+  const synced = (group: Committed[], error: NodeJS.ErrnoException | null, upTo: number) => {
     syncing = false
     if (error) {
       failure = Object.assign(
@@ -439,10 +449,11 @@ export function fileSink(
     } else {
       for (const entry of group) entry.resolve(entry.result)
       // An fsync makes durable everything written to the log before it started: the whole group.
-      durableSeq = Math.max(durableSeq, group[group.length - 1]?.seq ?? 0)
-      while (durableWaiters.length > 0 && (durableWaiters[0]?.seq ?? 0) <= durableSeq) {
-        durableWaiters.shift()?.resolve()
-      }
+      durableSeq = upTo
+      let ready = 0
+      while (ready < durableWaiters.length && (durableWaiters[ready] as DurableWaiter).seq <= durableSeq)
+        ready++
+      for (const waiter of durableWaiters.splice(0, ready)) waiter.resolve()
     }
     if (awaitingSync.length > 0) syncLog()
     else settled()
@@ -466,16 +477,9 @@ export function fileSink(
       const seq = committedSeq
       return new Promise((resolve, reject) => durableWaiters.push({ seq, resolve, reject }))
     },
-    syncLog() {
-      return new Promise((resolve, reject) => {
-        try {
-          walFd ??= openSync(syncPath, 'r+')
-        } catch (error) {
-          reject(error)
-          return
-        }
-        fdatasync(walFd, (error) => (error ? reject(error) : resolve()))
-      })
+    async syncLog() {
+      walFd ??= openSync(syncPath, 'r+')
+      await fdatasyncAsync(walFd)
     },
     othersCommitted() {
       return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
