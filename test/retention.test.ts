@@ -11,6 +11,7 @@ import { openSqlite, SqliteStore } from '../src/store/sqlite/index.js'
 import { SWEEPS } from '../src/store/sqlite/maintenance.js'
 import type { ClaimedDelivery, Store } from '../src/store/types.js'
 import { TokenService } from '../src/tokens/service.js'
+import { turnsDuring } from './helpers/event-loop.js'
 import { captureLines } from './helpers/log.js'
 import { whileLocked } from './helpers/postgres.js'
 import { openFresh, storeKinds, tempDir } from './helpers/stores.js'
@@ -299,18 +300,8 @@ describe('SQLite idempotency key retention', () => {
       insert.run('live', now + 60_000)
       const left = () => store.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get()
 
-      // Turns of the event loop taken while the sweep runs, as requests waiting on it would.
       expire(2500)
-      let turns = 0
-      let sweeping = true
-      const turn = () => {
-        if (!sweeping) return
-        turns++
-        setImmediate(turn)
-      }
-      setImmediate(turn)
-      const counts = await sweepOnce(store, settings, new Date(now))
-      sweeping = false
+      const [counts, turns] = await turnsDuring(() => sweepOnce(store, settings, new Date(now)))
       expect(counts).toMatchObject({ idempotency_keys: 2500 })
       expect(turns).toBeGreaterThanOrEqual(2)
       expect(left()).toBe(1)

@@ -30,6 +30,7 @@ import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { SqliteWebhookStore } from '../src/store/sqlite/webhooks.js'
 import { type BatchSink, fileSink, inlineSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
+import { turnsDuring } from './helpers/event-loop.js'
 import { createTaggedAndUntagged, tempDir, walSalts } from './helpers/stores.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
 
@@ -468,20 +469,6 @@ describe('SQLite store', () => {
       for (let i = 0; i < 2500; i++)
         insert.run(`e${i}`, i % 10 === 9 ? 'plant.deleted' : 'plant.created', i < 100 ? at - 60_000 : at, at)
     })()
-    // Turns of the event loop taken meanwhile, as requests waiting on it would.
-    const turnsDuring = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
-      let turns = 0
-      let running = true
-      const turn = () => {
-        if (!running) return
-        turns++
-        setImmediate(turn)
-      }
-      setImmediate(turn)
-      const result = await work()
-      running = false
-      return [result, turns]
-    }
     const [queued, replayTurns] = await turnsDuring(() =>
       opened.webhooks.replay('wh_chunks00000000000000000', new Date(at - 1), new Date(at)),
     )
