@@ -51,6 +51,20 @@ function api(server: RunningServer, s: Setup) {
   }
 }
 
+/** Waits for `count` attempts to arrive at a receiver that holds them, then a second in which no other may. */
+async function expectHeldAt(receiver: Receiver, count: number): Promise<void> {
+  await receiver.waitFor(count)
+  await new Promise((r) => setTimeout(r, 1000))
+  expect(receiver.received).toHaveLength(count)
+}
+
+/** Answers the held attempts and every later one 200, and waits until `total` have arrived. */
+async function answerAll(receiver: Receiver, total: number): Promise<void> {
+  receiver.release(200)
+  receiver.respondWith(200)
+  await receiver.waitFor(total)
+}
+
 async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await probe())) {
@@ -294,12 +308,8 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await receiver.waitFor(30)
     // The 20 delivered events become due at once while 10 attempts hang: only 6 of them fit.
     expect((await call('POST', `/webhooks/${hook.body.id}/replay`, { since })).body.queued).toBe(30)
-    await receiver.waitFor(36)
-    await new Promise((r) => setTimeout(r, 1000))
-    expect(receiver.received).toHaveLength(36)
-    receiver.release(200)
-    receiver.respondWith(200)
-    await receiver.waitFor(60)
+    await expectHeldAt(receiver, 36)
+    await answerAll(receiver, 60)
   })
 
   it('keeps at most --webhook-max-in-flight attempts in flight to one subscription', async () => {
@@ -313,12 +323,8 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     receiver.respondWith('hang')
     for (let i = 0; i < 5; i++)
       expect((await call('POST', '/plants', { id: i, name: `p${i}` })).status).toBe(200)
-    await receiver.waitFor(3)
-    await new Promise((r) => setTimeout(r, 1000))
-    expect(receiver.received).toHaveLength(3)
-    receiver.release(200)
-    receiver.respondWith(200)
-    await receiver.waitFor(5)
+    await expectHeldAt(receiver, 3)
+    await answerAll(receiver, 5)
   })
 
   // These do not depend on the store kind: once is enough.
