@@ -376,6 +376,74 @@ describe('SQLite store', () => {
     expect(asked).toBe(1)
   })
 
+  it('claims without an fsync of its own the attempts of events told durable, and only those', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const opened = store
+    let asked = 0
+    const webhooks = new SqliteWebhookStore(opened.db, async () => {
+      asked++
+    })
+    const at = new Date()
+    await webhooks.insert(subscriptionRecord('wh_watermark000000000000000', new Date(at.getTime() - 1000)))
+    const create = async (id: bigint) => {
+      const plant = { id, name: `p${id}` }
+      await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+      return opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
+    }
+    const claimOne = () =>
+      webhooks.claim({ owner: 't', now: at, leaseMs: 60_000, limit: 1, perWebhook: 10, inFlight: new Map() })
+    const first = await create(1n)
+    const second = await create(2n)
+    webhooks.eventsDurableThrough(first)
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(0)
+    // The second event is past what was told: its claim makes the log durable first.
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(1)
+    // A lower seq told later does not take back what an earlier one said.
+    await create(3n)
+    webhooks.eventsDurableThrough(second + 1)
+    webhooks.eventsDurableThrough(first)
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(1)
+  })
+
+  it("tells the dispatcher, once a batch is durable, the seq through which the batch's events are", async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    const opened = openSqlite({ path })
+    store = opened
+    await opened.webhooks.insert(
+      subscriptionRecord('wh_told00000000000000000000', new Date(Date.now() - 1000)),
+    )
+    const at = new Date()
+    const createAll = (plants: SqlitePlantStore, ids: bigint[]) =>
+      Promise.all(
+        ids.map((id) => {
+          const plant = { id, name: `p${id}` }
+          return plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+        }),
+      )
+    const healthy = fileSink(path, 5000)
+    const told: Array<{ seq: number | undefined; durable: boolean }> = []
+    const plants = new SqlitePlantStore(opened.db, healthy, (seq) =>
+      told.push({ seq, durable: healthy.durable() === undefined }),
+    )
+    await createAll(plants, [1n, 2n, 3n])
+    const last = opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
+    expect(told).toEqual([{ seq: last, durable: true }])
+    await plants.drain()
+    await healthy.close()
+
+    // A batch whose fsync fails tells nothing: its events may never reach the disk.
+    const failing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const refused = new SqlitePlantStore(opened.db, failing, (seq) => told.push({ seq, durable: false }))
+    await expect(createAll(refused, [4n])).rejects.toThrow(/durable/)
+    expect(told).toHaveLength(1)
+    await refused.drain()
+    await failing.close()
+  })
+
   it('keeps the delivery counts /metrics shows equal to the deliveries table through every change', async () => {
     const opened = openSqlite({ path: ':memory:' })
     store = opened

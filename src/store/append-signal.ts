@@ -4,15 +4,18 @@
  * found by polling.
  */
 export class AppendSignal {
-  private readonly listeners = new Set<() => void>()
+  private readonly listeners = new Set<(durableThrough?: number) => void>()
 
-  watch(listener: () => void): () => void {
+  watch(listener: (durableThrough?: number) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
   }
 
-  /** Called by the plant store after a commit that wrote events. */
-  appended(): void {
-    for (const listener of this.listeners) listener()
+  /**
+   * Called by the plant store after a commit that wrote events; with the seq through which every
+   * event is known durable, where the store knows one (SQLite's batches, rung after their fsync).
+   */
+  appended(durableThrough?: number): void {
+    for (const listener of this.listeners) listener(durableThrough)
   }
 }

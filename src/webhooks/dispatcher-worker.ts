@@ -4,6 +4,7 @@ import { createLogger } from '../log.js'
 import { openStore } from '../store/open.js'
 import {
   createDispatcher,
+  type DispatcherCommand,
   type DispatcherThreadMessage,
   type DispatchSettings,
   dispatcherStoreOptions,
@@ -17,8 +18,9 @@ const dispatcher = createDispatcher(store, settings, logger, (leaseHeld) =>
 )
 dispatcher.start()
 
-parentPort?.on('message', (message: 'wake' | { stop: number }) => {
-  if (message === 'wake') {
+parentPort?.on('message', (message: DispatcherCommand) => {
+  if ('wake' in message) {
+    if (message.wake !== undefined) store.webhooks.eventsDurableThrough?.(message.wake)
     dispatcher.eventsWritten()
     return
   }

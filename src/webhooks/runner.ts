@@ -9,8 +9,11 @@ import { WebhookSender } from './sender.js'
 
 /** The serve command's handle on webhook delivery, wherever it runs. */
 export interface DispatcherHandle {
-  /** New events were committed in this process. */
-  eventsWritten(): void
+  /**
+   * New events were committed in this process; with the seq through which every event is durable,
+   * where the store knows one (see WebhookStore.eventsDurableThrough).
+   */
+  eventsWritten(durableThrough?: number): void
   /** Stops within about `graceMs`, handing unfinished attempts back to the queue. */
   stop(graceMs: number): Promise<void>
   /** Whether this process holds the dispatcher lease, so that it is the one sending webhooks. */
@@ -21,6 +24,9 @@ export interface DispatcherHandle {
 export interface DispatcherThreadMessage {
   leaseHeld: boolean
 }
+
+/** What the thread that started the dispatcher's worker thread tells it. */
+export type DispatcherCommand = { wake: number | undefined } | { stop: number }
 
 /** What a dispatcher needs from the serve settings; also what the worker thread receives. */
 export type DispatchSettings = Pick<
@@ -141,8 +147,8 @@ export function startDispatcher(
   checks.unref()
   void check()
   return {
-    eventsWritten: () => {
-      if (running) running.eventsWritten()
+    eventsWritten: (durableThrough) => {
+      if (running) running.eventsWritten(durableThrough)
       // Its first pass, at start (or at its restart), takes these events.
       else start()
     },
@@ -171,6 +177,7 @@ function runDispatcher(
     const dispatcher = createDispatcher(store, settings, logger)
     dispatcher.start()
     return {
+      // `:memory:` needs no fsync before sending: its store has no durable point to wait for.
       eventsWritten: () => dispatcher.eventsWritten(),
       stop: (graceMs) => dispatcher.stop(graceMs),
       dispatching: () => dispatcher.dispatching(),
@@ -205,13 +212,13 @@ function runDispatcher(
   })
   worker.on('error', (err) => logger.error({ err }, 'webhook dispatcher failed'))
   return {
-    eventsWritten: () => {
-      if (!exited) worker.postMessage('wake')
+    eventsWritten: (durableThrough) => {
+      if (!exited) worker.postMessage({ wake: durableThrough } satisfies DispatcherCommand)
     },
     stop: async (graceMs) => {
       if (exited) return
       stopping = true
-      worker.postMessage({ stop: graceMs })
+      worker.postMessage({ stop: graceMs } satisfies DispatcherCommand)
       // A worker that does not finish in time is ended; its leases run out and others resend.
       const deadline = setTimeout(() => {
         ended = true

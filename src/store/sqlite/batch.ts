@@ -39,10 +39,14 @@ export interface ChangeRow {
 /** A create's outcome, or a change's (for a delete, the plant and version it had). */
 export type RowOutcome = CreateOutcome | WriteResult
 
-/** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
+/**
+ * What a committed batch did: each row's outcome, whether it queued any webhook delivery, and the
+ * seq of the last event it wrote (0: none).
+ */
 export interface BatchResult {
   outcomes: RowOutcome[]
   queued: boolean
+  lastSeq: number
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
@@ -138,6 +142,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     const outcomes: RowOutcome[] = []
     let queued = false
     firstSeq = 0
+    lastSeq = 0
     begin.run()
     // Read once the write lock is held, so no earlier commit (one that freed an id, say) is dated
     // later; every event of the batch has this time, so none is dated before a row ahead of it.
@@ -154,6 +159,6 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       if (db.inTransaction) rollback.run()
       throw error
     }
-    return { outcomes, queued }
+    return { outcomes, queued, lastSeq }
   }
 }

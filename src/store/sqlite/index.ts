@@ -70,7 +70,7 @@ export class SqliteStore implements Store {
     this.plants = new SqlitePlantStore(
       db,
       this.sink,
-      () => this.events.appended(),
+      (durableThrough) => this.events.appended(durableThrough),
       () => file?.check(),
     )
     this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())

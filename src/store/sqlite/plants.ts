@@ -71,8 +71,11 @@ export class SqlitePlantStore implements PlantStore {
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
-    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
-    private readonly onDeliveriesQueued: () => void = () => {},
+    /**
+     * Told after a commit that queued webhook deliveries, so the dispatcher sends them at once; for a
+     * batch, with the seq through which every event is durable once it resolved (see AppendSignal).
+     */
+    private readonly onDeliveriesQueued: (durableThrough?: number) => void = () => {},
     /** Throws when the database file is no longer the one opened (see OpenedFile). */
     private readonly checkFile: () => void = () => {},
   ) {
@@ -289,9 +292,9 @@ export class SqlitePlantStore implements PlantStore {
     }
     void write
       .then(
-        ({ outcomes, queued }) => {
+        ({ outcomes, queued, lastSeq }) => {
           for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as RowOutcome)
-          if (queued) this.onDeliveriesQueued()
+          if (queued) this.onDeliveriesQueued(lastSeq)
         },
         (error: unknown) => {
           for (const item of batch) item.reject(error)

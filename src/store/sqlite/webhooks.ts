@@ -60,6 +60,7 @@ interface ClaimRow {
   event_id: string
   event_type: string
   payload: string
+  event_seq: number
 }
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
@@ -144,6 +145,8 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly disableFailing: Statement
   private readonly unlease: Statement
   private readonly unsynced: <T>(work: () => T) => T
+  /** Every event up to this seq is known durable (see eventsDurableThrough). */
+  private durableThrough = 0
 
   constructor(
     private readonly db: Database,
@@ -195,7 +198,7 @@ export class SqliteWebhookStore implements WebhookStore {
     )
     this.claimDetails = db.prepare(
       `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
-              e.id AS event_id, e.type AS event_type, e.payload
+              e.id AS event_id, e.type AS event_type, e.payload, d.event_seq
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
        WHERE d.id = ?`,
     )
@@ -468,6 +471,10 @@ export class SqliteWebhookStore implements WebhookStore {
     })
   }
 
+  eventsDurableThrough(seq: number): void {
+    this.durableThrough = Math.max(this.durableThrough, seq)
+  }
+
   async claim(options: {
     owner: string
     now: Date
@@ -491,7 +498,8 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const row of rows) this.lease.run({ owner: options.owner, until, id: row.id })
       return rows
     })
-    if (claimed.length > 0) await this.logDurable()
+    // Those known durable are sent at once: the process's own creates, fsynced before they were told.
+    if (claimed.some((row) => row.event_seq > this.durableThrough)) await this.logDurable()
     return claimed.map((row) => ({
       id: row.id,
       webhookId: row.webhook_id,

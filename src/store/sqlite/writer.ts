@@ -385,7 +385,7 @@ export function fileSink(
         const outcomes = written.outcomes.slice(at, at + q.batch.length)
         at += q.batch.length
         awaitingSync.push({
-          result: { outcomes, queued: written.queued },
+          result: { outcomes, queued: written.queued, lastSeq: written.lastSeq },
           resolve: q.resolve,
           reject: q.reject,
         })
