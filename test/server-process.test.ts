@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readdirSync, renameSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -304,6 +304,31 @@ describe('a serve process on a database of an older schema', () => {
     const second = await start(['--database-url', databaseUrl])
     expect(second.output()).toContain('listening on')
     expect(second.output()).not.toContain('schema migrated')
+  })
+})
+
+describe("a serve process's memory settings", () => {
+  // Without them resident memory under a sustained create load rose past the 120 MB the
+  // benchmark holds it to (README: Performance): bin/plantstore's first line gives them.
+  const settingsOf = (pid: number) => ({
+    argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'),
+    env: readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0'),
+  })
+  const expectSettings = (pid: number) => {
+    const { argv, env } = settingsOf(pid)
+    expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']))
+    expect(env).toContain('MALLOC_ARENA_MAX=2')
+  }
+
+  it('holds for the process npm start runs and for each of its workers', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    const server = await start(['--database-url', databaseUrl, '--workers', '2'])
+    const pid = server.process.pid as number
+    expectSettings(pid)
+    const workers = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
+    expect(workers).toHaveLength(2)
+    for (const worker of workers) expectSettings(worker)
+    expect(await server.stop()).toBe(0)
   })
 })
 
