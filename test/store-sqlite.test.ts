@@ -350,14 +350,18 @@ describe('SQLite store', () => {
     store = openSqlite({ path: ':memory:' })
     let release: (() => void) | undefined
     let asked = 0
-    const webhooks = new SqliteWebhookStore(store.db, () => {
+    // The subscription's own write is made durable at once; the claims' fsyncs are held.
+    let hold = false
+    const webhooks = new SqliteWebhookStore(store.db, async () => {
+      if (!hold) return
       asked++
-      return new Promise<void>((resolve) => {
+      await new Promise<void>((resolve) => {
         release = resolve
       })
     })
     const at = new Date()
     await webhooks.insert(subscriptionRecord('wh_durable00000000000000000', new Date(at.getTime() - 1000)))
+    hold = true
     const plant = { id: 9n, name: 'announced' }
     await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
     const options = { owner: 't', now: at, leaseMs: 60_000, limit: 10, perWebhook: 10, inFlight: new Map() }
@@ -376,6 +380,102 @@ describe('SQLite store', () => {
     expect(asked).toBe(1)
   })
 
+  it('stops the sink for good when an fsync asked of it directly fails, as when a batch fsync fails', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    await expect(sink.syncLog()).rejects.toBeInstanceOf(StoreUnavailableError)
+    expect(() => sink.check()).toThrow(/durable/)
+    await expect(sink.write([row(1n, 'a', null)], Date.now())).rejects.toThrow(/durable/)
+    await expect(sink.syncLog()).rejects.toThrow(/durable/)
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+    await sink.close()
+  })
+
+  it('commits subscription writes without an fsync on the event loop, each answered, and seen, once the log is durable', async () => {
+    const opened = openSqlite({ path: join(tempDir(), 'p.db') })
+    store = opened
+    let release: (() => void) | undefined
+    let fail: ((error: Error) => void) | undefined
+    let asked = 0
+    const webhooks = new SqliteWebhookStore(opened.db, () => {
+      asked++
+      return new Promise<void>((resolve, reject) => {
+        release = resolve
+        fail = reject
+      })
+    })
+    const modes: unknown[] = []
+    const prepare = opened.db.prepare.bind(opened.db)
+    // The synchronous mode each subscription write runs under.
+    vi.spyOn(opened.db, 'prepare').mockImplementation((sql: string) => {
+      const statement = prepare(sql)
+      if (!/^\s*(INSERT INTO webhooks |UPDATE webhook|DELETE FROM webhooks )/.test(sql)) return statement
+      for (const method of ['run', 'get', 'all'] as const) {
+        const original = (statement[method] as (...args: unknown[]) => unknown).bind(statement)
+        Object.assign(statement, {
+          [method]: (...args: unknown[]) => {
+            modes.push(opened.db.pragma('synchronous', { simple: true }))
+            return original(...args)
+          },
+        })
+      }
+      return statement
+    })
+    const settledWithin = async <T>(pending: Promise<T>) => {
+      let done = false
+      void pending.then(
+        () => {
+          done = true
+        },
+        () => {
+          done = true
+        },
+      )
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      return done
+    }
+    /** Runs a write: neither it nor a read asked meanwhile answers before its fsync is released. */
+    const written = async <T>(write: () => Promise<T>) => {
+      const before = asked
+      const pending = write()
+      await vi.waitFor(() => expect(asked).toBe(before + 1))
+      const read = webhooks.list()
+      expect(await settledWithin(pending)).toBe(false)
+      expect(await settledWithin(read)).toBe(false)
+      release?.()
+      await read
+      return pending
+    }
+    const at = new Date()
+    const id = 'wh_synced000000000000000000'
+    await written(() => webhooks.insert(subscriptionRecord(id, at)))
+    expect((await webhooks.find(id))?.url).toBeDefined()
+    expect(
+      (await written(() => webhooks.update(id, { description: 'changed', updatedAt: at })))?.description,
+    ).toBe('changed')
+    await written(() => webhooks.rotateSecret(id, 'whsec_next', new Date(at.getTime() + 1000), at))
+    expect(await written(() => webhooks.delete(id))).toBe(true)
+    vi.restoreAllMocks()
+    // NORMAL (1) for every one of them; the connection commits with FULL (2) again after.
+    expect(modes).toHaveLength(4)
+    expect(new Set(modes)).toEqual(new Set([1]))
+    expect(opened.db.pragma('synchronous', { simple: true })).toBe(2)
+
+    // An fsync that fails fails its write, and every later read and write of subscriptions.
+    const failing = webhooks.insert(subscriptionRecord('wh_lost0000000000000000000', at))
+    await vi.waitFor(() => expect(asked).toBe(5))
+    const waiting = webhooks.list()
+    fail?.(new StoreUnavailableError('the write-ahead log could not be made durable: EIO'))
+    await expect(failing).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(waiting).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(webhooks.find(id)).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(
+      webhooks.insert(subscriptionRecord('wh_later000000000000000000', at)),
+    ).rejects.toBeInstanceOf(StoreUnavailableError)
+  })
+
   it('claims without an fsync of its own the attempts of events told durable, and only those', async () => {
     store = openSqlite({ path: ':memory:' })
     const opened = store
@@ -385,6 +485,8 @@ describe('SQLite store', () => {
     })
     const at = new Date()
     await webhooks.insert(subscriptionRecord('wh_watermark000000000000000', new Date(at.getTime() - 1000)))
+    // That write's own fsync; from here on, only claims ask.
+    asked = 0
     const create = async (id: bigint) => {
       const plant = { id, name: `p${id}` }
       await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
@@ -393,11 +495,11 @@ describe('SQLite store', () => {
     const claimOne = () =>
       webhooks.claim({ owner: 't', now: at, leaseMs: 60_000, limit: 1, perWebhook: 10, inFlight: new Map() })
     const first = await create(1n)
-    const second = await create(2n)
     webhooks.eventsDurableThrough(first)
     expect(await claimOne()).toHaveLength(1)
     expect(asked).toBe(0)
     // The second event is past what was told: its claim makes the log durable first.
+    const second = await create(2n)
     expect(await claimOne()).toHaveLength(1)
     expect(asked).toBe(1)
     // A lower seq told later does not take back what an earlier one said.
@@ -593,9 +695,9 @@ describe('SQLite store', () => {
       const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
       const third = sink.write([row(3n, 'c', 'x')], 2000)
       setTimeout(() => other.exec('COMMIT'), 30)
-      expect(await first).toEqual({ outcomes: ['created'], queued: false })
-      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false })
-      expect(await third).toEqual({ outcomes: ['created'], queued: false })
+      expect(await first).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
+      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false, lastSeq: 0 })
+      expect(await third).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
       // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
       const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
       expect(stamps).toHaveLength(2)

@@ -147,6 +147,10 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly unsynced: <T>(work: () => T) => T
   /** Every event up to this seq is known durable (see eventsDurableThrough). */
   private durableThrough = 0
+  /** The fsync of the latest subscription write, while it runs (see durably). */
+  private pendingSync: Promise<void> | undefined
+  /** What a failed fsync threw: from then on nothing committed can be trusted to be durable. */
+  private syncFailure: unknown
 
   constructor(
     private readonly db: Database,
@@ -262,37 +266,84 @@ export class SqliteWebhookStore implements WebhookStore {
     }
   }
 
+  /**
+   * Commits a subscription write without an fsync on the event loop, then fsyncs the log on libuv's
+   * pool before the caller answers: committed at synchronous=FULL, each write held every request for
+   * its fsync (about a millisecond, far more while the disk is busy). Until that fsync is done the
+   * write is visible though not durable, so reads of subscriptions and deliveries wait for it
+   * (settled).
+   */
+  private async durably<T>(work: () => T): Promise<T> {
+    if (this.syncFailure !== undefined) throw this.syncFailure
+    const result = this.unsynced(work)
+    const sync = this.logDurable()
+    this.pendingSync = sync
+    try {
+      await sync
+    } catch (error) {
+      this.syncFailure ??= error
+      throw error
+    } finally {
+      if (this.pendingSync === sync) this.pendingSync = undefined
+    }
+    return result
+  }
+
+  /**
+   * Resolves once every subscription write committed so far is durable. An fsync started after a
+   * commit covers every commit before it, so the latest one is enough. Rejects, then and from then
+   * on, once one has failed.
+   */
+  private async settled(): Promise<void> {
+    if (this.pendingSync) await this.pendingSync
+    if (this.syncFailure !== undefined) throw this.syncFailure
+  }
+
   async insert(webhook: WebhookRecord): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
+    await this.durably(() =>
+      this.db
+        .prepare(
+          `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
            disabled_at, disabled_reason, failing_since, after_seq, created_at, updated_at)
          VALUES (@id, @url, @events, @description, @secret, @previousSecret, @previousSecretExpiresAt,
            @disabledAt, @disabledReason, @failingSince,
            (SELECT coalesce(max(seq), 0) FROM events), @createdAt, @updatedAt)`,
-      )
-      .run({
-        id: webhook.id,
-        url: webhook.url,
-        events: webhook.events.join(' '),
-        description: webhook.description,
-        secret: webhook.secret,
-        previousSecret: webhook.previousSecret,
-        previousSecretExpiresAt: ms(webhook.previousSecretExpiresAt),
-        disabledAt: ms(webhook.disabledAt),
-        disabledReason: webhook.disabledReason,
-        failingSince: ms(webhook.failingSince),
-        createdAt: webhook.createdAt.getTime(),
-        updatedAt: webhook.updatedAt.getTime(),
-      })
+        )
+        .run({
+          id: webhook.id,
+          url: webhook.url,
+          events: webhook.events.join(' '),
+          description: webhook.description,
+          secret: webhook.secret,
+          previousSecret: webhook.previousSecret,
+          previousSecretExpiresAt: ms(webhook.previousSecretExpiresAt),
+          disabledAt: ms(webhook.disabledAt),
+          disabledReason: webhook.disabledReason,
+          failingSince: ms(webhook.failingSince),
+          createdAt: webhook.createdAt.getTime(),
+          updatedAt: webhook.updatedAt.getTime(),
+        }),
+    )
+  }
+
+  /**
+   * The subscription as the change left it, read in the same synchronous step as the change: read
+   * after the change's fsync, it could show a change made meanwhile (two rotations crossing would
+   * each answer the later one's secret).
+   */
+  private changedWebhook(id: string, change: { changes: number }): WebhookRecord | undefined {
+    if (change.changes === 0) return undefined
+    return toWebhook(this.selectOne.get(id) as WebhookRow)
   }
 
   async find(id: string): Promise<WebhookRecord | undefined> {
+    await this.settled()
     const row = this.selectOne.get(id) as WebhookRow | undefined
     return row && toWebhook(row)
   }
 
   async list(): Promise<WebhookRecord[]> {
+    await this.settled()
     const rows = this.db.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as WebhookRow[]
     return rows.map(toWebhook)
   }
@@ -306,10 +357,12 @@ export class SqliteWebhookStore implements WebhookStore {
       sets.push(`${column} = @${key}`)
       values[key] = value instanceof Date ? value.getTime() : Array.isArray(value) ? value.join(' ') : value
     }
-    const changed = this.db
-      .prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`)
-      .run(values).changes
-    return changed === 0 ? undefined : this.find(id)
+    return this.durably(() =>
+      this.changedWebhook(
+        id,
+        this.db.prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`).run(values),
+      ),
+    )
   }
 
   async rotateSecret(
@@ -318,13 +371,17 @@ export class SqliteWebhookStore implements WebhookStore {
     previousExpiresAt: Date,
     at: Date,
   ): Promise<WebhookRecord | undefined> {
-    const changed = this.db
-      .prepare(
-        `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_expires_at = ?,
-           updated_at = ? WHERE id = ?`,
-      )
-      .run(secret, previousExpiresAt.getTime(), at.getTime(), id).changes
-    return changed === 0 ? undefined : this.find(id)
+    return this.durably(() =>
+      this.changedWebhook(
+        id,
+        this.db
+          .prepare(
+            `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_expires_at = ?,
+               updated_at = ? WHERE id = ?`,
+          )
+          .run(secret, previousExpiresAt.getTime(), at.getTime(), id),
+      ),
+    )
   }
 
   /**
@@ -338,7 +395,7 @@ export class SqliteWebhookStore implements WebhookStore {
       'DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE webhook_id = ? LIMIT ?)',
     )
     await inChunks(() => this.unsynced(() => deleteSome.run(id, CHUNK).changes))
-    return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
+    return this.durably(() => this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0)
   }
 
   async hasWork(): Promise<boolean> {
@@ -364,6 +421,7 @@ export class SqliteWebhookStore implements WebhookStore {
     webhookId: string,
     options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]> {
+    await this.settled()
     const rows = this.db
       .prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
@@ -396,10 +454,15 @@ export class SqliteWebhookStore implements WebhookStore {
     deliveryId: string,
     at: Date,
   ): Promise<DeliveryRecord | undefined> {
-    const changed = this.db
-      .prepare(`UPDATE webhook_deliveries SET ${REQUEUE} WHERE id = @deliveryId AND webhook_id = @webhookId`)
-      .run({ at: at.getTime(), deliveryId, webhookId }).changes
-    return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
+    // Read with the change, as for a subscription (see changedWebhook).
+    return this.durably(() => {
+      const changed = this.db
+        .prepare(
+          `UPDATE webhook_deliveries SET ${REQUEUE} WHERE id = @deliveryId AND webhook_id = @webhookId`,
+        )
+        .run({ at: at.getTime(), deliveryId, webhookId }).changes
+      return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
+    })
   }
 
   /**
@@ -428,11 +491,16 @@ export class SqliteWebhookStore implements WebhookStore {
          RETURNING event_seq`,
       )
       .pluck()
-    return inChunks(() => {
-      const queued = queueSome.all(params) as number[]
-      params.after = Math.max(params.after, ...queued)
-      return queued.length
-    })
+    const queued = await inChunks(() =>
+      this.unsynced(() => {
+        const chunk = queueSome.all(params) as number[]
+        params.after = Math.max(params.after, ...chunk)
+        return chunk.length
+      }),
+    )
+    // One fsync for the whole replay, before it answers.
+    await this.durably(() => undefined)
+    return queued
   }
 
   async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
@@ -456,8 +524,10 @@ export class SqliteWebhookStore implements WebhookStore {
         .pluck()
         .get(webhookId, seq, at, at) as string
     })
-    const id = insert.immediate()
-    return id === undefined ? undefined : this.findDelivery(webhookId, id)
+    return this.durably(() => {
+      const id = insert.immediate()
+      return id === undefined ? undefined : this.findDelivery(webhookId, id)
+    })
   }
 
   async fanOut(limit: number, at: Date): Promise<number> {

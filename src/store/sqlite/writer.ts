@@ -39,7 +39,9 @@ export interface BatchSink {
   /**
    * Fsyncs the log now, whatever this sink has written: what any connection or process committed to
    * it before the call is durable once it resolves. For a reader that acts outside the database on
-   * what it read (the webhook dispatcher), where durable() cannot see other connections' commits.
+   * what it read (the webhook dispatcher), where durable() cannot see other connections' commits, and
+   * for writes another connection committed without an fsync of their own (webhook subscriptions). A
+   * failure stops the sink as a batch's does.
    */
   syncLog(): Promise<void>
   /** Throws what stopped the sink for good (a failed fsync), if anything did: readiness asks. */
@@ -437,15 +439,25 @@ export function fileSink(
     fdatasync(walFd, (error) => synced(group, error, upTo))
   }
 
+  /**
+   * A failed fsync stops the sink for good: the kernel may have dropped the pages it could not write,
+   * so nothing committed since the last good fsync can be trusted to reach the disk.
+   */
+  const fail = (error: NodeJS.ErrnoException): StoreUnavailableError => {
+    failure ??= Object.assign(
+      new StoreUnavailableError(`the write-ahead log could not be made durable: ${error.message}`),
+      { code: error.code },
+    )
+    for (const entry of awaitingSync.splice(0)) entry.reject(failure)
+    for (const waiter of durableWaiters.splice(0)) waiter.reject(failure)
+    return failure
+  }
+
   const synced = (group: Committed[], error: NodeJS.ErrnoException | null, upTo: number) => {
     syncing = false
     if (error) {
-      failure = Object.assign(
-        new StoreUnavailableError(`the write-ahead log could not be made durable: ${error.message}`),
-        { code: error.code },
-      )
-      for (const entry of group.concat(awaitingSync.splice(0))) entry.reject(failure)
-      for (const waiter of durableWaiters.splice(0)) waiter.reject(failure)
+      const stopped = fail(error)
+      for (const entry of group) entry.reject(stopped)
     } else {
       for (const entry of group) entry.resolve(entry.result)
       // An fsync makes durable everything written to the log before it started: the whole group.
@@ -478,8 +490,13 @@ export function fileSink(
       return new Promise((resolve, reject) => durableWaiters.push({ seq, resolve, reject }))
     },
     async syncLog() {
-      walFd ??= openSync(syncPath, 'r+')
-      await fdatasyncAsync(walFd)
+      if (failure) throw failure
+      try {
+        walFd ??= openSync(syncPath, 'r+')
+        await fdatasyncAsync(walFd)
+      } catch (error) {
+        throw fail(error as NodeJS.ErrnoException)
+      }
     },
     othersCommitted() {
       return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
