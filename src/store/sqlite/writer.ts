@@ -1,5 +1,4 @@
 import { closeSync, fdatasync, openSync, statSync } from 'node:fs'
-import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import Database, { type Statement } from 'better-sqlite3'
 import { StoreUnavailableError } from '../errors.js'
@@ -8,8 +7,6 @@ import { retryWhileBusy } from './busy.js'
 import { logFiles } from './opened-file.js'
 import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { WalIndex } from './wal-index.js'
-
-const fdatasyncAsync = promisify(fdatasync)
 
 /** Where a batch of creates goes to be committed. */
 export interface BatchSink {
@@ -174,9 +171,9 @@ interface DurableWaiter {
   reject: (error: Error) => void
 }
 
+/** What waits for the next fsync: a committed batch's answer, or a caller of syncLog. */
 interface Committed {
-  result: BatchResult
-  resolve: (result: BatchResult) => void
+  resolve: () => void
   reject: (error: Error) => void
 }
 
@@ -386,14 +383,11 @@ export function fileSink(
       for (const q of taken) {
         const outcomes = written.outcomes.slice(at, at + q.batch.length)
         at += q.batch.length
-        awaitingSync.push({
-          result: { outcomes, queued: written.queued, lastSeq: written.lastSeq },
-          resolve: q.resolve,
-          reject: q.reject,
-        })
+        const result = { outcomes, queued: written.queued, lastSeq: written.lastSeq }
+        awaitingSync.push({ resolve: () => q.resolve(result), reject: q.reject })
       }
       if (!checkpointer.busy()) checkpointIfDue()
-      if (!syncing) syncLog()
+      if (!syncing) startSync()
     }
     committing = false
     settled()
@@ -424,7 +418,7 @@ export function fileSink(
         }, watchMs).unref()
       : undefined
 
-  const syncLog = () => {
+  const startSync = () => {
     syncing = true
     // Every batch committed so far is in the group: each is queued for its fsync in the same
     // microtask run as its commit, so none is between the two when an fsync starts.
@@ -459,7 +453,7 @@ export function fileSink(
       const stopped = fail(error)
       for (const entry of group) entry.reject(stopped)
     } else {
-      for (const entry of group) entry.resolve(entry.result)
+      for (const entry of group) entry.resolve()
       // An fsync makes durable everything written to the log before it started: the whole group.
       durableSeq = upTo
       let ready = 0
@@ -467,7 +461,7 @@ export function fileSink(
         ready++
       for (const waiter of durableWaiters.splice(0, ready)) waiter.resolve()
     }
-    if (awaitingSync.length > 0) syncLog()
+    if (awaitingSync.length > 0) startSync()
     else settled()
   }
 
@@ -489,14 +483,16 @@ export function fileSink(
       const seq = committedSeq
       return new Promise((resolve, reject) => durableWaiters.push({ seq, resolve, reject }))
     },
-    async syncLog() {
-      if (failure) throw failure
-      try {
-        walFd ??= openSync(syncPath, 'r+')
-        await fdatasyncAsync(walFd)
-      } catch (error) {
-        throw fail(error as NodeJS.ErrnoException)
-      }
+    syncLog() {
+      if (failure) return Promise.reject(failure)
+      // Joins the batches' fsyncs: the next one to start covers this call's commits. An fsync under
+      // way may have started before them, so the call waits for the one after it, which runs only
+      // once. An fsync of its own for each call, beside the batches', made creates wait behind it:
+      // with webhook subscription changes at 75 a second, the create p99 rose by a quarter.
+      return new Promise<void>((resolve, reject) => {
+        awaitingSync.push({ resolve, reject })
+        if (!syncing) startSync()
+      })
     },
     othersCommitted() {
       return connection?.db.open ? (connection.dataVersion.get() as number) : undefined
