@@ -486,9 +486,9 @@ export function fileSink(
     syncLog() {
       if (failure) return Promise.reject(failure)
       // Joins the batches' fsyncs: the next one to start covers this call's commits. An fsync under
-      // way may have started before them, so the call waits for the one after it, which runs only
-      // once. An fsync of its own for each call, beside the batches', made creates wait behind it:
-      // with webhook subscription changes at 75 a second, the create p99 rose by a quarter.
+      // way may have started before them, so the call waits for the one after it, which runs once
+      // for every call made meanwhile. An fsync of each call's own would run beside the batches' on
+      // the same file, and the batches' would wait behind it.
       return new Promise<void>((resolve, reject) => {
         awaitingSync.push({ resolve, reject })
         if (!syncing) startSync()
