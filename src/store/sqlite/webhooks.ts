@@ -267,11 +267,11 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   /**
-   * Commits a subscription write without an fsync on the event loop, then fsyncs the log on libuv's
-   * pool before the caller answers: committed at synchronous=FULL, each write held every request for
-   * its fsync (about a millisecond, far more while the disk is busy). Until that fsync is done the
-   * write is visible though not durable, so reads of subscriptions and deliveries wait for it
-   * (settled).
+   * Commits a subscription write without an fsync on the event loop, then waits for the log's next
+   * fsync on libuv's pool (BatchSink.syncLog) before the caller answers: committed at
+   * synchronous=FULL, each write held every request for its fsync (about a millisecond, hundreds
+   * while another process kept the disk busy). Until that fsync is done the write is visible though
+   * not durable, so reads of subscriptions and deliveries wait for it (settled).
    */
   private async durably<T>(work: () => T): Promise<T> {
     if (this.syncFailure !== undefined) throw this.syncFailure
