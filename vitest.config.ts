@@ -22,7 +22,7 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it. Code run only inside
       // spawned server and CLI processes is exercised by tests but not counted here.
-      thresholds: { lines: 93.8, functions: 91.6, branches: 88.05, statements: 92.3 },
+      thresholds: { lines: 93.8, functions: 91.7, branches: 88.1, statements: 92.3 },
     },
   },
 })
