@@ -274,18 +274,29 @@ export class SqliteWebhookStore implements WebhookStore {
    * not durable, so reads of subscriptions and deliveries wait for it (settled).
    */
   private async durably<T>(work: () => T): Promise<T> {
+    const result = this.committed(work)
+    await this.settled()
+    return result
+  }
+
+  /**
+   * Commits the write unsynced and asks for the log's next fsync, without waiting for it: a replay's
+   * or a delete's chunks each ask, and reads wait only for the latest chunk's (settled), not for the
+   * whole operation.
+   */
+  private committed<T>(work: () => T): T {
     if (this.syncFailure !== undefined) throw this.syncFailure
     const result = this.unsynced(work)
-    const sync = this.logDurable()
+    const sync = this.logDurable().then(
+      () => {
+        if (this.pendingSync === sync) this.pendingSync = undefined
+      },
+      (error: unknown) => {
+        this.syncFailure ??= error
+        if (this.pendingSync === sync) this.pendingSync = undefined
+      },
+    )
     this.pendingSync = sync
-    try {
-      await sync
-    } catch (error) {
-      this.syncFailure ??= error
-      throw error
-    } finally {
-      if (this.pendingSync === sync) this.pendingSync = undefined
-    }
     return result
   }
 
@@ -394,7 +405,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const deleteSome = this.db.prepare(
       'DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE webhook_id = ? LIMIT ?)',
     )
-    await inChunks(() => this.unsynced(() => deleteSome.run(id, CHUNK).changes))
+    await inChunks(() => this.committed(() => deleteSome.run(id, CHUNK).changes))
     return this.durably(() => this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0)
   }
 
@@ -492,14 +503,13 @@ export class SqliteWebhookStore implements WebhookStore {
       )
       .pluck()
     const queued = await inChunks(() =>
-      this.unsynced(() => {
+      this.committed(() => {
         const chunk = queueSome.all(params) as number[]
         params.after = Math.max(params.after, ...chunk)
         return chunk.length
       }),
     )
-    // One fsync for the whole replay, before it answers.
-    await this.durably(() => undefined)
+    await this.settled()
     return queued
   }
 
