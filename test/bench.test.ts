@@ -254,10 +254,60 @@ describe('npm run bench', () => {
     }
   }, 30_000)
 
+  it('gives each wrk thread of create-ascending.lua ascending ids a double holds exactly, apart from the other thread', async () => {
+    const streams = (await streamsOf('create-ascending.lua', '7')).map((stream) =>
+      stream.map((body) => BigInt((/"id":(\d+)/.exec(body) as RegExpExecArray)[1] as string)),
+    )
+    expect(streams).toHaveLength(2)
+    for (const ids of streams) {
+      expect(ids.length).toBeGreaterThan(100)
+      ids.forEach((id, i) => {
+        if (i > 0) expect(id - (ids[i - 1] as bigint)).toBe(2048n)
+        // What JSON.parse makes of it (the references parse ids so) is the id itself.
+        expect(BigInt(Number(id))).toBe(id)
+        expect(id).toBeGreaterThanOrEqual(2n ** 62n)
+        expect(id).toBeLessThan(2n ** 63n)
+      })
+    }
+    const [a, b] = streams as [bigint[], bigint[]]
+    const spans = [a, b].map((ids) => [ids[0] as bigint, ids.at(-1) as bigint] as const)
+    const [[aFirst, aLast], [bFirst, bLast]] = spans as [[bigint, bigint], [bigint, bigint]]
+    expect(aLast < bFirst || bLast < aFirst).toBe(true)
+  }, 30_000)
+
+  it('measures creates with ascending ids beside the references, and says where the service stands', async () => {
+    const { report, stdout } = await shortRunWithOutput('--scenarios', 'create-ascending')
+    const [row] = report.results as [Row]
+    expect(row.scenario).toBe('create-ascending')
+    expect(row.references.map((x) => x.name)).toEqual(['reference', 'reference (service schema)'])
+    // A repeated id is a 409: ids a reference rounded onto each other would show here.
+    for (const m of [
+      ...row.ceilingRuns,
+      ...row.rounds.flatMap((x) => [...Object.values(x.references), x.service]),
+    ]) {
+      expect(m.rps).toBeGreaterThan(0)
+      expect(m.non2xx + m.socketErrors).toBe(0)
+    }
+    expect(row.cpu.used.map((u) => u.server)).toContain('plantstore')
+    expect(stdout).toMatch(/\| POST \/plants, ascending ids \| 0 \| 1 \| plantstore \|/)
+    expect(stdout).toContain(
+      `for scale  plantstore, POST /plants, ascending ids, 0 stored: ${row.ratio.toLocaleString('en-US', { maximumFractionDigits: 2 })} × ceiling`,
+    )
+    // Only the random ids' creates are judged against the targets.
+    expect(stdout).not.toContain('NOT met  POST /plants req/s ≥ 0.8 × ceiling (POST /plants, ascending ids')
+  }, 150_000)
+
   /** A short run of the benchmark (one round of 1 s, two connections) with these options; its report. */
   async function shortRun(...args: string[]): Promise<{ results: Row[] }> {
+    return (await shortRunWithOutput(...args)).report
+  }
+
+  /** A short run of the benchmark with these options: its report and what it printed. */
+  async function shortRunWithOutput(
+    ...args: string[]
+  ): Promise<{ report: { results: Row[] }; stdout: string }> {
     const out = join(tempDir(), 'bench.json')
-    await run(
+    const { stdout } = await run(
       'npx',
       [
         'tsx',
@@ -267,7 +317,7 @@ describe('npm run bench', () => {
       ],
       { cwd: ROOT, timeout: 120_000 },
     )
-    return JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }
+    return { report: JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }, stdout }
   }
 
   it('loads PATCH /plants/{id} on stored plants, each request a change both servers answer 200', async () => {
@@ -334,7 +384,7 @@ describe('npm run bench', () => {
     // Skipped quietly, it would make a run that measured less than asked.
     [
       ['--scenarios', 'create,read'],
-      'bench: unknown scenario read: the scenarios are create, get, list, list-after',
+      'bench: unknown scenario read: the scenarios are create, create-ascending, get, list, list-after',
     ],
   ])('refuses %j before it starts, with exit 2', async (args, message) => {
     expect(await refused(...args)).toMatchObject({ code: 2, stderr: expect.stringContaining(message) })
