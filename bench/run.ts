@@ -851,7 +851,13 @@ async function main(): Promise<void> {
       const scale = REFERENCES.find((r) => r.name === reference.name)?.scale
       judged.push(`for scale  ${scale}, ${whereMeasured(row)}: ${fmt(reference.ratio, 2)} × ceiling`)
     }
-    if (row.scenario !== 'create' && row.ratio !== undefined && scenarioOf(row).creates) {
+    // Under the one-worker verdicts, as the references and the CPU line are.
+    if (
+      row.workers === '1' &&
+      row.scenario !== 'create' &&
+      row.ratio !== undefined &&
+      scenarioOf(row).creates
+    ) {
       judged.push(`for scale  plantstore, ${whereMeasured(row)}: ${fmt(row.ratio, 2)} × ceiling`)
     }
     if (row.cpu) judged.push(cpuLine(row, row.cpu))

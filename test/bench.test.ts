@@ -30,6 +30,7 @@ interface Round {
 }
 interface Row {
   scenario: string
+  workers: string
   ratio: number
   p99VsCeiling: number
   references: Array<{ name: string; measured: Measured; ratio: number; p99VsCeiling: number }>
@@ -276,9 +277,12 @@ describe('npm run bench', () => {
   }, 30_000)
 
   it('measures creates with ascending ids beside the references, and says where the service stands', async () => {
-    const { report, stdout } = await shortRunWithOutput('--scenarios', 'create-ascending')
+    const { report, stdout } = await shortRunWithOutput('--scenarios', 'create-ascending', '--workers', '1,2')
+    expect(report.results.map((r) => [r.scenario, r.workers])).toEqual([
+      ['create-ascending', '1'],
+      ['create-ascending', '2'],
+    ])
     const [row] = report.results as [Row]
-    expect(row.scenario).toBe('create-ascending')
     expect(row.references.map((x) => x.name)).toEqual(['reference', 'reference (service schema)'])
     // A repeated id is a 409: ids a reference rounded onto each other would show here.
     for (const m of [
@@ -290,6 +294,8 @@ describe('npm run bench', () => {
     }
     expect(row.cpu.used.map((u) => u.server)).toContain('plantstore')
     expect(stdout).toMatch(/\| POST \/plants, ascending ids \| 0 \| 1 \| plantstore \|/)
+    // One line, the one worker's: the lines under the verdicts are all of one worker.
+    expect(stdout.match(/for scale {2}plantstore, /g)).toHaveLength(1)
     expect(stdout).toContain(
       `for scale  plantstore, POST /plants, ascending ids, 0 stored: ${row.ratio.toLocaleString('en-US', { maximumFractionDigits: 2 })} × ceiling`,
     )
