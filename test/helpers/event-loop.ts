@@ -1,18 +1,20 @@
 /**
- * Runs `work` and counts the turns of the event loop taken meanwhile, as requests waiting on it
- * would: work that holds the loop from start to end lets none run.
+ * Runs `work` and, at every turn of the event loop taken meanwhile, reads `probe`: what a request
+ * waiting on the loop would see. Work that holds the loop from start to end lets no turn see it half
+ * done. Counting the turns alone would not tell: under load a chunk's rest can run out while the loop
+ * is elsewhere, so two chunks may come between two turns, and three chunks be seen by one turn only.
  */
-export async function turnsDuring<T>(work: () => Promise<T>): Promise<[T, number]> {
-  let turns = 0
+export async function seenDuring<T, V>(work: () => Promise<T>, probe: () => V): Promise<[T, V[]]> {
+  const seen: V[] = []
   let running = true
   const turn = () => {
     if (!running) return
-    turns++
+    seen.push(probe())
     setImmediate(turn)
   }
   setImmediate(turn)
   try {
-    return [await work(), turns]
+    return [await work(), seen]
   } finally {
     running = false
   }
