@@ -23,8 +23,9 @@ export function walSalts(path: string): string {
   return readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
 }
 
+/** A new directory inside the run's own (removed when the run ends; see global-setup.ts). */
 export function tempDir(prefix = 'plantstore-test-'): string {
-  const dir = join(tmpdir(), `${prefix}${randomUUID()}`)
+  const dir = join(process.env.PLANTSTORE_TEST_TMP ?? tmpdir(), `${prefix}${randomUUID()}`)
   mkdirSync(dir, { recursive: true })
   return dir
 }
