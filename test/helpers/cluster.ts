@@ -74,11 +74,14 @@ export function readyAddresses(log: string): Set<string> {
 
 /** The pids that answered requests (to `url` only, when given), from their debug request lines. */
 export function servedBy(log: string, url?: string): Set<number> {
-  return new Set(
-    lines(log)
-      .filter((l) => l.msg === 'request completed' && (url === undefined || l.url === url))
-      .map((l) => l.pid),
-  )
+  return new Set(answeredBy(log, url))
+}
+
+/** The pid of each answer (to `url` only, when given), in the order the log has them. */
+export function answeredBy(log: string, url?: string): number[] {
+  return lines(log)
+    .filter((l) => l.msg === 'request completed' && (url === undefined || l.url === url))
+    .map((l) => l.pid)
 }
 
 /** The pids that took the webhook dispatcher lease, in order. */
