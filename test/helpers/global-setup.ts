@@ -21,10 +21,10 @@ export default async function setup(): Promise<() => Promise<void>> {
   process.env.PLANTSTORE_TEST_TMP = dir
   const removeFiles = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
   try {
-    const dropDatabases = await postgresSuite()
+    const endPostgresSuite = await postgresSuite()
     return async () => {
       try {
-        await dropDatabases()
+        await endPostgresSuite()
       } finally {
         removeFiles()
       }
@@ -38,7 +38,7 @@ export default async function setup(): Promise<() => Promise<void>> {
 /**
  * Decides once per run whether the PostgreSQL suite runs. Without TEST_DATABASE_URL it is skipped,
  * loudly, except under CI=true where a missing database fails the run instead of passing quietly.
- * Returns what drops the run's databases.
+ * Returns what ends it: drops the run's databases, or repeats that it was skipped.
  */
 async function postgresSuite(): Promise<() => Promise<void>> {
   const url = TEST_DATABASE_URL
