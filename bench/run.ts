@@ -8,7 +8,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +24,14 @@ import {
   threadCpuSeconds,
 } from './cpu-budget.js'
 import { median } from './median.js'
+import {
+  type PerfSummary,
+  perfNodeFlags,
+  perfUnavailable,
+  recordThreads,
+  report,
+  summaryText,
+} from './perf-profile.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const BENCH = join(ROOT, 'bench')
@@ -85,6 +93,8 @@ const HELP = `usage: npm run bench -- [options]
   --scenarios <list>    create,create-ascending,get,list,list-after,update (default all);
                         create sends random ids, create-ascending ids that ascend
   --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
+  --perf                sample the service's event loop with Linux perf during each measured run
+                        and summarize where its time went (bench/results/profiles/perf-*.txt)
   --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
 /** Refuses the run before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
@@ -107,6 +117,7 @@ const parsed = (() => {
         workers: { type: 'string', default: '1' },
         scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
         'cpu-prof': { type: 'boolean', default: false },
+        perf: { type: 'boolean', default: false },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -221,6 +232,8 @@ interface ResultRow {
   ceilingRuns?: Measured[]
   /** For creates with one worker: the CPU a create may use at the target rate, and what each server used. */
   cpu?: CpuFigures
+  /** With --perf: where the service's event loop spent each round's measured run. */
+  profiles?: Array<{ round: number; file: string; pids: number[]; summary: PerfSummary }>
 }
 
 /** CPU per request in µs: all of a server's threads together, and its busiest thread alone. */
@@ -412,8 +425,16 @@ async function runWrk(
   }
 }
 
-/** Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout. */
-async function measure(server: Server, scenario: Scenario, env: Record<string, string>): Promise<Measured> {
+/**
+ * Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout; with perfFile,
+ * perf samples the event loop of each of its processes into that file for as long as the load lasts.
+ */
+async function measure(
+  server: Server,
+  scenario: Scenario,
+  env: Record<string, string>,
+  perfFile?: string,
+): Promise<Measured> {
   if (warmup > 0) await runWrk(server.url, scenario.script, warmup, env)
   const root = server.process.pid as number
   let pids = processTree(root)
@@ -431,17 +452,23 @@ async function measure(server: Server, scenario: Scenario, env: Record<string, s
   const sampler = setInterval(sample, 100)
   const started = process.hrtime.bigint()
   try {
-    const load = await runWrk(server.url, scenario.script, duration, env)
-    sample()
-    const cpuAfter = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
-    const threadsAfter = threadCpuSeconds(pids)
-    const wall = Number(process.hrtime.bigint() - started) / 1e9
-    return {
-      ...load,
-      peakRssMb: peakKb / 1024,
-      serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
-      busiestThreadCpuPercent: (100 * busiestThreadSeconds(threadsBefore, threadsAfter)) / wall,
-    }
+    // A process's main thread, its event loop, has the process's own id.
+    const recording = perfFile === undefined ? undefined : recordThreads(pids, duration, perfFile)
+    // Read as soon as the load ends: perf takes a second more to write its file, idle time that
+    // would lower every CPU share.
+    const measured = runWrk(server.url, scenario.script, duration, env).then((load): Measured => {
+      sample()
+      const cpuAfter = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+      const threadsAfter = threadCpuSeconds(pids)
+      const wall = Number(process.hrtime.bigint() - started) / 1e9
+      return {
+        ...load,
+        peakRssMb: peakKb / 1024,
+        serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
+        busiestThreadCpuPercent: (100 * busiestThreadSeconds(threadsBefore, threadsAfter)) / wall,
+      }
+    })
+    return (await Promise.all([measured, recording]))[0]
   } finally {
     clearInterval(sampler)
   }
@@ -720,6 +747,13 @@ async function main(): Promise<void> {
     `bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ${roundCount} round(s) of ${duration}s per server after ${warmup}s warm-up, ${connections} connections, ${threads} wrk thread(s)\n`,
   )
   const profileDir = join(BENCH, 'results', 'profiles')
+  if (opts.perf) {
+    const why = await perfUnavailable()
+    if (why !== undefined) refuse(`--perf cannot sample here: ${why}`)
+    mkdirSync(profileDir, { recursive: true })
+  }
+  // The service's processes that wrote a JIT map for perf (/tmp/perf-PID.map), removed once it stops.
+  const mapped = new Set<number>()
   for (const workers of workerCounts) {
     for (const rows of prefills) {
       const setup = await freshDatabase()
@@ -738,13 +772,14 @@ async function main(): Promise<void> {
         ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
         // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply. Node
         // refuses --cpu-prof in NODE_OPTIONS: a profiled run starts node itself with the launcher's settings.
-        const [command, prefix, env] = opts['cpu-prof']
-          ? [
-              process.execPath,
-              [...LAUNCHER.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, BIN],
-              LAUNCHER.env,
-            ]
-          : [BIN, [], {}]
+        const nodeFlags = [
+          ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+          ...(opts.perf ? perfNodeFlags(profileDir) : []),
+        ]
+        const [command, prefix, env] =
+          nodeFlags.length > 0
+            ? [process.execPath, [...LAUNCHER.nodeFlags, ...nodeFlags, BIN], LAUNCHER.env]
+            : [BIN, [], {}]
         service = await startProcess(
           command,
           [
@@ -788,7 +823,20 @@ async function main(): Promise<void> {
                 references[spec.name] = await measureReference(spec, scenario, env, token)
               }
             }
-            const measuredService = await measure(service, scenario, env)
+            const perfFile = opts.perf
+              ? join(profileDir, `perf-${scenario.name}-${rows}-w${workers}-r${round}.data`)
+              : undefined
+            const pids = perfFile ? processTree(service.process.pid as number) : []
+            for (const pid of pids) mapped.add(pid)
+            const measuredService = await measure(service, scenario, env, perfFile)
+            if (perfFile) {
+              const summary = await report(perfFile)
+              const text = perfFile.replace(/\.data$/, '.txt')
+              writeFileSync(text, summaryText(summary, measuredService.requests))
+              row.profiles = [...(row.profiles ?? []), { round, file: text, pids, summary }]
+              const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
+              process.stderr.write(`bench: perf profile of the service's event loop: ${text} (${frames})\n`)
+            }
             const after = await measure(ceiling, scenario, env)
             rounds.push({
               ceiling: bracket(ceilingRuns.at(-1) as Measured, after),
@@ -822,6 +870,12 @@ async function main(): Promise<void> {
         const code = await service?.stop()
         await ceiling?.stop()
         await setup.cleanup()
+        // V8's logs beside the recordings say nothing the recordings do not.
+        const logs =
+          mapped.size > 0 ? readdirSync(profileDir).filter((f) => /^isolate-.*-v8\.log$/.test(f)) : []
+        for (const log of logs) rmSync(join(profileDir, log), { force: true })
+        for (const pid of mapped) rmSync(`/tmp/perf-${pid}.map`, { force: true })
+        mapped.clear()
         if (service && code !== 0) process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
       }
     }

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { cpus } from 'node:os'
@@ -8,9 +8,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { median } from '../bench/median.js'
+import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
 const run = promisify(execFile)
+// perf runs only where it is installed and the kernel lets it sample (perf_event_open).
+const perfSamples = spawnSync('perf', ['record', '-q', '-o', '/dev/null', '--', 'true']).status === 0
 const ROOT = join(import.meta.dirname, '..')
 
 interface Measured {
@@ -41,6 +44,18 @@ interface Row {
   cpu: {
     budget: { rate: number; cores: number; wrkUs: number; allThreadsUs: number; oneThreadUs: number }
     used: Array<{ server: string; allThreadsUs: number; busiestThreadUs: number }>
+  }
+}
+
+interface Profile {
+  round: number
+  file: string
+  pids: number[]
+  summary: {
+    cpuSeconds: number
+    byObject: Array<{ name: string; percent: number }>
+    top: Array<{ name: string; percent: number }>
+    frames: Array<{ name: string; meaning: string; percent: number }>
   }
 }
 
@@ -303,6 +318,39 @@ describe('npm run bench', () => {
     expect(stdout).not.toContain('NOT met  POST /plants req/s ≥ 0.8 × ceiling (POST /plants, ascending ids')
   }, 150_000)
 
+  it.skipIf(lacking(perfSamples, 'Linux perf (Debian: linux-perf) cannot sample here'))(
+    "with --perf says where the service's event loop spent a measured run, and leaves no map behind",
+    async () => {
+      const { report } = await shortRunWithOutput('--scenarios', 'create', '--perf')
+      const [row] = report.results as [Row & { profiles: Profile[] }]
+      expect(row.profiles.map((p) => p.round)).toEqual([1])
+      const [profile] = row.profiles as [Profile]
+      const { summary } = profile
+      // perf's cpu-clock is the thread's CPU time: at most the run's second, and some of it.
+      expect(summary.cpuSeconds).toBeGreaterThan(0.01)
+      expect(summary.cpuSeconds).toBeLessThan(2)
+      expect(summary.byObject.map((o) => o.name)).toContain('node')
+      const total = summary.byObject.reduce((sum, o) => sum + o.percent, 0)
+      expect(total).toBeGreaterThan(90)
+      expect(total).toBeLessThanOrEqual(100.5)
+      expect(summary.top.length).toBeGreaterThan(5)
+      // The creates' inserts and commits run on the event loop: SQLite's statements are sampled there.
+      const step = summary.frames.find((f) => f.name === 'sqlite3_step')
+      expect(step?.percent).toBeGreaterThan(0)
+      const text = readFileSync(profile.file, 'utf8')
+      expect(text).toMatch(/^CPU sampled: [\d.]+ s over \d+ requests, [\d.]+ µs a request$/m)
+      expect(text).toContain(`SQLite statements (sqlite3_step)`)
+      // The JIT maps perf read are removed with the service, and V8's logs beside the recordings.
+      expect(profile.pids.length).toBeGreaterThan(0)
+      for (const pid of profile.pids) expect(existsSync(`/tmp/perf-${pid}.map`)).toBe(false)
+      const profiles = join(ROOT, 'bench', 'results', 'profiles')
+      expect(
+        readdirSync(profiles).filter((f) => profile.pids.some((pid) => f.includes(`-${pid}-v8.log`))),
+      ).toEqual([])
+    },
+    150_000,
+  )
+
   /** A short run of the benchmark (one round of 1 s, two connections) with these options; its report. */
   async function shortRun(...args: string[]): Promise<{ results: Row[] }> {
     return (await shortRunWithOutput(...args)).report
@@ -362,6 +410,21 @@ describe('npm run bench', () => {
     run('npx', ['tsx', 'bench/run.ts', ...args], { cwd: ROOT }).catch(
       (error: { code: number; stderr: string }) => error,
     )
+
+  it('refuses --perf where perf cannot run, with exit 2 before anything starts', async () => {
+    const failed = await run('npx', ['tsx', 'bench/run.ts', '--perf', '--scenarios', 'create'], {
+      cwd: ROOT,
+      env: { ...process.env, PERF: '/nonexistent/perf' },
+    }).catch((error: { code: number; stdout: string; stderr: string }) => error)
+    expect(failed).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringContaining(
+        'bench: --perf cannot sample here: /nonexistent/perf is not installed (Debian: apt-get install linux-perf)',
+      ),
+    })
+    expect(failed.stderr).not.toContain('round 1')
+  })
 
   it('removes the fresh database when the service fails to start', async () => {
     // A temporary folder of its own, so that only this run's leftovers are counted (tsx keeps its cache there too).
