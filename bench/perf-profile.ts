@@ -60,7 +60,7 @@ export function recordThreads(threadIds: number[], seconds: number, file: string
   })
 }
 
-/** Frames whose inclusive share says what a create's storage work costs the event loop. */
+/** Frames whose inclusive shares say what SQLite's work, and the young generation's collections, cost. */
 export const FRAMES: ReadonlyArray<{ frame: string; meaning: string }> = [
   { frame: 'sqlite3_step', meaning: 'SQLite statements' },
   { frame: 'pagerWalFrames', meaning: "the commit's log frames" },
@@ -144,7 +144,7 @@ export async function report(file: string): Promise<PerfSummary> {
 const pct = (n: number) => `${n.toFixed(1)} %`
 
 /** µs of the sampled threads' CPU a request spent under a share, over the requests of the same run. */
-export function perRequestUs(summary: PerfSummary, percent: number, requests: number): number {
+function perRequestUs(summary: PerfSummary, percent: number, requests: number): number {
   return (summary.cpuSeconds * 1e6 * percent) / 100 / requests
 }
 

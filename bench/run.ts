@@ -870,9 +870,10 @@ async function main(): Promise<void> {
         const code = await service?.stop()
         await ceiling?.stop()
         await setup.cleanup()
-        // V8's logs beside the recordings say nothing the recordings do not.
+        // V8's logs beside the recordings (isolate-ADDRESS-PID-v8.log) say nothing the recordings do not.
+        const ours = (file: string) => [...mapped].some((pid) => file.endsWith(`-${pid}-v8.log`))
         const logs =
-          mapped.size > 0 ? readdirSync(profileDir).filter((f) => /^isolate-.*-v8\.log$/.test(f)) : []
+          mapped.size > 0 ? readdirSync(profileDir).filter((f) => f.startsWith('isolate-') && ours(f)) : []
         for (const log of logs) rmSync(join(profileDir, log), { force: true })
         for (const pid of mapped) rmSync(`/tmp/perf-${pid}.map`, { force: true })
         mapped.clear()
