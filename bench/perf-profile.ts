@@ -61,7 +61,7 @@ export function recordThreads(threadIds: number[], seconds: number, file: string
 }
 
 /** Frames whose inclusive shares say what SQLite's work, and the young generation's collections, cost. */
-export const FRAMES: ReadonlyArray<{ frame: string; meaning: string }> = [
+const FRAMES: ReadonlyArray<{ frame: string; meaning: string }> = [
   { frame: 'sqlite3_step', meaning: 'SQLite statements' },
   { frame: 'pagerWalFrames', meaning: "the commit's log frames" },
   { frame: 'readDbPage', meaning: 'page reads' },
