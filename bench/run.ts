@@ -474,7 +474,10 @@ async function measure(
   }
 }
 
-/** A reference server of the benchmark: bench/reference.mjs with its arguments. */
+/**
+ * A reference server of the benchmark: bench/reference.mjs with its arguments, or the service itself
+ * with a module loaded before it (`node --import`).
+ */
 interface Reference {
   name: string
   /** What the `for scale` line under the verdicts calls it. */
@@ -482,6 +485,8 @@ interface Reference {
   args: string[]
   /** Its database is made by the service's own migrations first. */
   migrated?: boolean
+  /** The service, started through the launcher with this module imported first, and a token of its own. */
+  service?: string
 }
 
 /** The references measured for creates on an empty store with one worker, in this order. */
@@ -493,7 +498,20 @@ const REFERENCES: Reference[] = [
     args: ['--schema', 'service'],
     migrated: true,
   },
+  {
+    name: 'plantstore (no storage)',
+    scale: 'the service answering each create without storing it (bench/no-store.mjs)',
+    args: [],
+    migrated: true,
+    service: join(BENCH, 'no-store.mjs'),
+  },
 ]
+
+/** The service's command line after the launcher: on its own port, the one token never limited. */
+function serveArgs(databaseUrl: string, workers: string): string[] {
+  // One token sends everything here: the per-token limit would answer most requests 429.
+  return ['serve', '--port', '0', '--database-url', databaseUrl, '--workers', workers, '--rate-limit', 'off']
+}
 
 /** A reference on a fresh SQLite file of its own, started and stopped around its load. */
 async function measureReference(
@@ -507,16 +525,30 @@ async function measureReference(
   if (spec.migrated) {
     execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
   }
-  const reference = await startProcess(process.execPath, [
-    join(BENCH, 'reference.mjs'),
-    '--token',
-    token,
-    '--database',
-    database,
-    ...spec.args,
-  ])
+  let own = token
+  let reference: Server
+  if (spec.service === undefined) {
+    reference = await startProcess(process.execPath, [
+      join(BENCH, 'reference.mjs'),
+      '--token',
+      token,
+      '--database',
+      database,
+      ...spec.args,
+    ])
+  } else {
+    const url = `sqlite:${database}`
+    own = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', url], {
+      encoding: 'utf8',
+    }).trim()
+    reference = await startProcess(
+      process.execPath,
+      [...LAUNCHER.nodeFlags, '--import', spec.service, BIN, ...serveArgs(url, '1')],
+      LAUNCHER.env,
+    )
+  }
   try {
-    return await measure(reference, scenario, env)
+    return await measure(reference, scenario, { ...env, BENCH_TOKEN: own })
   } finally {
     await reference.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -780,23 +812,7 @@ async function main(): Promise<void> {
           nodeFlags.length > 0
             ? [process.execPath, [...LAUNCHER.nodeFlags, ...nodeFlags, BIN], LAUNCHER.env]
             : [BIN, [], {}]
-        service = await startProcess(
-          command,
-          [
-            ...prefix,
-            'serve',
-            '--port',
-            '0',
-            '--database-url',
-            setup.url,
-            '--workers',
-            workers,
-            // One token sends everything here: the per-token limit would answer most requests 429.
-            '--rate-limit',
-            'off',
-          ],
-          env,
-        )
+        service = await startProcess(command, [...prefix, ...serveArgs(setup.url, workers)], env)
         for (const scenario of scenarios) {
           const readRows = Math.max(rows, READ_ROWS)
           if (!scenario.creates && rows < READ_ROWS) await setup.fill(READ_ROWS)

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ROOT, runCli } from './helpers/process.js'
+import { issueToken, ROOT, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
 const TOKEN = 'pst_reference_token'
@@ -119,5 +119,50 @@ describe('bench/reference.mjs', () => {
     ])
     const [code] = await once(child, 'exit')
     expect(code).toBe(2)
+  })
+})
+
+// The benchmark's `plantstore (no storage)` line stands for "the service's own work alone": the
+// service must answer creates as it always does, and store nothing.
+describe('bench/no-store.mjs', () => {
+  it('makes the service answer every create as created and write nothing', async () => {
+    const database = join(tempDir(), 'no-store.db')
+    const url = `sqlite:${database}`
+    expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
+    const token = await issueToken(url, 'bench')
+    const server = await startServer(['--database-url', url], {
+      NODE_OPTIONS: `--import ${join(ROOT, 'bench/no-store.mjs')}`,
+    })
+    stops.push(() => void server.stop())
+    const create = (body: string) =>
+      fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      })
+
+    // Twice: the first goes through the framework (the token's first use), the second through the
+    // fast lane; both answer as a real create does, body and ETag.
+    for (let i = 0; i < 2; i++) {
+      const created = await create('{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
+      expect(created.status).toBe(200)
+      expect(created.headers.get('etag')).toMatch(/^"1-[A-Za-z0-9_-]{16}"$/)
+      expect(await created.text()).toBe('{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
+    }
+    // Bad input is still refused before the store.
+    expect((await create('{"id":1}')).status).toBe(400)
+    const read = await fetch(`${server.url}/plants/9007199254740993`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(read.status).toBe(404)
+    await server.stop()
+
+    const db = new Database(database, { readonly: true })
+    try {
+      expect(db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+      expect(db.prepare('SELECT count(*) FROM events').pluck().get()).toBe(0)
+    } finally {
+      db.close()
+    }
   })
 })

@@ -118,7 +118,11 @@ describe('npm run bench', () => {
     expect(r.ceiling.rps).toBe(median(runs.map((x) => x.rps)))
     expect(r.ratio).toBeCloseTo(median(rounds.map((x) => x.service.rps / x.ceiling.rps)), 10)
     expect(r.p99VsCeiling).toBeCloseTo(median(rounds.map((x) => x.service.p99Ms / x.ceiling.p99Ms)), 10)
-    expect(r.references.map((x) => x.name)).toEqual(['reference', 'reference (service schema)'])
+    expect(r.references.map((x) => x.name)).toEqual([
+      'reference',
+      'reference (service schema)',
+      'plantstore (no storage)',
+    ])
     for (const reference of r.references) {
       const runsOf = rounds.map((x) => x.references[reference.name] as Measured)
       expect(reference.ratio).toBeCloseTo(
@@ -143,6 +147,7 @@ describe('npm run bench', () => {
       'ceiling',
       'reference',
       'reference (service schema)',
+      'plantstore (no storage)',
       'plantstore',
     ])
     const service = used.at(-1) as { allThreadsUs: number; busiestThreadUs: number }
@@ -298,7 +303,11 @@ describe('npm run bench', () => {
       ['create-ascending', '2'],
     ])
     const [row] = report.results as [Row]
-    expect(row.references.map((x) => x.name)).toEqual(['reference', 'reference (service schema)'])
+    expect(row.references.map((x) => x.name)).toEqual([
+      'reference',
+      'reference (service schema)',
+      'plantstore (no storage)',
+    ])
     // A repeated id is a 409: ids a reference rounded onto each other would show here.
     for (const m of [
       ...row.ceilingRuns,
