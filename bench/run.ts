@@ -2,7 +2,8 @@
 // (bench/ceiling.mjs) with wrk, scenario by scenario, and prints how close the service comes. For
 // creates on an empty store it also loads bench/reference.mjs, the ceiling plus durable SQLite group
 // commit and nothing else, on one bare table and on the service's own tables (--schema service),
-// which shows what the storage design alone reaches on the machine.
+// which shows what the storage design alone reaches on the machine, and the service with a store that
+// keeps nothing (bench/no-store.mjs), which shows what the service's own work alone reaches.
 // Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
 // shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
