@@ -426,24 +426,39 @@ async function runWrk(
   }
 }
 
+/** A perf recording of one measured load, and the service's processes it met. */
+interface PerfRecording {
+  file: string
+  /**
+   * Every process of the service seen from the warm-up to the end of the load (each writes a JIT map,
+   * /tmp/perf-PID.map, removed once the service stops), a worker that replaced another among them.
+   */
+  seen: Set<number>
+  /** The processes whose event loops were sampled, set when the recording starts. */
+  sampled?: number[]
+}
+
 /**
- * Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout; with perfFile,
- * perf samples the event loop of each of its processes into that file for as long as the load lasts.
+ * Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout; with perf,
+ * perf samples the event loop of each of its processes into perf.file for as long as the load lasts.
  */
 async function measure(
   server: Server,
   scenario: Scenario,
   env: Record<string, string>,
-  perfFile?: string,
+  perf?: PerfRecording,
 ): Promise<Measured> {
-  if (warmup > 0) await runWrk(server.url, scenario.script, warmup, env)
   const root = server.process.pid as number
+  // A worker replaced during the warm-up leaves a map too.
+  if (perf) for (const pid of processTree(root)) perf.seen.add(pid)
+  if (warmup > 0) await runWrk(server.url, scenario.script, warmup, env)
   let pids = processTree(root)
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
   const threadsBefore = threadCpuSeconds(pids)
   let peakKb = 0
   const sample = () => {
     pids = processTree(root)
+    for (const pid of pids) perf?.seen.add(pid)
     peakKb = Math.max(
       peakKb,
       pids.reduce((sum, pid) => sum + rssKb(pid), 0),
@@ -454,7 +469,8 @@ async function measure(
   const started = process.hrtime.bigint()
   try {
     // A process's main thread, its event loop, has the process's own id.
-    const recording = perfFile === undefined ? undefined : recordThreads(pids, duration, perfFile)
+    if (perf) perf.sampled = pids
+    const recording = perf && recordThreads(pids, duration, perf.file)
     // Read as soon as the load ends: perf takes a second more to write its file, idle time that
     // would lower every CPU share.
     const measured = runWrk(server.url, scenario.script, duration, env).then((load): Measured => {
@@ -840,15 +856,17 @@ async function main(): Promise<void> {
                 references[spec.name] = await measureReference(spec, scenario, env, token)
               }
             }
-            const perfFile = opts.perf
-              ? join(profileDir, `perf-${scenario.name}-${rows}-w${workers}-r${round}.data`)
+            const perf: PerfRecording | undefined = opts.perf
+              ? {
+                  file: join(profileDir, `perf-${scenario.name}-${rows}-w${workers}-r${round}.data`),
+                  seen: mapped,
+                }
               : undefined
-            const pids = perfFile ? processTree(service.process.pid as number) : []
-            for (const pid of pids) mapped.add(pid)
-            const measuredService = await measure(service, scenario, env, perfFile)
-            if (perfFile) {
-              const summary = await report(perfFile)
-              const text = perfFile.replace(/\.data$/, '.txt')
+            const measuredService = await measure(service, scenario, env, perf)
+            if (perf) {
+              const pids = perf.sampled ?? []
+              const summary = await report(perf.file)
+              const text = perf.file.replace(/\.data$/, '.txt')
               writeFileSync(text, summaryText(summary, measuredService.requests))
               row.profiles = [...(row.profiles ?? []), { round, file: text, pids, summary }]
               const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
