@@ -430,8 +430,9 @@ async function runWrk(
 interface PerfRecording {
   file: string
   /**
-   * Every process of the service seen from the warm-up to the end of the load (each writes a JIT map,
-   * /tmp/perf-PID.map, removed once the service stops), a worker that replaced another among them.
+   * Every process of the service seen from before the warm-up to the end of the load, a worker started
+   * in place of one that exited included: each writes a JIT map (/tmp/perf-PID.map), removed once the
+   * service stops.
    */
   seen: Set<number>
   /** The processes whose event loops were sampled, set when the recording starts. */
