@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { retryWhileBusy } from '../src/store/sqlite/busy.js'
+import { retryWhileBusy, retryWhileBusySync } from '../src/store/sqlite/busy.js'
 
 const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
 
@@ -85,4 +85,41 @@ describe('retryWhileBusy', () => {
       expect(other).toBe(1)
     },
   )
+})
+
+describe('retryWhileBusySync', () => {
+  it('tries again every 2 ms or so until the lock is free, and never retries other errors', () => {
+    let tries = 0
+    const started = performance.now()
+    expect(
+      retryWhileBusySync(() => {
+        if (++tries < 4) throw busy()
+        return 'switched'
+      }),
+    ).toBe('switched')
+    expect(tries).toBe(4)
+    // Three pauses of 2 ms: the thread slept between tries rather than spinning through them.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(5)
+    let other = 0
+    expect(() =>
+      retryWhileBusySync(() => {
+        other++
+        throw new Error('disk I/O error')
+      }),
+    ).toThrow('disk I/O error')
+    expect(other).toBe(1)
+  })
+
+  it('gives up with the busy error after the limit', () => {
+    let tries = 0
+    const started = performance.now()
+    expect(() =>
+      retryWhileBusySync(() => {
+        tries++
+        throw busy()
+      }, 30),
+    ).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }))
+    expect(performance.now() - started).toBeGreaterThanOrEqual(30)
+    expect(tries).toBeGreaterThan(3)
+  })
 })

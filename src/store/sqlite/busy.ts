@@ -32,3 +32,21 @@ export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<
     )
   }
 }
+
+/**
+ * Runs `work` until it gets past a locked database, sleeping the thread 2 ms between attempts, for at
+ * most `limitMs`. For a statement SQLite may refuse at once with SQLITE_BUSY, without calling its
+ * busy handler, and only where the thread has nothing else to do meanwhile (opening a database).
+ */
+export function retryWhileBusySync<T>(work: () => T, limitMs = 5000): T {
+  const deadline = performance.now() + limitMs
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    try {
+      return work()
+    } catch (error) {
+      if (!isBusy(error) || performance.now() > deadline) throw error
+    }
+    Atomics.wait(pause, 0, 0, 2)
+  }
+}

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
+import { retryWhileBusySync } from './busy.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
@@ -238,7 +239,11 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
       try {
         // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an
         // acknowledged create survives power loss, not just a process crash.
-        db.pragma('journal_mode = WAL')
+        // Processes opening a new database at once (a server starting and a `token create` beside
+        // it) each switch it to WAL, and SQLite may refuse one at once with SQLITE_BUSY instead of
+        // waiting on its busy handler (7 of 80 processes started together on new files). Tried
+        // again a moment later, the switch is done, or needs doing no more.
+        retryWhileBusySync(() => db.pragma('journal_mode = WAL'))
         migrated = migrate(db).map((m) => m.name)
       } catch (error) {
         const explained = explainWriteFailure(error, options.path)
