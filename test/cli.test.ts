@@ -57,6 +57,8 @@ describe.each(storeKinds)('plantstore token on $name', (kind) => {
     expect(await Promise.all([exitCode(gone), exitCode(toFull)])).toEqual([1, 1])
     const revoked =
       /^plantstore: cannot write the token to standard output \((EPIPE|ENOSPC)\); token ([0-9a-f]{16}) was revoked, issue another\n$/
+    // Matched whole, so that a failure shows what each command said.
+    expect([goneErr, fullErr]).toEqual([expect.stringMatching(revoked), expect.stringMatching(revoked)])
     expect([goneErr.match(revoked)?.[1], fullErr.match(revoked)?.[1]]).toEqual(['EPIPE', 'ENOSPC'])
     const listed = JSON.parse((await runCli(['token', 'list', '--json', '--database-url', url])).stdout) as {
       name: string
