@@ -525,10 +525,34 @@ const REFERENCES: Reference[] = [
   },
 ]
 
-/** The service's command line after the launcher: on its own port, the one token never limited. */
-function serveArgs(databaseUrl: string, workers: string): string[] {
+/** A token for the load, issued with the CLI as an operator would. */
+function issueToken(databaseUrl: string): string {
+  return execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', databaseUrl], {
+    encoding: 'utf8',
+  }).trim()
+}
+
+/**
+ * `plantstore serve` on its own port, the one token never limited. Started through the launcher, as
+ * `npm start` does, so its V8 and malloc settings apply; with node flags (Node refuses --cpu-prof and
+ * --perf-basic-prof in NODE_OPTIONS) it starts node itself with the launcher's settings and them.
+ */
+function startService(databaseUrl: string, workers: string, nodeFlags: string[] = []): Promise<Server> {
   // One token sends everything here: the per-token limit would answer most requests 429.
-  return ['serve', '--port', '0', '--database-url', databaseUrl, '--workers', workers, '--rate-limit', 'off']
+  const serve = [
+    'serve',
+    '--port',
+    '0',
+    '--database-url',
+    databaseUrl,
+    '--workers',
+    workers,
+    '--rate-limit',
+    'off',
+  ]
+  return nodeFlags.length === 0
+    ? startProcess(BIN, serve)
+    : startProcess(process.execPath, [...LAUNCHER.nodeFlags, ...nodeFlags, BIN, ...serve], LAUNCHER.env)
 }
 
 /** A reference on a fresh SQLite file of its own, started and stopped around its load. */
@@ -543,28 +567,19 @@ async function measureReference(
   if (spec.migrated) {
     execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
   }
-  let own = token
-  let reference: Server
-  if (spec.service === undefined) {
-    reference = await startProcess(process.execPath, [
-      join(BENCH, 'reference.mjs'),
-      '--token',
-      token,
-      '--database',
-      database,
-      ...spec.args,
-    ])
-  } else {
-    const url = `sqlite:${database}`
-    own = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', url], {
-      encoding: 'utf8',
-    }).trim()
-    reference = await startProcess(
-      process.execPath,
-      [...LAUNCHER.nodeFlags, '--import', spec.service, BIN, ...serveArgs(url, '1')],
-      LAUNCHER.env,
-    )
-  }
+  // The service checks tokens against its own database, so it gets a token of its own.
+  const own = spec.service === undefined ? token : issueToken(`sqlite:${database}`)
+  const reference =
+    spec.service === undefined
+      ? await startProcess(process.execPath, [
+          join(BENCH, 'reference.mjs'),
+          '--token',
+          token,
+          '--database',
+          database,
+          ...spec.args,
+        ])
+      : await startService(`sqlite:${database}`, '1', ['--import', spec.service])
   try {
     return await measure(reference, scenario, { ...env, BENCH_TOKEN: own })
   } finally {
@@ -812,25 +827,16 @@ async function main(): Promise<void> {
       let ceiling: Server | undefined
       let service: Server | undefined
       try {
-        const token = execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', setup.url], {
-          encoding: 'utf8',
-        }).trim()
+        const token = issueToken(setup.url)
         if (rows > 0) {
           process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
           await setup.fill(rows)
         }
         ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-        // Started through the launcher, as `npm start` does, so its V8 and malloc settings apply. Node
-        // refuses --cpu-prof in NODE_OPTIONS: a profiled run starts node itself with the launcher's settings.
-        const nodeFlags = [
+        service = await startService(setup.url, workers, [
           ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
           ...(opts.perf ? perfNodeFlags(profileDir) : []),
-        ]
-        const [command, prefix, env] =
-          nodeFlags.length > 0
-            ? [process.execPath, [...LAUNCHER.nodeFlags, ...nodeFlags, BIN], LAUNCHER.env]
-            : [BIN, [], {}]
-        service = await startProcess(command, [...prefix, ...serveArgs(setup.url, workers)], env)
+        ])
         for (const scenario of scenarios) {
           const readRows = Math.max(rows, READ_ROWS)
           if (!scenario.creates && rows < READ_ROWS) await setup.fill(READ_ROWS)

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -8,12 +8,14 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { median } from '../bench/median.js'
+import { perfUnavailable } from '../bench/perf-profile.js'
 import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
 const run = promisify(execFile)
-// perf runs only where it is installed and the kernel lets it sample (perf_event_open).
-const perfSamples = spawnSync('perf', ['record', '-q', '-o', '/dev/null', '--', 'true']).status === 0
+// perf runs only where it is installed and the kernel lets it sample (perf_event_open): the check
+// `--perf` itself makes before it starts.
+const perfSamples = (await perfUnavailable()) === undefined
 const ROOT = join(import.meta.dirname, '..')
 
 interface Measured {

@@ -33,6 +33,9 @@ export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<
   }
 }
 
+/** Never notified: Atomics.wait on it only sleeps the thread for its timeout. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+
 /**
  * Runs `work` until it gets past a locked database, sleeping the thread 2 ms between attempts, for at
  * most `limitMs`. For a statement SQLite may refuse at once with SQLITE_BUSY, without calling its
@@ -40,13 +43,12 @@ export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<
  */
 export function retryWhileBusySync<T>(work: () => T, limitMs = 5000): T {
   const deadline = performance.now() + limitMs
-  const pause = new Int32Array(new SharedArrayBuffer(4))
   for (;;) {
     try {
       return work()
     } catch (error) {
       if (!isBusy(error) || performance.now() > deadline) throw error
     }
-    Atomics.wait(pause, 0, 0, 2)
+    Atomics.wait(PAUSE, 0, 0, 2)
   }
 }
