@@ -518,7 +518,7 @@ const REFERENCES: Reference[] = [
   },
   {
     name: 'plantstore (no storage)',
-    scale: 'the service answering each create without storing it (bench/no-store.mjs)',
+    scale: "the service answering each turn's creates together, storing none (bench/no-store.mjs)",
     args: [],
     migrated: true,
     service: join(BENCH, 'no-store.mjs'),

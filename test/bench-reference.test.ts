@@ -165,4 +165,21 @@ describe('bench/no-store.mjs', () => {
       db.close()
     }
   })
+
+  it("answers the creates of one turn together at the turn's end, as a group commit does", async () => {
+    // The built class the service would use, changed by the module as in the service's process.
+    await import(join(ROOT, 'bench/no-store.mjs'))
+    const { SqlitePlantStore } = (await import(join(ROOT, 'dist/store/sqlite/plants.js'))) as {
+      SqlitePlantStore: { prototype: { create(): Promise<string> } }
+    }
+    const answered: string[] = []
+    const first = SqlitePlantStore.prototype.create().then((outcome) => answered.push(`first ${outcome}`))
+    const second = SqlitePlantStore.prototype.create().then((outcome) => answered.push(`second ${outcome}`))
+    // Not within the turn: every microtask queued so far has run, and neither is answered.
+    for (let i = 0; i < 10; i++) await Promise.resolve()
+    expect(answered).toEqual([])
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.all([first, second])
+    expect(answered).toEqual(['first created', 'second created'])
+  })
 })
