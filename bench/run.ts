@@ -496,16 +496,21 @@ async function measure(
  * A reference server of the benchmark: bench/reference.mjs with its arguments, or the service itself
  * with a module loaded before it (`node --import`).
  */
-interface Reference {
+type Reference = {
   name: string
   /** What the `for scale` line under the verdicts calls it. */
   scale: string
-  args: string[]
-  /** Its database is made by the service's own migrations first. */
-  migrated?: boolean
-  /** The service, started through the launcher with this module imported first, and a token of its own. */
-  service?: string
-}
+} & (
+  | {
+      args: string[]
+      /** Its database is made by the service's own migrations first. */
+      migrated?: boolean
+    }
+  | {
+      /** The module imported first; the service migrates its database as it opens it. */
+      service: string
+    }
+)
 
 /** The references measured for creates on an empty store with one worker, in this order. */
 const REFERENCES: Reference[] = [
@@ -519,8 +524,6 @@ const REFERENCES: Reference[] = [
   {
     name: 'plantstore (no storage)',
     scale: "the service answering each turn's creates together, storing none (bench/no-store.mjs)",
-    args: [],
-    migrated: true,
     service: join(BENCH, 'no-store.mjs'),
   },
 ]
@@ -564,22 +567,25 @@ async function measureReference(
 ): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'plantstore-reference-'))
   const database = join(dir, 'reference.db')
-  if (spec.migrated) {
-    execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
+  let reference: Server
+  let own = token
+  if ('service' in spec) {
+    // The service checks tokens against its own database, so it gets a token of its own.
+    own = issueToken(`sqlite:${database}`)
+    reference = await startService(`sqlite:${database}`, '1', ['--import', spec.service])
+  } else {
+    if (spec.migrated) {
+      execFileSync(BIN, ['migrate', '--database-url', `sqlite:${database}`], { stdio: 'ignore' })
+    }
+    reference = await startProcess(process.execPath, [
+      join(BENCH, 'reference.mjs'),
+      '--token',
+      token,
+      '--database',
+      database,
+      ...spec.args,
+    ])
   }
-  // The service checks tokens against its own database, so it gets a token of its own.
-  const own = spec.service === undefined ? token : issueToken(`sqlite:${database}`)
-  const reference =
-    spec.service === undefined
-      ? await startProcess(process.execPath, [
-          join(BENCH, 'reference.mjs'),
-          '--token',
-          token,
-          '--database',
-          database,
-          ...spec.args,
-        ])
-      : await startService(`sqlite:${database}`, '1', ['--import', spec.service])
   try {
     return await measure(reference, scenario, { ...env, BENCH_TOKEN: own })
   } finally {
