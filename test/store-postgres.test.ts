@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
+import { OUTBOX_LOCK } from '../src/store/postgres/outbox-lock.js'
 import { REVOCATION_CHANNEL } from '../src/store/postgres/revocation.js'
 import { inTransaction } from '../src/store/postgres/transaction.js'
 import { admin, whileLocked } from './helpers/postgres.js'
@@ -242,6 +243,44 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(events[0]?.payload).toContain('"data":{"id":9223372036854775807,"name":"big","tag":"t"}')
     expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b))
     expect(await store.events.listSince(events[1]?.seq ?? 0, 10)).toHaveLength(2)
+  })
+
+  it('writes one batch of creates at a time: what arrives meanwhile waits and commits as the next one', async () => {
+    const { url, store } = await fresh()
+    const waitingOnOutbox = async () =>
+      (
+        await store.pool.query(
+          `SELECT 1 FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+        )
+      ).rowCount
+    const created = await admin(url, async (holder) => {
+      // Another session holds the outbox lock, so the first batch stops before its events.
+      await holder.query('SELECT pg_advisory_lock($1, $2)', [...OUTBOX_LOCK])
+      try {
+        const first = createPlant(store.plants, { id: 1n, name: 'first' })
+        await vi.waitFor(async () => expect(await waitingOnOutbox()).toBe(1), { timeout: 5000, interval: 20 })
+        // Three more creates, each in a turn of its own while the first batch waits.
+        const later: Array<ReturnType<typeof createPlant>> = []
+        for (const id of [2n, 3n, 4n]) {
+          later.push(createPlant(store.plants, { id, name: 'later' }))
+          await sleep(50)
+        }
+        expect(await waitingOnOutbox()).toBe(1)
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [...OUTBOX_LOCK])
+        return Promise.all([first, ...later])
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock_all()')
+      }
+    })
+    expect(created.map((c) => c.plant.id)).toEqual([1n, 2n, 3n, 4n])
+    // The three that waited were written by one transaction, after the first's.
+    const writers = await store.pool.query<{ id: string; xid: string }>(
+      'SELECT id::text AS id, xmin::text AS xid FROM plants ORDER BY id',
+    )
+    const [firstXid, ...laterXids] = writers.rows.map((row) => row.xid)
+    expect(new Set(laterXids).size).toBe(1)
+    expect(laterXids[0]).not.toBe(firstXid)
   })
 
   it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {

@@ -51,13 +51,9 @@ export class PostgresStore implements Store {
     private readonly watch: RevocationWatch,
     readonly migrated: readonly string[] = [],
   ) {
-    const size = pool.options.max ?? DEFAULT_POOL_SIZE
     this.tokens = new PostgresTokenStore(pool, watch)
     this.events = new PostgresEventStore(pool)
-    // Half the pool may be committing batches; the other half stays free for reads and token checks.
-    this.plants = new PostgresPlantStore(pool, Math.max(1, Math.floor(size / 2)), () =>
-      this.events.appended(),
-    )
+    this.plants = new PostgresPlantStore(pool, () => this.events.appended())
     this.webhooks = new PostgresWebhookStore(pool)
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
