@@ -15,7 +15,7 @@
 // The service imports the same built modules (dist/), and a module is loaded once per URL, so the
 // store it builds is made from the class changed here.
 
-import { PerTurn } from '../dist/store/sqlite/per-turn.js'
+import { PerTurn } from '../dist/store/per-turn.js'
 import { SqlitePlantStore } from '../dist/store/sqlite/plants.js'
 
 const created = new PerTurn((answers) => {

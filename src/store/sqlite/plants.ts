@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
+import { PerTurn } from '../per-turn.js'
 import type {
   CreateExtras,
   CreateOutcome,
@@ -18,7 +19,6 @@ import type {
 import type { BatchResult, BatchRow, RowOutcome } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
 import { ListingCache } from './listing-cache.js'
-import { PerTurn } from './per-turn.js'
 import { type PlantRow, toPlant, type VersionedRow } from './plant-row.js'
 import type { BatchSink } from './writer.js'
 
