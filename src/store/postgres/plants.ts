@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg'
 import { plantJson } from '../../plants/events.js'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
+import { StoreUnavailableError } from '../errors.js'
 import type {
   CreateExtras,
   CreateOutcome,
@@ -239,7 +240,11 @@ export class PostgresPlantStore implements PlantStore {
     try {
       outcomes = await inTransaction(this.pool, (client) => this.write(client, batch))
     } catch (error) {
-      for (const item of batch) item.reject(error)
+      // A batch the database did not answer (within the timeout, or on a broken link): the creates
+      // queued behind it, one batch at a time, would each wait a whole timeout more for the same
+      // answer, so they get it now.
+      const failed = error instanceof StoreUnavailableError ? [...batch, ...this.queue.splice(0)] : batch
+      for (const item of failed) item.reject(error)
       return
     }
     const again: PendingCreate[] = []
