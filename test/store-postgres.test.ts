@@ -283,6 +283,41 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(laterXids[0]).not.toBe(firstXid)
   })
 
+  it('makes the point reads of one turn in one query, each answered with its own plant', async () => {
+    const { store } = await fresh()
+    await createPlant(store.plants, { id: 1n, name: 'one', tag: 't' })
+    await createPlant(store.plants, { id: 9223372036854775807n, name: 'max' })
+    await store.plants.update(1n, { name: 'one again' })
+    const queries = vi.spyOn(store.pool, 'query')
+    const found = await Promise.all([1n, 9223372036854775807n, 2n, 1n].map((id) => store.plants.read(id)))
+    expect(queries).toHaveBeenCalledTimes(1)
+    queries.mockRestore()
+    expect(found).toEqual([
+      { plant: { id: 1n, name: 'one again', tag: 't' }, version: 2 },
+      { plant: { id: 9223372036854775807n, name: 'max' }, version: 1 },
+      undefined,
+      { plant: { id: 1n, name: 'one again', tag: 't' }, version: 2 },
+    ])
+    // A read in a later turn sees what was written meanwhile.
+    await store.plants.remove(9223372036854775807n)
+    expect(await store.plants.read(9223372036854775807n)).toBeUndefined()
+  })
+
+  it('fails every point read of a turn whose query fails', async () => {
+    const { url } = await fresh()
+    const proxy = await TcpProxy.start(url)
+    proxies.push(proxy)
+    const store = await openPostgres({ url: proxy.route(url), timeoutMs: 1000 })
+    open.push(store)
+    await createPlant(store.plants, { id: 1n, name: 'one' })
+    await proxy.down()
+    const outcomes = await Promise.allSettled([1n, 2n].map((id) => store.plants.read(id)))
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected')
+      expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError)
+    }
+  })
+
   it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {
     const { url, store } = await fresh()
     await createTaggedAndUntagged(store.plants)

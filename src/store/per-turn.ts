@@ -1,3 +1,12 @@
+import type { VersionedPlant } from './types.js'
+
+/** A point read waiting for the end of its turn, when the turn's reads are made together. */
+export interface PendingRead {
+  id: bigint
+  resolve: (plant: VersionedPlant | undefined) => void
+  reject: (error: unknown) => void
+}
+
 /**
  * Gathers what is asked during one turn of the event loop and hands it over all at once at the turn's
  * end (setImmediate runs once the turn's I/O callbacks are done): the creates of one group commit,

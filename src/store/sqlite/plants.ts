@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
-import { PerTurn } from '../per-turn.js'
+import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
   CreateExtras,
   CreateOutcome,
@@ -26,12 +26,6 @@ import type { BatchSink } from './writer.js'
 interface PendingWrite {
   row: BatchRow
   resolve: (outcome: RowOutcome) => void
-  reject: (error: unknown) => void
-}
-
-interface PendingRead {
-  id: bigint
-  resolve: (plant: VersionedPlant | undefined) => void
   reject: (error: unknown) => void
 }
 
