@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PoolClient } from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import type { Plant } from '../src/plants/model.js'
 import { createPlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
@@ -303,7 +304,43 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(await store.plants.read(9223372036854775807n)).toBeUndefined()
   })
 
-  it('fails every point read of a turn whose query fails', async () => {
+  it('reads the pages of one turn in a query for those without a tag and one for those with, each as read alone', async () => {
+    const { store } = await fresh()
+    for (let id = 1n; id <= 30n; id++) {
+      await createPlant(store.plants, { id, name: `p${id}`, ...(id % 3n === 0n ? { tag: 'third' } : {}) })
+    }
+    const asked = [
+      { limit: 5 },
+      { limit: 5 },
+      { after: 7n, limit: 4 },
+      { after: 28n, limit: 10 },
+      { tag: 'third', limit: 3 },
+      { tag: 'third', after: 12n, limit: 2 },
+      { tag: 'none', limit: 5 },
+      { after: 9223372036854775807n, limit: 5 },
+    ]
+    const alone: Plant[][] = []
+    for (const query of asked) alone.push(await store.plants.list(query))
+    const ids = (pages: Plant[][]) => pages.map((page) => page.map((plant) => Number(plant.id)))
+    expect(ids(alone)).toEqual([
+      [1, 2, 3, 4, 5],
+      [1, 2, 3, 4, 5],
+      [8, 9, 10, 11],
+      [29, 30],
+      [3, 6, 9],
+      [15, 18],
+      [],
+      [],
+    ])
+    const queries = vi.spyOn(store.pool, 'query')
+    const together = await Promise.all(asked.map((query) => store.plants.list(query)))
+    expect(queries).toHaveBeenCalledTimes(2)
+    queries.mockRestore()
+    expect(together).toEqual(alone)
+    expect(together[4]?.[0]).toEqual({ id: 3n, name: 'p3', tag: 'third' })
+  })
+
+  it('fails every page and point read of a turn whose query fails', async () => {
     const { url } = await fresh()
     const proxy = await TcpProxy.start(url)
     proxies.push(proxy)
@@ -311,7 +348,12 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     open.push(store)
     await createPlant(store.plants, { id: 1n, name: 'one' })
     await proxy.down()
-    const outcomes = await Promise.allSettled([1n, 2n].map((id) => store.plants.read(id)))
+    const outcomes = await Promise.allSettled([
+      store.plants.read(1n),
+      store.plants.read(2n),
+      store.plants.list({ limit: 5 }),
+      store.plants.list({ tag: 't', limit: 5 }),
+    ])
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected')
       expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError)
