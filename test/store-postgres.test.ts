@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PoolClient } from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import type { AppError } from '../src/errors.js'
 import type { Plant } from '../src/plants/model.js'
-import { createPlant } from '../src/plants/service.js'
+import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
 import { OUTBOX_LOCK } from '../src/store/postgres/outbox-lock.js'
@@ -282,6 +283,46 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     const [firstXid, ...laterXids] = writers.rows.map((row) => row.xid)
     expect(new Set(laterXids).size).toBe(1)
     expect(laterXids[0]).not.toBe(firstXid)
+  })
+
+  it('writes the creates, updates and deletes of one turn in one transaction, each change seeing those of its plant before it', async () => {
+    const { store } = await fresh()
+    for (const id of [1n, 2n, 3n]) await createPlant(store.plants, { id, name: `p${id}` })
+    const [last] = (await store.events.listSince(0, 100)).slice(-1)
+    const outcomes = await Promise.allSettled([
+      changePlant(store.plants, 1n, { name: 'one' }),
+      changePlant(store.plants, 2n, { name: 'two' }, { ifMatch: ['"stale"'] }),
+      changePlant(store.plants, 99n, { name: 'none' }),
+      createPlant(store.plants, { id: 10n, name: 'ten' }),
+      changePlant(store.plants, 1n, { name: 'one again', tag: 't' }),
+      deletePlant(store.plants, 3n),
+    ])
+    const codes = outcomes.map((outcome) =>
+      outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as AppError).entry.code,
+    )
+    expect(codes).toEqual(['ok', 41201, 40402, 'ok', 'ok', 'ok'])
+    const first = (outcomes[0] as PromiseFulfilledResult<{ etag: string }>).value
+    const second = (outcomes[4] as PromiseFulfilledResult<{ plant: Plant; etag: string }>).value
+    expect(second.plant).toEqual({ id: 1n, name: 'one again', tag: 't' })
+    expect(second.etag).not.toBe(first.etag)
+    const rows = await store.pool.query<{ id: string; xid: string; version: number }>(
+      'SELECT id::text AS id, xmin::text AS xid, version FROM plants ORDER BY plants.id',
+    )
+    expect(rows.rows.map(({ id, version }) => ({ id, version }))).toEqual([
+      { id: '1', version: 3 },
+      { id: '2', version: 1 },
+      { id: '10', version: 1 },
+    ])
+    // The creation of 10 and both changes of 1 committed together.
+    expect(rows.rows[2]?.xid).toBe(rows.rows[0]?.xid)
+    const events = await store.events.listSince(last?.seq ?? 0, 100)
+    expect(events.map((event) => [event.type, JSON.parse(event.payload).data.id])).toEqual([
+      ['plant.created', 10],
+      ['plant.updated', 1],
+      ['plant.updated', 1],
+      ['plant.deleted', 3],
+    ])
+    expect(events[2]?.payload).toContain('"name":"one again"')
   })
 
   it('makes the point reads of one turn in one query, each answered with its own plant', async () => {

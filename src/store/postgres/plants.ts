@@ -23,12 +23,26 @@ import { guarded } from './errors.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
+/** A create waiting for its batch. */
 interface PendingCreate {
+  kind: 'create'
   plant: NewPlant
   extras: CreateExtras | undefined
   resolve: (outcome: CreateOutcome) => void
   reject: (error: unknown) => void
 }
+
+/** An update or delete waiting for its batch: `apply` writes it once the batch holds the row. */
+interface PendingChange {
+  kind: 'change'
+  id: bigint
+  options: WriteOptions
+  apply: (client: PoolClient, current: Plant) => Promise<Plant | undefined>
+  resolve: (result: WriteResult) => void
+  reject: (error: unknown) => void
+}
+
+type PendingWrite = PendingCreate | PendingChange
 
 /** A page of plants waiting for the end of its turn; `from` is the smallest id it may hold. */
 interface PendingPage {
@@ -52,15 +66,21 @@ interface VersionedRow extends PlantRow {
 /** A create's outcome in its batch; 'next-batch': not written, to be tried again in the next batch. */
 type BatchOutcome = CreateOutcome | 'next-batch'
 
+/** What a batch's creates wrote: each one's outcome and event, in the order they were given. */
+interface CreatesWritten {
+  outcomes: BatchOutcome[]
+  events: Array<OutboxEvent | undefined>
+}
+
 const COLUMNS = 'id::text AS id, name, tag'
 
 /** Creates in one batch at most; a larger queue is split over several transactions. */
 const MAX_BATCH = 500
 
 /**
- * Batches of creates written at once by one instance. Every batch takes the outbox lock for its
+ * Batches of writes in flight at once from one instance. Every batch takes the outbox lock for its
  * events and holds it through its COMMIT, so batches commit one after another whatever this is; a
- * second batch in flight only splits the creates that arrive during a commit into more, smaller
+ * second batch in flight only splits the writes that arrive during a commit into more, smaller
  * transactions, each waiting for the lock and flushing the WAL on its own. With one, everything that
  * arrives during a commit goes into the next batch, and an instance answered about 1.5 times the
  * creates a second it answered with five batches at once (the README's Performance section).
@@ -74,30 +94,30 @@ function toPlant(row: PlantRow): Plant {
 }
 
 /**
- * The positions of `items` in ascending plant id (arrival order among equal ids). Every transaction
- * that inserts several plants takes their rows in this order: two that share ids (retries on one
- * instance, the same creates on another, an import) then wait for each other, where taking them in
- * arrival order let each hold a row the other wanted, and PostgreSQL failed one batch as deadlocked.
+ * The positions of `ids` in ascending order (given order among equal ids). Every transaction that
+ * writes several plants takes their rows in this order: two that share ids (retries on one instance,
+ * the same writes on another, an import) then wait for each other, where taking them in arrival
+ * order let each hold a row the other wanted, and PostgreSQL failed one batch as deadlocked.
  */
-function inIdOrder(items: readonly { plant: NewPlant }[]): number[] {
-  return items
+function inIdOrder(ids: readonly bigint[]): number[] {
+  return ids
     .map((_, i) => i)
     .sort((a, b) => {
-      const x = (items[a] as { plant: NewPlant }).plant.id
-      const y = (items[b] as { plant: NewPlant }).plant.id
+      const x = ids[a] as bigint
+      const y = ids[b] as bigint
       return x < y ? -1 : x > y ? 1 : a - b
     })
 }
 
 /**
- * Plants in PostgreSQL with group commit: creates that arrive while earlier batches are in flight
- * are queued and written together, one transaction and one WAL flush per batch, and each request is
- * answered only after its batch committed. `INSERT … ON CONFLICT DO NOTHING` makes a duplicate (also
- * one inserted by another instance a moment earlier) fail only its own request; a failed commit
- * fails every request of its batch.
+ * Plants in PostgreSQL with group commit: creates, updates and deletes that arrive while the batch
+ * before is in flight are queued and written together, one transaction and one WAL flush per batch,
+ * and each request is answered only after its batch committed. `INSERT … ON CONFLICT DO NOTHING`
+ * makes a duplicate (also one inserted by another instance a moment earlier) fail only its own
+ * request; a failed commit fails every request of its batch.
  */
 export class PostgresPlantStore implements PlantStore {
-  private queue: PendingCreate[] = []
+  private queue: PendingWrite[] = []
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
   /** The pages asked for in this turn, read together at its end (listGathered). */
@@ -155,7 +175,7 @@ export class PostgresPlantStore implements PlantStore {
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ plant, extras, resolve, reject })
+      this.queue.push({ kind: 'create', plant, extras, resolve, reject })
       this.schedule()
     })
   }
@@ -268,8 +288,8 @@ export class PostgresPlantStore implements PlantStore {
     return rows.length > query.limit ? { json, next: (page[page.length - 1] as Plant).id } : { json }
   }
 
-  async update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.writeOne(id, options, async (client, current) => {
+  update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.change(id, options, async (client, current) => {
       const next = changedPlant(current, change)
       if (next === undefined) return undefined
       await client.query(
@@ -281,7 +301,7 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
-    const result = await this.writeOne(id, options, async (client, current) => {
+    const result = await this.change(id, options, async (client, current) => {
       await client.query('DELETE FROM plants WHERE id = $1', [id.toString()])
       return current
     })
@@ -314,66 +334,110 @@ export class PostgresPlantStore implements PlantStore {
     })
   }
 
-  private async flush(batch: PendingCreate[]): Promise<void> {
-    let outcomes: BatchOutcome[]
+  /** Queues an update or delete for the next batch. */
+  private change(id: bigint, options: WriteOptions, apply: PendingChange['apply']): Promise<WriteResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ kind: 'change', id, options, apply, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  private async flush(batch: PendingWrite[]): Promise<void> {
+    let outcomes: Array<BatchOutcome | WriteResult>
+    let wroteEvents: boolean
     try {
-      outcomes = await inTransaction(this.pool, (client) => this.write(client, batch))
+      ;({ outcomes, wroteEvents } = await inTransaction(this.pool, (client) => this.write(client, batch)))
     } catch (error) {
-      // A batch the database did not answer (within the timeout, or on a broken link): the creates
+      // A batch the database did not answer (within the timeout, or on a broken link): the writes
       // queued behind it, one batch at a time, would each wait a whole timeout more for the same
       // answer, so they get it now.
       const failed = error instanceof StoreUnavailableError ? [...batch, ...this.queue.splice(0)] : batch
       for (const item of failed) item.reject(error)
       return
     }
-    const again: PendingCreate[] = []
+    const again: PendingWrite[] = []
     batch.forEach((item, i) => {
-      const outcome = outcomes[i] as BatchOutcome
+      const outcome = outcomes[i]
       if (outcome === 'next-batch') again.push(item)
-      else item.resolve(outcome)
+      else if (item.kind === 'create') item.resolve(outcome as CreateOutcome)
+      else item.resolve(outcome as WriteResult)
     })
-    // Ahead of the creates queued meanwhile, which arrived after them.
+    // Ahead of the writes queued meanwhile, which arrived after them.
     this.queue.unshift(...again)
-    if (batch.some((item, i) => outcomes[i] === 'created' && item.extras?.event)) this.onEventsCommitted()
+    if (wroteEvents) this.onEventsCommitted()
   }
 
   /**
-   * Check the precondition, write, record the event: one transaction holding the row lock (FOR
-   * UPDATE), so no change from any instance slips between the check and the write.
+   * One batch in its transaction: the creates first, then the updates and deletes in id order, then
+   * the events under the outbox lock, the creates' in the order they came, then the changes' in the
+   * order they were made. A write of a plant is made after any other of the same plant that came
+   * before it in the batch, and sees it.
    */
-  private async writeOne(
-    id: bigint,
-    options: WriteOptions,
-    apply: (client: PoolClient, current: Plant) => Promise<Plant | undefined>,
-  ): Promise<WriteResult> {
-    let wroteEvent = false
-    const result = await inTransaction(this.pool, async (client): Promise<WriteResult> => {
-      const found = await client.query<VersionedRow>(
-        `SELECT ${COLUMNS}, version FROM plants WHERE id = $1 FOR UPDATE`,
-        [id.toString()],
-      )
-      const row = found.rows[0]
-      if (!row) return { outcome: 'missing' }
-      const current = toPlant(row)
-      if (options.precondition && !options.precondition(current, row.version)) {
-        return { outcome: 'precondition-failed' }
+  private async write(
+    client: PoolClient,
+    batch: PendingWrite[],
+  ): Promise<{ outcomes: Array<BatchOutcome | WriteResult>; wroteEvents: boolean }> {
+    const creates: PendingCreate[] = []
+    const changes: PendingChange[] = []
+    const at: { creates: number[]; changes: number[] } = { creates: [], changes: [] }
+    batch.forEach((item, i) => {
+      if (item.kind === 'create') {
+        creates.push(item)
+        at.creates.push(i)
+      } else {
+        changes.push(item)
+        at.changes.push(i)
       }
-      const plant = await apply(client, current)
-      // A change that changes nothing keeps the version (and so the ETag) and emits no event.
-      if (plant === undefined) return { outcome: 'done', plant: current, version: row.version }
-      if (options.event) {
-        // Dated once the row's lock is held, after any write to it that committed first.
-        await writeEvents(client, [options.event(plant, new Date())])
-        wroteEvent = true
-      }
-      return { outcome: 'done', plant, version: row.version + 1 }
     })
-    if (wroteEvent) this.onEventsCommitted()
-    return result
+    const outcomes: Array<BatchOutcome | WriteResult> = []
+    const events: Array<OutboxEvent | undefined> = []
+    if (creates.length > 0) {
+      const written = creates.some((item) => item.extras?.idempotency)
+        ? await this.writeEach(client, creates)
+        : await this.writeCreates(client, creates)
+      written.outcomes.forEach((outcome, k) => {
+        outcomes[at.creates[k] as number] = outcome
+      })
+      events.push(...written.events)
+    }
+    for (const k of inIdOrder(changes.map((change) => change.id))) {
+      const { result, event } = await this.writeChange(client, changes[k] as PendingChange)
+      outcomes[at.changes[k] as number] = result
+      events.push(event)
+    }
+    const written = inArrivalOrder(events)
+    await writeEvents(client, written)
+    return { outcomes, wroteEvents: written.length > 0 }
   }
 
-  private async write(client: PoolClient, batch: PendingCreate[]): Promise<BatchOutcome[]> {
-    if (batch.some((item) => item.extras?.idempotency)) return this.writeEach(client, batch)
+  /**
+   * Check the precondition, write, record the event, holding the row lock (FOR UPDATE) from the check
+   * to the commit, so no change from any instance slips between the check and the write.
+   */
+  private async writeChange(
+    client: PoolClient,
+    { id, options, apply }: PendingChange,
+  ): Promise<{ result: WriteResult; event?: OutboxEvent }> {
+    const found = await client.query<VersionedRow>(
+      `SELECT ${COLUMNS}, version FROM plants WHERE id = $1 FOR UPDATE`,
+      [id.toString()],
+    )
+    const row = found.rows[0]
+    if (!row) return { result: { outcome: 'missing' } }
+    const current = toPlant(row)
+    if (options.precondition && !options.precondition(current, row.version)) {
+      return { result: { outcome: 'precondition-failed' } }
+    }
+    const plant = await apply(client, current)
+    // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+    if (plant === undefined) return { result: { outcome: 'done', plant: current, version: row.version } }
+    const result: WriteResult = { outcome: 'done', plant, version: row.version + 1 }
+    // Dated once the row's lock is held, after any write to it that committed first.
+    return options.event ? { result, event: options.event(plant, new Date()) } : { result }
+  }
+
+  /** The creates of a batch that carries no Idempotency-Key record, in one INSERT. */
+  private async writeCreates(client: PoolClient, batch: PendingCreate[]): Promise<CreatesWritten> {
     // Only the first create of an id in a batch is attempted: a later one is a duplicate whether or
     // not the first succeeds.
     const first = new Map<string, PendingCreate>()
@@ -388,15 +452,15 @@ export class PostgresPlantStore implements PlantStore {
     )
     // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
     const at = new Date()
-    const events = rows
-      .filter((r) => created.has(r.plant.id.toString()))
-      .flatMap((r) => (r.extras?.event ? [r.extras.event(at)] : []))
-    await writeEvents(client, events)
-    return batch.map((item) =>
+    const outcomes = batch.map((item) =>
       first.get(item.plant.id.toString()) === item && created.has(item.plant.id.toString())
         ? 'created'
         : 'exists',
     )
+    return {
+      outcomes,
+      events: batch.map((item, i) => (outcomes[i] === 'created' ? item.extras?.event?.(at) : undefined)),
+    }
   }
 
   /**
@@ -412,14 +476,14 @@ export class PostgresPlantStore implements PlantStore {
    * writing in arrival order, would create it. Writing it here would take its key after the keys
    * this batch holds, out of key order.
    */
-  private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<BatchOutcome[]> {
+  private async writeEach(client: PoolClient, batch: PendingCreate[]): Promise<CreatesWritten> {
     const outcomes: BatchOutcome[] = []
     const events: Array<CreateExtras['event']> = []
     const now = new Date()
     const keyed: number[] = []
     const firstOf = new Map<string, number>()
     const duplicates: Array<[at: number, first: number]> = []
-    for (const i of inIdOrder(batch)) {
+    for (const i of inIdOrder(batch.map((item) => item.plant.id))) {
       const { plant, extras } = batch[i] as PendingCreate
       const first = firstOf.get(plant.id.toString())
       if (first !== undefined) {
@@ -462,8 +526,7 @@ export class PostgresPlantStore implements PlantStore {
       outcomes[i] = outcomes[first] === 'key-taken' ? 'next-batch' : 'exists'
     // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
     const at = new Date()
-    await writeEvents(client, inArrivalOrder(events.map((event) => event?.(at))))
-    return outcomes
+    return { outcomes, events: batch.map((_, i) => events[i]?.(at)) }
   }
 }
 
