@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { PoolClient } from 'pg'
+import pg, { type PoolClient } from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import type { AppError } from '../src/errors.js'
 import type { Plant } from '../src/plants/model.js'
@@ -323,6 +323,57 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       ['plant.deleted', 3],
     ])
     expect(events[2]?.payload).toContain('"name":"one again"')
+  })
+
+  it('makes a batch of changes in the same statements whatever their number, each on what those before it left', async () => {
+    const { store } = await fresh()
+    for (let id = 1n; id <= 12n; id++) await createPlant(store.plants, { id, name: `p${id}` })
+    const statements = vi.spyOn(pg.Client.prototype, 'query')
+    const renamed = await Promise.all(
+      [4n, 5n, 6n, 7n, 8n, 9n, 10n, 11n, 12n].map((id) => changePlant(store.plants, id, { name: `n${id}` })),
+    )
+    // BEGIN, the rows read and locked, one UPDATE, the outbox lock, the events, COMMIT.
+    expect(statements).toHaveBeenCalledTimes(6)
+    statements.mockRestore()
+    expect(renamed.map(({ plant }) => plant.name)).toEqual([
+      'n4',
+      'n5',
+      'n6',
+      'n7',
+      'n8',
+      'n9',
+      'n10',
+      'n11',
+      'n12',
+    ])
+    const outcomes = await Promise.allSettled([
+      changePlant(store.plants, 1n, { name: 'x' }),
+      deletePlant(store.plants, 1n),
+      deletePlant(store.plants, 2n),
+      changePlant(store.plants, 2n, { name: 'y' }),
+      changePlant(store.plants, 3n, { name: 'p3' }),
+      changePlant(store.plants, 3n, { tag: 'z' }),
+    ])
+    const codes = outcomes.map((outcome) =>
+      outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as AppError).entry.code,
+    )
+    expect(codes).toEqual(['ok', 'ok', 'ok', 40402, 'ok', 'ok'])
+    const [unchanged, tagged] = outcomes.slice(4) as Array<
+      PromiseFulfilledResult<{ plant: Plant; etag: string }>
+    >
+    expect(unchanged?.value.plant).toEqual({ id: 3n, name: 'p3' })
+    expect(tagged?.value.plant).toEqual({ id: 3n, name: 'p3', tag: 'z' })
+    expect(await store.plants.read(1n)).toBeUndefined()
+    expect(await store.plants.read(2n)).toBeUndefined()
+    // The change that changed nothing kept the version; the tag made the next one.
+    expect(await store.plants.read(3n)).toEqual({ plant: { id: 3n, name: 'p3', tag: 'z' }, version: 2 })
+    const events = await store.events.listSince(0, 100)
+    expect(events.slice(-4).map((event) => [event.type, JSON.parse(event.payload).data])).toEqual([
+      ['plant.updated', { id: 1, name: 'x' }],
+      ['plant.deleted', { id: 1, name: 'x' }],
+      ['plant.deleted', { id: 2, name: 'p2' }],
+      ['plant.updated', { id: 3, name: 'p3', tag: 'z' }],
+    ])
   })
 
   it('makes the point reads of one turn in one query, each answered with its own plant', async () => {

@@ -32,14 +32,20 @@ interface PendingCreate {
   reject: (error: unknown) => void
 }
 
-/** An update or delete waiting for its batch: `apply` writes it once the batch holds the row. */
+/** An update or delete waiting for its batch. */
 interface PendingChange {
   kind: 'change'
   id: bigint
+  change: PlantChange | 'delete'
   options: WriteOptions
-  apply: (client: PoolClient, current: Plant) => Promise<Plant | undefined>
   resolve: (result: WriteResult) => void
   reject: (error: unknown) => void
+}
+
+/** What a batch's updates and deletes did: each one's result, and their events in the order made. */
+interface ChangesWritten {
+  results: WriteResult[]
+  events: OutboxEvent[]
 }
 
 type PendingWrite = PendingCreate | PendingChange
@@ -289,22 +295,11 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.change(id, options, async (client, current) => {
-      const next = changedPlant(current, change)
-      if (next === undefined) return undefined
-      await client.query(
-        'UPDATE plants SET name = $2, tag = $3, version = version + 1, updated_at = now() WHERE id = $1',
-        [id.toString(), next.name, next.tag ?? null],
-      )
-      return next
-    })
+    return this.change(id, change, options)
   }
 
   async remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
-    const result = await this.change(id, options, async (client, current) => {
-      await client.query('DELETE FROM plants WHERE id = $1', [id.toString()])
-      return current
-    })
+    const result = await this.change(id, 'delete', options)
     // The plant as it was, with the version it had: a deleted plant has no next version.
     return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
   }
@@ -335,9 +330,9 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /** Queues an update or delete for the next batch. */
-  private change(id: bigint, options: WriteOptions, apply: PendingChange['apply']): Promise<WriteResult> {
+  private change(id: bigint, change: PendingChange['change'], options: WriteOptions): Promise<WriteResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind: 'change', id, options, apply, resolve, reject })
+      this.queue.push({ kind: 'change', id, change, options, resolve, reject })
       this.schedule()
     })
   }
@@ -400,40 +395,16 @@ export class PostgresPlantStore implements PlantStore {
       })
       events.push(...written.events)
     }
-    for (const k of inIdOrder(changes.map((change) => change.id))) {
-      const { result, event } = await this.writeChange(client, changes[k] as PendingChange)
-      outcomes[at.changes[k] as number] = result
-      events.push(event)
+    if (changes.length > 0) {
+      const written = await writeChanges(client, changes)
+      written.results.forEach((result, k) => {
+        outcomes[at.changes[k] as number] = result
+      })
+      events.push(...written.events)
     }
     const written = inArrivalOrder(events)
     await writeEvents(client, written)
     return { outcomes, wroteEvents: written.length > 0 }
-  }
-
-  /**
-   * Check the precondition, write, record the event, holding the row lock (FOR UPDATE) from the check
-   * to the commit, so no change from any instance slips between the check and the write.
-   */
-  private async writeChange(
-    client: PoolClient,
-    { id, options, apply }: PendingChange,
-  ): Promise<{ result: WriteResult; event?: OutboxEvent }> {
-    const found = await client.query<VersionedRow>(
-      `SELECT ${COLUMNS}, version FROM plants WHERE id = $1 FOR UPDATE`,
-      [id.toString()],
-    )
-    const row = found.rows[0]
-    if (!row) return { result: { outcome: 'missing' } }
-    const current = toPlant(row)
-    if (options.precondition && !options.precondition(current, row.version)) {
-      return { result: { outcome: 'precondition-failed' } }
-    }
-    const plant = await apply(client, current)
-    // A change that changes nothing keeps the version (and so the ETag) and emits no event.
-    if (plant === undefined) return { result: { outcome: 'done', plant: current, version: row.version } }
-    const result: WriteResult = { outcome: 'done', plant, version: row.version + 1 }
-    // Dated once the row's lock is held, after any write to it that committed first.
-    return options.event ? { result, event: options.event(plant, new Date()) } : { result }
   }
 
   /** The creates of a batch that carries no Idempotency-Key record, in one INSERT. */
@@ -542,6 +513,71 @@ function inKeyOrder(batch: readonly PendingCreate[], keyed: readonly number[]): 
     if (x.tokenId !== y.tokenId) return x.tokenId < y.tokenId ? -1 : 1
     return x.key < y.key ? -1 : x.key > y.key ? 1 : 0
   })
+}
+
+/**
+ * A batch's updates and deletes in three statements whatever their number: the rows read and locked
+ * (FOR UPDATE, in id order, as every batch takes them), each change checked and made in order on
+ * what the ones before it left, then one UPDATE of the rows changed and one DELETE of the rows
+ * deleted. The rows stay locked from the check to the commit, so no change from any instance slips
+ * between the two, not even a delete and a re-create that starts the version again.
+ */
+async function writeChanges(client: PoolClient, changes: readonly PendingChange[]): Promise<ChangesWritten> {
+  const ids = [...new Set(changes.map((change) => change.id))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  const found = await client.query<VersionedRow>(
+    `SELECT ${COLUMNS}, version FROM plants WHERE id = ANY($1::bigint[]) ORDER BY plants.id FOR UPDATE`,
+    [ids.map(String)],
+  )
+  // Dated once the rows' locks are held, after any write to them that committed first.
+  const at = new Date()
+  const stored = new Map<string, { plant: Plant; version: number } | undefined>()
+  for (const row of found.rows) stored.set(row.id, { plant: toPlant(row), version: row.version })
+  const changed = new Set<string>()
+  const results: WriteResult[] = []
+  const events: OutboxEvent[] = []
+  for (const k of inIdOrder(changes.map((change) => change.id))) {
+    const { id, change, options } = changes[k] as PendingChange
+    const key = id.toString()
+    const current = stored.get(key)
+    if (current === undefined) {
+      results[k] = { outcome: 'missing' }
+      continue
+    }
+    if (options.precondition && !options.precondition(current.plant, current.version)) {
+      results[k] = { outcome: 'precondition-failed' }
+      continue
+    }
+    const next = change === 'delete' ? current.plant : changedPlant(current.plant, change)
+    // A change that changes nothing keeps the version (and so the ETag) and emits no event.
+    if (next === undefined) {
+      results[k] = { outcome: 'done', ...current }
+      continue
+    }
+    results[k] = { outcome: 'done', plant: next, version: current.version + 1 }
+    stored.set(key, change === 'delete' ? undefined : { plant: next, version: current.version + 1 })
+    changed.add(key)
+    if (options.event) events.push(options.event(next, at))
+  }
+  const updated = [...changed].flatMap((key) => {
+    const row = stored.get(key)
+    return row ? [row] : []
+  })
+  const deleted = [...changed].filter((key) => stored.get(key) === undefined)
+  if (updated.length > 0) {
+    await client.query(
+      `UPDATE plants SET name = u.name, tag = u.tag, version = u.version, updated_at = now()
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) AS u(id, name, tag, version)
+       WHERE plants.id = u.id`,
+      [
+        updated.map((row) => row.plant.id.toString()),
+        updated.map((row) => row.plant.name),
+        updated.map((row) => row.plant.tag ?? null),
+        updated.map((row) => row.version),
+      ],
+    )
+  }
+  if (deleted.length > 0) await client.query('DELETE FROM plants WHERE id = ANY($1::bigint[])', [deleted])
+  return { results, events }
 }
 
 /** The events of the rows written, in the order their requests (or lines) came. */
