@@ -126,8 +126,8 @@ export class PostgresPlantStore implements PlantStore {
   private queue: PendingWrite[] = []
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
-  /** The pages asked for in this turn, read together at its end (listGathered). */
-  private readonly pages = new PerTurn<PendingPage>((pages) => void this.listGathered(pages))
+  /** The pages asked for in this turn, each read once at its end (listGathered). */
+  private readonly pages = new PerTurn<PendingPage>((pages) => this.listGathered(pages))
   /** The point reads of this turn, made together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => void this.readGathered(reads))
 
@@ -235,11 +235,13 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /**
-   * Every page asked for in the turn, in one query for the untagged pages and one for the pages of a
-   * tag, each page a LATERAL subquery over the index it walks; the same page asked for twice is read
-   * once. As with point reads, a query per page made the database the bottleneck of a load of pages.
+   * The pages asked for in the turn, each read once however many asked for it: under a load of the
+   * same page (a first page many clients poll), a query per request made the database the
+   * bottleneck. Different pages still go as queries of their own, which the pool runs side by side;
+   * one query for them all (LATERAL) ran them one after another in one database process, and was
+   * slower with a million plants stored (the README's Performance section).
    */
-  private async listGathered(pages: PendingPage[]): Promise<void> {
+  private listGathered(pages: PendingPage[]): void {
     const distinct = new Map<string, PendingPage[]>()
     for (const page of pages) {
       const key = JSON.stringify([page.from, page.limit, page.tag ?? null])
@@ -247,42 +249,27 @@ export class PostgresPlantStore implements PlantStore {
       if (same) same.push(page)
       else distinct.set(key, [page])
     }
-    const askers = [...distinct.values()]
-    const untagged = askers.filter(([page]) => (page as PendingPage).tag === undefined)
-    const tagged = askers.filter(([page]) => (page as PendingPage).tag !== undefined)
-    try {
-      await Promise.all([this.readPages(untagged, false), this.readPages(tagged, true)])
-    } catch (error) {
-      for (const page of pages) page.reject(error)
+    for (const same of distinct.values()) {
+      const { from, limit, tag } = same[0] as PendingPage
+      guarded(() =>
+        tag === undefined
+          ? this.pool.query<PlantRow>(
+              `SELECT ${COLUMNS} FROM plants WHERE id >= $1 ORDER BY plants.id LIMIT $2`,
+              [from, limit],
+            )
+          : this.pool.query<PlantRow>(
+              `SELECT ${COLUMNS} FROM plants WHERE tag = $3 AND id >= $1 ORDER BY plants.id LIMIT $2`,
+              [from, limit, tag],
+            ),
+      ).then(
+        (result) => {
+          for (const page of same) page.resolve(result.rows.map(toPlant))
+        },
+        (error: unknown) => {
+          for (const page of same) page.reject(error)
+        },
+      )
     }
-  }
-
-  /** One query for `askers` (each the requests of one page) that either all name a tag or none does. */
-  private async readPages(askers: PendingPage[][], byTag: boolean): Promise<void> {
-    if (askers.length === 0) return
-    const heads = askers.map((same) => same[0] as PendingPage)
-    const result = await guarded(() =>
-      this.pool.query<PlantRow & { n: string }>(
-        `SELECT q.n::text AS n, p.id::text AS id, p.name, p.tag
-         FROM unnest($1::bigint[], $2::int[], $3::text[]) WITH ORDINALITY AS q(from_id, lim, tag, n)
-         CROSS JOIN LATERAL (
-           SELECT id, name, tag FROM plants
-           WHERE ${byTag ? 'plants.tag = q.tag AND ' : ''}plants.id >= q.from_id
-           ORDER BY plants.id LIMIT q.lim
-         ) AS p
-         ORDER BY q.n, p.id`,
-        [
-          heads.map((page) => page.from),
-          heads.map((page) => page.limit),
-          heads.map((page) => page.tag ?? null),
-        ],
-      ),
-    )
-    const rows: PlantRow[][] = askers.map(() => [])
-    for (const row of result.rows) (rows[Number(row.n) - 1] as PlantRow[]).push(row)
-    askers.forEach((same, i) => {
-      for (const page of same) page.resolve((rows[i] as PlantRow[]).map(toPlant))
-    })
   }
 
   async listJson(query: ListQuery): Promise<JsonPage> {
