@@ -510,10 +510,10 @@ function inKeyOrder(batch: readonly PendingCreate[], keyed: readonly number[]): 
  * between the two, not even a delete and a re-create that starts the version again.
  */
 async function writeChanges(client: PoolClient, changes: readonly PendingChange[]): Promise<ChangesWritten> {
-  const ids = [...new Set(changes.map((change) => change.id))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  // ORDER BY sets the order the rows are locked in (FOR UPDATE locks them as they are returned).
   const found = await client.query<VersionedRow>(
     `SELECT ${COLUMNS}, version FROM plants WHERE id = ANY($1::bigint[]) ORDER BY plants.id FOR UPDATE`,
-    [ids.map(String)],
+    [[...new Set(changes.map((change) => change.id.toString()))]],
   )
   // Dated once the rows' locks are held, after any write to them that committed first.
   const at = new Date()
