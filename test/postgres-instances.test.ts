@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { admin } from './helpers/postgres.js'
 import { type RunningServer, runCli, startServer } from './helpers/process.js'
@@ -142,12 +143,48 @@ describe.skipIf(!postgresKind)('the connections one serve process opens to Postg
     await server?.stop()
   })
 
+  it('starts no webhook dispatcher thread for creates that queue no delivery, and one for the first that does', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const token = await newToken(url)
+    const running = await startServer(['--database-url', url, '--rate-limit', 'off'])
+    try {
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post(running, token, `{"id": ${i + 1}, "name": "n"}`)),
+      )
+      expect(created.map((res) => res.status)).toEqual(Array(20).fill(200))
+      // A dispatcher woken by those commits would hold the free lease within a few milliseconds.
+      await sleep(1500)
+      expect(running.output()).not.toContain('webhook dispatcher lease acquired')
+      await admin(url, (c) =>
+        c.query(
+          `INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+           VALUES ('wh_startsdispatch000000000', 'https://receiver.example/hook', '{plant.created}',
+             'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 0, now(), now())`,
+        ),
+      )
+      expect((await post(running, token, '{"id": 100, "name": "delivered"}')).status).toBe(200)
+      await vi.waitFor(() => expect(running.output()).toContain('webhook dispatcher lease acquired'), {
+        timeout: 10_000,
+      })
+    } finally {
+      await running.stop()
+    }
+  })
+
   it('stays within --database-pool-size plus three, with one revocation listener', async () => {
     const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
     const token = await newToken(url)
     server = await startServer(['--database-url', url, '--database-pool-size', '2', '--rate-limit', 'off'])
     const running = server
-    // On PostgreSQL the first create starts the webhook dispatcher thread; a burst keeps every pool busy.
+    // With a subscription, the first create queues a delivery, which starts the webhook dispatcher
+    // thread and its connections; a burst keeps every pool busy.
+    await admin(url, (c) =>
+      c.query(
+        `INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+         VALUES ('wh_connections0000000000000', 'https://receiver.example/hook', '{plant.created}',
+           'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 0, now(), now())`,
+      ),
+    )
     expect((await post(running, token, '{"id": 1, "name": "first"}')).status).toBe(200)
     await vi.waitFor(() => expect(running.output()).toContain('webhook dispatcher lease acquired'), {
       timeout: 10_000,

@@ -12,6 +12,7 @@ import { inTransaction } from '../src/store/postgres/transaction.js'
 import { admin, whileLocked } from './helpers/postgres.js'
 import { createTaggedAndUntagged, postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
+import { subscriptionRecord } from './helpers/webhooks.js'
 
 describe.skipIf(!postgresKind)('PostgreSQL store', () => {
   const open: PostgresStore[] = []
@@ -245,6 +246,104 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(events[0]?.payload).toContain('"data":{"id":9223372036854775807,"name":"big","tag":"t"}')
     expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b))
     expect(await store.events.listSince(events[1]?.seq ?? 0, 10)).toHaveLength(2)
+  })
+
+  it('fans a batch’s events out to webhook deliveries in its own transaction, and wakes the dispatcher only when one was queued', async () => {
+    const { store } = await fresh()
+    let wakes = 0
+    store.events.watch(() => wakes++)
+    await createPlant(store.plants, { id: 1n, name: 'before any subscription' })
+    expect(wakes).toBe(0)
+    await store.webhooks.insert(subscriptionRecord('wh_fanout00000000000000000', new Date()))
+    // Two creates and a delete in one turn, one batch; the subscription takes plant.created only.
+    await Promise.all([
+      createPlant(store.plants, { id: 2n, name: 'two' }),
+      createPlant(store.plants, { id: 3n, name: 'three' }),
+      deletePlant(store.plants, 1n),
+    ])
+    expect(wakes).toBe(1)
+    const deliveries = await store.pool.query<{ plant: string; same_xid: boolean; same_time: boolean }>(
+      `SELECT (e.payload::json -> 'data' ->> 'id') AS plant, d.xmin = p.xmin AS same_xid,
+         d.created_at = e.created_at AND d.next_attempt_at = e.created_at AS same_time
+       FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+       JOIN plants p ON p.id = (e.payload::json -> 'data' ->> 'id')::bigint
+       ORDER BY d.event_seq`,
+    )
+    // Each delivery committed with its plant, dated with its event.
+    expect(deliveries.rows).toEqual([
+      { plant: '2', same_xid: true, same_time: true },
+      { plant: '3', same_xid: true, same_time: true },
+    ])
+    const waiting = await store.pool.query('SELECT 1 FROM events WHERE fanned_out_at IS NULL')
+    expect(waiting.rowCount).toBe(0)
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+  })
+
+  it('creates a subscription under the outbox lock, after the last event committed before it', async () => {
+    const { url, store } = await fresh()
+    await createPlant(store.plants, { id: 1n, name: 'before' })
+    let stored = false
+    const inserted = await admin(url, async (holder) => {
+      // Another session holds the outbox lock, as a batch does from its events to its commit.
+      await holder.query('SELECT pg_advisory_lock($1, $2)', [...OUTBOX_LOCK])
+      try {
+        const insert = store.webhooks
+          .insert(subscriptionRecord('wh_afterlock000000000000000', new Date()))
+          .then(() => {
+            stored = true
+          })
+        await vi.waitFor(
+          async () => {
+            const waits = await store.pool.query(
+              `SELECT 1 FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+            )
+            expect(waits.rowCount).toBe(1)
+          },
+          { timeout: 5000, interval: 20 },
+        )
+        expect(stored).toBe(false)
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [...OUTBOX_LOCK])
+        return insert
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock_all()')
+      }
+    })
+    expect(inserted).toBeUndefined()
+    expect(stored).toBe(true)
+    const [event] = await store.events.listSince(0, 10)
+    expect((await store.webhooks.find('wh_afterlock000000000000000'))?.id).toBe('wh_afterlock000000000000000')
+    const after = await store.pool.query<{ after_seq: string }>(
+      'SELECT after_seq::text AS after_seq FROM webhooks',
+    )
+    expect(after.rows).toEqual([{ after_seq: String(event?.seq) }])
+  })
+
+  it('skips a subscription deleted while a batch fans out, failing none of its creates', async () => {
+    const { url, store } = await fresh()
+    await store.webhooks.insert(subscriptionRecord('wh_deleted0000000000000000', new Date()))
+    const created = await admin(url, async (deleter) => {
+      await deleter.query('BEGIN')
+      await deleter.query("DELETE FROM webhooks WHERE id = 'wh_deleted0000000000000000'")
+      const create = createPlant(store.plants, { id: 5n, name: 'meanwhile' })
+      // The batch's fan-out waits on the subscription's row until the delete ends.
+      await vi.waitFor(
+        async () => {
+          const waits = await store.pool.query(
+            `SELECT 1 FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'transactionid'`,
+          )
+          expect(waits.rowCount).toBe(1)
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      await deleter.query('COMMIT')
+      return create
+    })
+    expect(created.plant).toEqual({ id: 5n, name: 'meanwhile' })
+    const deliveries = await store.pool.query('SELECT 1 FROM webhook_deliveries')
+    expect(deliveries.rowCount).toBe(0)
+    expect(await store.events.listSince(0, 10)).toHaveLength(1)
   })
 
   it('writes one batch of creates at a time: what arrives meanwhile waits and commits as the next one', async () => {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { plantEvent } from '../src/plants/events.js'
 import { createPlant } from '../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { PostgresStore } from '../src/store/postgres/index.js'
@@ -7,6 +8,7 @@ import type { AttemptResult, Store } from '../src/store/types.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { admin, waitingOnLock } from './helpers/postgres.js'
 import { storeKinds } from './helpers/stores.js'
+import { insertUnfannedEvent } from './helpers/webhooks.js'
 
 const ALL = ['plant.created', 'plant.updated', 'plant.deleted'] as const
 
@@ -76,11 +78,16 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
       updatedAt: new Date(),
     })
     await createPlant(store.plants, { id: 2n, name: 'b' })
-    // SQLite fans an event out in the transaction that writes it; PostgreSQL leaves it to the dispatcher.
-    expect(await store.webhooks.fanOut(100, new Date())).toBe(store.kind === 'sqlite' ? 0 : 2)
+    // Each store fans an event out in the transaction that writes it: the dispatcher finds none.
     expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
     expect(await store.webhooks.listDeliveries(early.id, { limit: 10 })).toHaveLength(2)
     expect(await store.webhooks.listDeliveries(late.id, { limit: 10 })).toHaveLength(1)
+    // An event an earlier version left waiting is fanned out by the dispatcher, by the same rules.
+    await insertUnfannedEvent(store, plantEvent('plant.created', { id: 3n, name: 'c' }, new Date()))
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(1)
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    expect(await store.webhooks.listDeliveries(early.id, { limit: 10 })).toHaveLength(3)
+    expect(await store.webhooks.listDeliveries(late.id, { limit: 10 })).toHaveLength(2)
     expect(await store.webhooks.listDeliveries(deletes.id, { limit: 10 })).toHaveLength(0)
     expect(await store.webhooks.listDeliveries(off.id, { limit: 10 })).toHaveLength(0)
   })
@@ -88,8 +95,10 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
   it('tells a dispatcher whether it has work: a subscription, or an event awaiting fan-out', async () => {
     expect(await store.webhooks.hasWork()).toBe(false)
     await createPlant(store.plants, { id: 1n, name: 'a' })
-    // SQLite fanned the event out at commit; PostgreSQL's waits for a dispatcher.
-    expect(await store.webhooks.hasWork()).toBe(store.kind === 'postgres')
+    // Each store fans the event out at commit: with no subscription, nothing is left to do.
+    expect(await store.webhooks.hasWork()).toBe(false)
+    await insertUnfannedEvent(store, plantEvent('plant.created', { id: 2n, name: 'b' }, new Date()))
+    expect(await store.webhooks.hasWork()).toBe(true)
     await store.webhooks.fanOut(100, new Date())
     expect(await store.webhooks.hasWork()).toBe(false)
     const hook = await subscribe()

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { createLogger } from '../src/log.js'
@@ -625,37 +626,52 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
   })
 
   it.skipIf(kind.name !== 'postgres')(
-    'numbers a test message in commit order, so a subscription made meanwhile gets every event committed after it',
+    'numbers a test message in commit order, and starts a subscription made meanwhile after every event committed before it',
     async () => {
       const tested = await subscribe()
-      await admin(t.url, async (client) => {
+      const waitingOnOutbox = async (client: pg.Client) =>
+        (
+          await client.query(
+            `SELECT 1 FROM pg_locks
+              WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
+            [...OUTBOX_LOCK],
+          )
+        ).rowCount
+      const late = await admin(t.url, async (client) => {
         await client.query('BEGIN')
         // A create in flight: its event holds the outbox lock, and the next seq, until it commits.
         await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...OUTBOX_LOCK])
         await client.query(
           `INSERT INTO events (id, type, payload, created_at) VALUES ('msg_in_flight', 'plant.created', '{}', now())`,
         )
+        // The test message and the subscription both wait for that lock (PostgreSQL lists their
+        // requests as not granted), so neither takes a number or a starting point meanwhile.
         const testing = call('POST', `/webhooks/${tested.id}/test`)
-        // The test message waits for that lock (PostgreSQL lists its request as not granted), so the
-        // subscription below is made while its number is still undecided.
-        await vi.waitFor(
-          async () => {
-            const waiting = await client.query(
-              `SELECT 1 FROM pg_locks
-                WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
-              [...OUTBOX_LOCK],
-            )
-            expect(waiting.rowCount).toBe(1)
-          },
-          { timeout: 10_000, interval: 20 },
-        )
-        const late = await subscribe()
+        await vi.waitFor(async () => expect(await waitingOnOutbox(client)).toBe(1), {
+          timeout: 10_000,
+          interval: 20,
+        })
+        const subscribing = subscribe()
+        await vi.waitFor(async () => expect(await waitingOnOutbox(client)).toBe(2), {
+          timeout: 10_000,
+          interval: 20,
+        })
         await client.query('COMMIT')
         expect((await testing).statusCode).toBe(202)
-        await t.store.webhooks.fanOut(100, new Date())
-        const listed = JSON.parse((await call('GET', `/webhooks/${late.id}/deliveries`)).body)
-        expect(listed.data.map((d: { eventId: string }) => d.eventId)).toEqual(['msg_in_flight'])
+        return subscribing
       })
+      // The event in flight committed before the subscription was made: it receives only the create
+      // after it. The dispatcher fans out the event written past the store.
+      await createPlant(t.store.plants, { id: 31n, name: 'after' })
+      await t.store.webhooks.fanOut(100, new Date())
+      const listed = JSON.parse((await call('GET', `/webhooks/${late.id}/deliveries`)).body)
+      expect(listed.data).toHaveLength(1)
+      const event = (await t.store.events.listSince(0, 10_000)).find(
+        (e) => JSON.parse(e.payload).data?.id === 31,
+      )
+      expect(listed.data[0].eventId).toBe(event?.id)
+      const tests = JSON.parse((await call('GET', `/webhooks/${tested.id}/deliveries`)).body)
+      expect(tests.data.map((d: { eventId: string }) => d.eventId)).toContain('msg_in_flight')
     },
   )
 

@@ -205,7 +205,8 @@ export interface EventStore {
    * Calls `listener` after a transaction that appended events commits, so a dispatcher can start at
    * once instead of at its next poll. Optional and best effort: dispatchers poll anyway, and an
    * implementation may report only its own process's commits (or others' too, e.g. LISTEN/NOTIFY),
-   * and only those that left the dispatcher work (SQLite: that queued a delivery). Returns a function that removes the listener.
+   * and only those that left the dispatcher work (both stores: that queued a delivery). Returns a
+   * function that removes the listener.
    * SQLite's group commits call it once durable, with the seq through which every event is durable
    * (to hand to `WebhookStore.eventsDurableThrough`).
    */

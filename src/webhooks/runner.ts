@@ -92,8 +92,8 @@ export function createDispatcher(
 
 /**
  * Webhook delivery for a serving process, started at the first sign of work: at start or at a later
- * check (every poll interval) a subscription exists or an event awaits fan-out, or this process
- * commits events that need it. Until then the process has no dispatcher thread (about 11 MB of
+ * check (every poll interval) a subscription exists or an event awaits fan-out, or a commit of this
+ * process queued deliveries. Until then the process has no dispatcher thread (about 11 MB of
  * memory, and its polling) and holds no dispatcher lease; once started it runs until stop, its
  * thread started again if it ends before.
  */

@@ -1,4 +1,6 @@
-import type { WebhookRecord } from '../../src/store/types.js'
+import { PostgresStore } from '../../src/store/postgres/index.js'
+import { SqliteStore } from '../../src/store/sqlite/index.js'
+import type { OutboxEvent, Store, WebhookRecord } from '../../src/store/types.js'
 
 /** A subscription stored directly, for tests of what the store and metrics do with its deliveries. */
 export function subscriptionRecord(id: string, createdAt: Date, events = ['plant.created']): WebhookRecord {
@@ -16,4 +18,24 @@ export function subscriptionRecord(id: string, createdAt: Date, events = ['plant
     createdAt,
     updatedAt: createdAt,
   }
+}
+
+/**
+ * Stores an outbox event that no transaction fanned out, as an earlier version of either store left
+ * them (each now fans a plant's event out in the transaction that writes it), for the dispatcher's
+ * fan-out, the metrics and retention to find.
+ */
+export async function insertUnfannedEvent(store: Store, event: OutboxEvent): Promise<void> {
+  if (store instanceof SqliteStore) {
+    store.db
+      .prepare('INSERT INTO events (id, type, payload, created_at) VALUES (?, ?, ?, ?)')
+      .run(event.id, event.type, event.payload, event.occurredAt.getTime())
+  } else if (store instanceof PostgresStore) {
+    await store.pool.query('INSERT INTO events (id, type, payload, created_at) VALUES ($1, $2, $3, $4)', [
+      event.id,
+      event.type,
+      event.payload,
+      event.occurredAt,
+    ])
+  } else throw new Error(`no way to store an unfanned event in ${store.kind}`)
 }

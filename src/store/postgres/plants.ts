@@ -20,6 +20,7 @@ import type {
   WriteResult,
 } from '../types.js'
 import { guarded } from './errors.js'
+import { fanOutSql } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
@@ -133,8 +134,8 @@ export class PostgresPlantStore implements PlantStore {
 
   constructor(
     private readonly pool: Pool,
-    /** Told after a commit that wrote outbox events. */
-    private readonly onEventsCommitted: () => void = () => {},
+    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
+    private readonly onDeliveriesQueued: () => void = () => {},
   ) {}
 
   /**
@@ -143,7 +144,7 @@ export class PostgresPlantStore implements PlantStore {
    * line, which is what bounds an import's speed.
    */
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
-    return inTransaction(this.pool, async (client) => {
+    const { outcomes, queued } = await inTransaction(this.pool, async (client) => {
       // Of the lines that share an id the first is the one inserted; the others compare with it.
       const created = await insertAbsent(
         client,
@@ -174,9 +175,10 @@ export class PostgresPlantStore implements PlantStore {
             row && row.name === plant.name && row.tag === (plant.tag ?? null) ? 'unchanged' : 'conflict'
         }
       }
-      await writeEvents(client, inArrivalOrder(events))
-      return outcomes
+      return { outcomes, queued: await writeEvents(client, inArrivalOrder(events)) }
     })
+    if (queued) this.onDeliveriesQueued()
+    return outcomes
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
@@ -326,9 +328,9 @@ export class PostgresPlantStore implements PlantStore {
 
   private async flush(batch: PendingWrite[]): Promise<void> {
     let outcomes: Array<BatchOutcome | WriteResult>
-    let wroteEvents: boolean
+    let queued: boolean
     try {
-      ;({ outcomes, wroteEvents } = await inTransaction(this.pool, (client) => this.write(client, batch)))
+      ;({ outcomes, queued } = await inTransaction(this.pool, (client) => this.write(client, batch)))
     } catch (error) {
       // A batch the database did not answer (within the timeout, or on a broken link): the writes
       // queued behind it, one batch at a time, would each wait a whole timeout more for the same
@@ -346,7 +348,7 @@ export class PostgresPlantStore implements PlantStore {
     })
     // Ahead of the writes queued meanwhile, which arrived after them.
     this.queue.unshift(...again)
-    if (wroteEvents) this.onEventsCommitted()
+    if (queued) this.onDeliveriesQueued()
   }
 
   /**
@@ -358,7 +360,7 @@ export class PostgresPlantStore implements PlantStore {
   private async write(
     client: PoolClient,
     batch: PendingWrite[],
-  ): Promise<{ outcomes: Array<BatchOutcome | WriteResult>; wroteEvents: boolean }> {
+  ): Promise<{ outcomes: Array<BatchOutcome | WriteResult>; queued: boolean }> {
     const creates: PendingCreate[] = []
     const changes: PendingChange[] = []
     const at: { creates: number[]; changes: number[] } = { creates: [], changes: [] }
@@ -389,9 +391,7 @@ export class PostgresPlantStore implements PlantStore {
       })
       events.push(...written.events)
     }
-    const written = inArrivalOrder(events)
-    await writeEvents(client, written)
-    return { outcomes, wroteEvents: written.length > 0 }
+    return { outcomes, queued: await writeEvents(client, inArrivalOrder(events)) }
   }
 
   /** The creates of a batch that carries no Idempotency-Key record, in one INSERT. */
@@ -591,19 +591,27 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
 }
 
 /**
- * Appends outbox events inside the caller's transaction. The advisory lock, held until COMMIT, makes
- * seq order commit order across every instance (see 001_init.sql); it is taken last, so it is held
- * only for the insert and the commit.
+ * Appends outbox events inside the caller's transaction and fans them out to webhook deliveries in
+ * the same statement, as the SQLite store does: the dispatcher then only claims and sends, and never
+ * rewrites an event row (each such UPDATE a new row version and its index entries). The advisory
+ * lock, held until COMMIT, makes seq order commit order across every instance (see 001_init.sql) and
+ * orders the batch against subscriptions being created (see PostgresWebhookStore.insert); it is
+ * taken last, so it is held only for this statement and the commit. Returns whether any delivery
+ * was queued.
  */
-async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<void> {
-  if (events.length === 0) return
+async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<boolean> {
+  if (events.length === 0) return false
   await lockOutbox(client)
-  await client.query(
-    `INSERT INTO events (id, type, payload, created_at)
-     SELECT id, type, payload, created_at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
-       AS t(id, type, payload, created_at, ord)
-     ORDER BY ord`,
+  const fanned = await client.query(
+    `WITH e AS (
+       INSERT INTO events (id, type, payload, created_at, fanned_out_at)
+       SELECT id, type, payload, created_at, created_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
+         AS t(id, type, payload, created_at, ord)
+       ORDER BY ord
+       RETURNING seq, type, created_at
+     )
+     ${fanOutSql('e', 'e.created_at')}`,
     [
       events.map((e) => e.id),
       events.map((e) => e.type),
@@ -611,4 +619,5 @@ async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<v
       events.map((e) => e.occurredAt.toISOString()),
     ],
   )
+  return (fanned.rowCount ?? 0) > 0
 }

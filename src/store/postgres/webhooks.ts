@@ -14,6 +14,7 @@ import type {
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { guarded } from './errors.js'
+import { fanOutSql, NEW_DELIVERY_ID } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
@@ -100,8 +101,6 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
 const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL) AS work'
 
-// 24 lowercase hex digits, from the built-in random UUID (no extension needed).
-const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24)"
 /**
  * Queues a delivery again (retry, replay) with a fresh schedule, `at` being the parameter of the
  * time. One with an attempt in flight keeps that attempt's lease, so no second attempt starts beside
@@ -126,8 +125,11 @@ export class PostgresWebhookStore implements WebhookStore {
   constructor(private readonly pool: Pool) {}
 
   async insert(webhook: WebhookRecord): Promise<void> {
-    await guarded(() =>
-      this.pool.query(
+    // Under the outbox lock, as events are written: the highest seq read here is the last committed,
+    // and every batch that commits later fans its events out in a statement that sees this row.
+    await inTransaction(this.pool, async (client) => {
+      await lockOutbox(client)
+      await client.query(
         `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
            disabled_at, disabled_reason, failing_since, after_seq, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, (SELECT coalesce(max(seq), 0) FROM events), $11, $12)`,
@@ -145,8 +147,8 @@ export class PostgresWebhookStore implements WebhookStore {
           webhook.createdAt,
           webhook.updatedAt,
         ],
-      ),
-    )
+      )
+    })
   }
 
   async find(id: string): Promise<WebhookRecord | undefined> {
@@ -329,15 +331,10 @@ export class PostgresWebhookStore implements WebhookStore {
       )
       if (events.rows.length === 0) return 0
       const seqs = events.rows.map((r) => r.seq)
-      await client.query(
-        `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $2, $2
-         FROM events e JOIN webhooks w ON e.type = ANY (w.events)
-         WHERE e.seq = ANY ($1::bigint[]) AND w.disabled_at IS NULL AND w.after_seq < e.seq
-         ORDER BY e.seq
-         ON CONFLICT (webhook_id, event_seq) DO NOTHING`,
-        [seqs, at],
-      )
+      await client.query(fanOutSql('(SELECT seq, type FROM events WHERE seq = ANY ($1::bigint[])) e', '$2'), [
+        seqs,
+        at,
+      ])
       await client.query('UPDATE events SET fanned_out_at = $1 WHERE seq = ANY ($2::bigint[])', [at, seqs])
       return seqs.length
     })
