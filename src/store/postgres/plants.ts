@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
-import { plantJson } from '../../plants/events.js'
+import { plantJsonOf } from '../../plants/events.js'
 import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
 import { StoreUnavailableError } from '../errors.js'
@@ -51,12 +51,16 @@ interface ChangesWritten {
 
 type PendingWrite = PendingCreate | PendingChange
 
-/** A page of plants waiting for the end of its turn; `from` is the smallest id it may hold. */
-interface PendingPage {
+/** A page asked for: `from` is the smallest id it may hold. */
+interface PageQuery {
   from: string
   limit: number
   tag: string | undefined
-  resolve: (plants: Plant[]) => void
+}
+
+/** A page waiting for the end of its turn, as plants or as JSON text. */
+interface PendingPage<T> extends PageQuery {
+  resolve: (page: T) => void
   reject: (error: unknown) => void
 }
 
@@ -80,6 +84,13 @@ interface CreatesWritten {
 }
 
 const COLUMNS = 'id::text AS id, name, tag'
+
+/** A row of COLUMNS as an array: id (int8 as text), name, tag. */
+type RowArray = [id: string, name: string, tag: string | null]
+
+/** A page: its plants from `$1` on, at most `$2`, with tag `$3`. */
+const PAGE = `SELECT ${COLUMNS} FROM plants WHERE id >= $1 ORDER BY plants.id LIMIT $2`
+const PAGE_BY_TAG = `SELECT ${COLUMNS} FROM plants WHERE tag = $3 AND id >= $1 ORDER BY plants.id LIMIT $2`
 
 /** Creates in one batch at most; a larger queue is split over several transactions. */
 const MAX_BATCH = 500
@@ -128,7 +139,13 @@ export class PostgresPlantStore implements PlantStore {
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
   /** The pages asked for in this turn, each read once at its end (listGathered). */
-  private readonly pages = new PerTurn<PendingPage>((pages) => this.listGathered(pages))
+  private readonly pages = new PerTurn<PendingPage<Plant[]>>((pages) =>
+    readEachOnce(pages, async (page) => (await this.queryPage(page)).map(toPlant)),
+  )
+  /** The same for pages as JSON text (listJson). */
+  private readonly jsonPages = new PerTurn<PendingPage<JsonPage>>((pages) =>
+    readEachOnce(pages, (page) => this.queryJsonPage(page)),
+  )
   /** The point reads of this turn, made together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => void this.readGathered(reads))
 
@@ -228,59 +245,52 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   list(query: ListQuery): Promise<Plant[]> {
-    // `id >= from` rather than `id > after`: with no cursor the page starts at the smallest int64.
-    if (query.after === INT64_MAX) return Promise.resolve([])
-    const from = (query.after === undefined ? INT64_MIN : query.after + 1n).toString()
+    const from = firstId(query)
+    if (from === undefined) return Promise.resolve([])
     return new Promise((resolve, reject) =>
       this.pages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
     )
   }
 
-  /**
-   * The pages asked for in the turn, each read once however many asked for it: under a load of the
-   * same page (a first page many clients poll), a query per request made the database the
-   * bottleneck. Different pages still go as queries of their own, which the pool runs side by side;
-   * one query for them all (LATERAL) ran them one after another in one database process, and was
-   * slower with a million plants stored (the README's Performance section).
-   */
-  private listGathered(pages: PendingPage[]): void {
-    const distinct = new Map<string, PendingPage[]>()
-    for (const page of pages) {
-      const key = JSON.stringify([page.from, page.limit, page.tag ?? null])
-      const same = distinct.get(key)
-      if (same) same.push(page)
-      else distinct.set(key, [page])
-    }
-    for (const same of distinct.values()) {
-      const { from, limit, tag } = same[0] as PendingPage
-      guarded(() =>
-        tag === undefined
-          ? this.pool.query<PlantRow>(
-              `SELECT ${COLUMNS} FROM plants WHERE id >= $1 ORDER BY plants.id LIMIT $2`,
-              [from, limit],
-            )
-          : this.pool.query<PlantRow>(
-              `SELECT ${COLUMNS} FROM plants WHERE tag = $3 AND id >= $1 ORDER BY plants.id LIMIT $2`,
-              [from, limit, tag],
-            ),
-      ).then(
-        (result) => {
-          for (const page of same) page.resolve(result.rows.map(toPlant))
-        },
-        (error: unknown) => {
-          for (const page of same) page.reject(error)
-        },
-      )
-    }
+  listJson(query: ListQuery): Promise<JsonPage> {
+    const from = firstId(query)
+    if (from === undefined) return Promise.resolve({ json: '[]' })
+    return new Promise((resolve, reject) =>
+      this.jsonPages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
+    )
   }
 
-  async listJson(query: ListQuery): Promise<JsonPage> {
-    // One row past the page tells whether another follows; the JSON is written here, with the same
-    // writer as the event payloads, so both stores answer byte for byte alike.
-    const rows = await this.list({ ...query, limit: query.limit + 1 })
-    const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows
-    const json = `[${page.map(plantJson).join(',')}]`
-    return rows.length > query.limit ? { json, next: (page[page.length - 1] as Plant).id } : { json }
+  private async queryPage({ from, limit, tag }: PageQuery): Promise<PlantRow[]> {
+    const result = await guarded(() =>
+      tag === undefined
+        ? this.pool.query<PlantRow>(PAGE, [from, limit])
+        : this.pool.query<PlantRow>(PAGE_BY_TAG, [from, limit, tag]),
+    )
+    return result.rows
+  }
+
+  /**
+   * A page and one plant past it, which tells whether another follows, written as JSON straight from
+   * the rows' text (plantJsonOf): the service's process was the busy side of a page after a cursor,
+   * and a bigint and an object per row, only to be written out again, were most of its work.
+   */
+  private async queryJsonPage({ from, limit, tag }: PageQuery): Promise<JsonPage> {
+    const result = await guarded(() =>
+      this.pool.query<RowArray>(
+        tag === undefined
+          ? { text: PAGE, values: [from, limit + 1], rowMode: 'array' }
+          : { text: PAGE_BY_TAG, values: [from, limit + 1, tag], rowMode: 'array' },
+      ),
+    )
+    const rows = result.rows
+    const size = Math.min(rows.length, limit)
+    const parts = new Array<string>(size)
+    for (let i = 0; i < size; i++) {
+      const [id, name, tag] = rows[i] as RowArray
+      parts[i] = plantJsonOf(id, name, tag)
+    }
+    const json = `[${parts.join(',')}]`
+    return rows.length > limit ? { json, next: BigInt((rows[limit - 1] as RowArray)[0]) } : { json }
   }
 
   update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
@@ -588,6 +598,42 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
     [plants.map((p) => p.id.toString()), plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
   )
   return new Set(inserted.rows.map((r) => r.id))
+}
+
+/**
+ * The smallest id a page may hold, as int8 text; undefined when none can follow the cursor. `id >=
+ * from` rather than `id > after`: with no cursor the page starts at the smallest int64.
+ */
+function firstId(query: ListQuery): string | undefined {
+  if (query.after === INT64_MAX) return undefined
+  return (query.after === undefined ? INT64_MIN : query.after + 1n).toString()
+}
+
+/**
+ * Reads each distinct page of a turn once, however many asked for it: under a load of the same page
+ * (a first page many clients poll), a query per request made the database the bottleneck. Different
+ * pages still go as queries of their own, which the pool runs side by side; one query for them all
+ * (LATERAL) ran them one after another in one database process, and was slower with a million
+ * plants stored (the README's Performance section).
+ */
+function readEachOnce<T>(pages: PendingPage<T>[], read: (page: PageQuery) => Promise<T>): void {
+  const distinct = new Map<string, PendingPage<T>[]>()
+  for (const page of pages) {
+    const key = JSON.stringify([page.from, page.limit, page.tag ?? null])
+    const same = distinct.get(key)
+    if (same) same.push(page)
+    else distinct.set(key, [page])
+  }
+  for (const same of distinct.values()) {
+    read(same[0] as PendingPage<T>).then(
+      (value) => {
+        for (const page of same) page.resolve(value)
+      },
+      (error: unknown) => {
+        for (const page of same) page.reject(error)
+      },
+    )
+  }
 }
 
 /**
