@@ -18,6 +18,18 @@ const getPlant = (server: RunningServer, token: string, id: string) =>
     signal: AbortSignal.timeout(20_000),
   })
 
+/** A subscription to plant.created, stored directly in the database for the serve process to find. */
+async function subscribeInSql(url: string, id: string): Promise<void> {
+  await admin(url, (c) =>
+    c.query(
+      `INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+       VALUES ($1, 'https://receiver.example/hook', '{plant.created}', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+         0, now(), now())`,
+      [id],
+    ),
+  )
+}
+
 async function newToken(url: string): Promise<string> {
   const created = await runCli(['token', 'create', '--name', 'instances', '--database-url', url])
   expect(created.code).toBe(0)
@@ -155,13 +167,7 @@ describe.skipIf(!postgresKind)('the connections one serve process opens to Postg
       // A dispatcher woken by those commits would hold the free lease within a few milliseconds.
       await sleep(1500)
       expect(running.output()).not.toContain('webhook dispatcher lease acquired')
-      await admin(url, (c) =>
-        c.query(
-          `INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
-           VALUES ('wh_startsdispatch000000000', 'https://receiver.example/hook', '{plant.created}',
-             'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 0, now(), now())`,
-        ),
-      )
+      await subscribeInSql(url, 'wh_startsdispatch000000000')
       expect((await post(running, token, '{"id": 100, "name": "delivered"}')).status).toBe(200)
       await vi.waitFor(() => expect(running.output()).toContain('webhook dispatcher lease acquired'), {
         timeout: 10_000,
@@ -178,13 +184,7 @@ describe.skipIf(!postgresKind)('the connections one serve process opens to Postg
     const running = server
     // With a subscription, the first create queues a delivery, which starts the webhook dispatcher
     // thread and its connections; a burst keeps every pool busy.
-    await admin(url, (c) =>
-      c.query(
-        `INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
-         VALUES ('wh_connections0000000000000', 'https://receiver.example/hook', '{plant.created}',
-           'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 0, now(), now())`,
-      ),
-    )
+    await subscribeInSql(url, 'wh_connections0000000000000')
     expect((await post(running, token, '{"id": 1, "name": "first"}')).status).toBe(200)
     await vi.waitFor(() => expect(running.output()).toContain('webhook dispatcher lease acquired'), {
       timeout: 10_000,

@@ -10,7 +10,7 @@ import { OUTBOX_LOCK } from '../src/store/postgres/outbox-lock.js'
 import { REVOCATION_CHANNEL } from '../src/store/postgres/revocation.js'
 import { inTransaction } from '../src/store/postgres/transaction.js'
 import type { JsonPage } from '../src/store/types.js'
-import { admin, whileLocked } from './helpers/postgres.js'
+import { admin, waitingOnLock, whileLocked } from './helpers/postgres.js'
 import { createTaggedAndUntagged, postgresKind } from './helpers/stores.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 import { subscriptionRecord } from './helpers/webhooks.js'
@@ -293,16 +293,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
           .then(() => {
             stored = true
           })
-        await vi.waitFor(
-          async () => {
-            const waits = await store.pool.query(
-              `SELECT 1 FROM pg_stat_activity
-               WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-            )
-            expect(waits.rowCount).toBe(1)
-          },
-          { timeout: 5000, interval: 20 },
-        )
+        await waitingOnLock(url, 'SELECT pg_advisory_xact_lock%')
         expect(stored).toBe(false)
         await holder.query('SELECT pg_advisory_unlock($1, $2)', [...OUTBOX_LOCK])
         return insert
@@ -328,16 +319,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       await deleter.query("DELETE FROM webhooks WHERE id = 'wh_deleted0000000000000000'")
       const create = createPlant(store.plants, { id: 5n, name: 'meanwhile' })
       // The batch's fan-out waits on the subscription's row until the delete ends.
-      await vi.waitFor(
-        async () => {
-          const waits = await store.pool.query(
-            `SELECT 1 FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'transactionid'`,
-          )
-          expect(waits.rowCount).toBe(1)
-        },
-        { timeout: 5000, interval: 20 },
-      )
+      await waitingOnLock(url, 'WITH e AS%')
       await deleter.query('COMMIT')
       return create
     })
