@@ -6,9 +6,11 @@
 // With several subscribers each create fans out to each of them (one receiver, one path each);
 // BENCH_SUBSCRIBERS=0 gives the create rate without webhooks, for comparison. BENCH_WORKERS=2 runs
 // the server as a cluster (the creators' connections spread over the workers; one of them sends).
-import { spawn } from 'node:child_process'
+// BENCH_DATABASE_URL=postgres://… runs it on that PostgreSQL database instead, whose plants, events,
+// subscriptions, deliveries and tokens are emptied first.
+import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -44,6 +46,19 @@ await once(receiver, 'listening')
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
 const dir = join(tmpdir(), `plantstore-bench-${process.pid}-${Date.now()}`)
+mkdirSync(dir, { recursive: true })
+const databaseUrl = process.env.BENCH_DATABASE_URL || `sqlite:${join(dir, 'bench.db')}`
+if (process.env.BENCH_DATABASE_URL) {
+  const { default: pg } = await import('pg')
+  execFileSync(process.execPath, [`${ROOT}bin/plantstore`, 'migrate', '--database-url', databaseUrl], {
+    stdio: 'ignore',
+  })
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  // Empty, as a fresh file is: serve then makes the one token the creators use.
+  await client.query('TRUNCATE plants, events, webhook_deliveries, webhooks, tokens')
+  await client.end()
+}
 const tokenFile = join(dir, 'token')
 const server = spawn(
   process.execPath,
@@ -54,7 +69,7 @@ const server = spawn(
     '--port',
     '0',
     '--database-url',
-    `sqlite:${join(dir, 'bench.db')}`,
+    databaseUrl,
     '--bootstrap-token-file',
     tokenFile,
     '--webhook-allow-private-urls',
