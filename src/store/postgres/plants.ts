@@ -138,7 +138,7 @@ export class PostgresPlantStore implements PlantStore {
   private queue: PendingWrite[] = []
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
-  /** The pages asked for in this turn, each read once at its end (listGathered). */
+  /** The pages asked for in this turn, each read once at its end (readEachOnce). */
   private readonly pages = new PerTurn<PendingPage<Plant[]>>((pages) =>
     readEachOnce(pages, async (page) => (await this.queryPage(page)).map(toPlant)),
   )
