@@ -97,6 +97,7 @@ const base = await new Promise<string>((resolve, reject) => {
 const token = readFileSync(tokenFile, 'utf8').trim()
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 
+const hooks: string[] = []
 for (let i = 0; i < SUBSCRIBERS; i++) {
   const hook = await fetch(`${base}/webhooks`, {
     method: 'POST',
@@ -104,6 +105,7 @@ for (let i = 0; i < SUBSCRIBERS; i++) {
     body: JSON.stringify({ url: `${receiverUrl}/${i}`, events: ['plant.created'] }),
   })
   if (hook.status !== 201) throw new Error(`subscribe failed: ${hook.status}`)
+  hooks.push(((await hook.json()) as { id: string }).id)
 }
 
 const answered = new Map<string, number>()
@@ -164,6 +166,14 @@ const report = {
 }
 console.log(JSON.stringify(report, null, 2))
 
+// A database that outlives the run (PostgreSQL) keeps no subscription to a receiver that is gone.
+for (const id of hooks) {
+  const deleted = await fetch(`${base}/webhooks/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: headers.authorization },
+  })
+  if (deleted.status !== 204) throw new Error(`unsubscribe failed: ${deleted.status}`)
+}
 server.kill('SIGTERM')
 await once(server, 'exit')
 receiver.close()
