@@ -10,7 +10,7 @@
 // subscriptions, deliveries and tokens are emptied first.
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -177,3 +177,4 @@ for (const id of hooks) {
 server.kill('SIGTERM')
 await once(server, 'exit')
 receiver.close()
+rmSync(dir, { recursive: true, force: true })
