@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from 'pg'
 import { plantJsonOf } from '../../plants/events.js'
-import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
 import { StoreUnavailableError } from '../errors.js'
+import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
   CreateExtras,
@@ -245,16 +245,18 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   list(query: ListQuery): Promise<Plant[]> {
-    const from = firstId(query)
-    if (from === undefined) return Promise.resolve([])
+    const start = pageStart(query.after)
+    if (start === undefined) return Promise.resolve([])
+    const from = start.toString()
     return new Promise((resolve, reject) =>
       this.pages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
     )
   }
 
   listJson(query: ListQuery): Promise<JsonPage> {
-    const from = firstId(query)
-    if (from === undefined) return Promise.resolve({ json: '[]' })
+    const start = pageStart(query.after)
+    if (start === undefined) return Promise.resolve({ json: '[]' })
+    const from = start.toString()
     return new Promise((resolve, reject) =>
       this.jsonPages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
     )
@@ -598,15 +600,6 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
     [plants.map((p) => p.id.toString()), plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
   )
   return new Set(inserted.rows.map((r) => r.id))
-}
-
-/**
- * The smallest id a page may hold, as int8 text; undefined when none can follow the cursor. `id >=
- * from` rather than `id > after`: with no cursor the page starts at the smallest int64.
- */
-function firstId(query: ListQuery): string | undefined {
-  if (query.after === INT64_MAX) return undefined
-  return (query.after === undefined ? INT64_MIN : query.after + 1n).toString()
 }
 
 /**

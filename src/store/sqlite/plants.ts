@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
-import { INT64_MAX, INT64_MIN } from '../../plants/int64.js'
 import type { NewPlant, Plant } from '../../plants/model.js'
+import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
   CreateExtras,
@@ -202,9 +202,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async list(query: ListQuery): Promise<Plant[]> {
-    // `id >= from` rather than `id > after`: with no cursor the page starts at the smallest int64.
-    if (query.after === INT64_MAX) return []
-    const from = query.after === undefined ? INT64_MIN : query.after + 1n
+    const from = pageStart(query.after)
+    if (from === undefined) return []
     const rows =
       query.tag === undefined
         ? this.pageAll.all({ from, limit: query.limit })
@@ -213,8 +212,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async listJson(query: ListQuery): Promise<JsonPage> {
-    if (query.after === INT64_MAX) return { json: '[]' }
-    const from = query.after === undefined ? INT64_MIN : query.after + 1n
+    const from = pageStart(query.after)
+    if (from === undefined) return { json: '[]' }
     const tag = query.tag
     // One plant beyond the page tells whether another page follows, without a second query.
     const limit = query.limit + 1
