@@ -603,6 +603,45 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     ])
   })
 
+  it('numbers the subscriptions of an older database, whose deliveries keep their random ids', async () => {
+    const { url, store } = await fresh()
+    await store.webhooks.insert(subscriptionRecord('wh_a', new Date()))
+    await store.webhooks.insert(subscriptionRecord('wh_b', new Date()))
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+
+    // As migration 010 left it: no numbers, random delivery ids, the index by due time alone.
+    await admin(url, (c) =>
+      c.query(`ALTER TABLE webhooks DROP COLUMN number;
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+        UPDATE webhook_deliveries SET id = 'dlv_' || substr(md5(random()::text), 1, 24);
+        DELETE FROM schema_migrations WHERE version = 12`),
+    )
+    const legacy = await store.pool.query<{ id: string }>(
+      "SELECT id FROM webhook_deliveries WHERE webhook_id = 'wh_a'",
+    )
+    const upgraded = await another(url)
+    expect(upgraded.migrated).toEqual(['012_delivery_ids_by_event'])
+    const numbered = await upgraded.pool.query('SELECT id, number::int FROM webhooks ORDER BY number')
+    expect(numbered.rows).toEqual([
+      { id: 'wh_a', number: 1 },
+      { id: 'wh_b', number: 2 },
+    ])
+    const due = await upgraded.pool.query(
+      "SELECT 1 FROM pg_indexes WHERE indexname = 'webhook_deliveries_due'",
+    )
+    expect(due.rowCount).toBe(0)
+    const legacyId = legacy.rows[0]?.id as string
+    expect(await upgraded.webhooks.requeueDelivery('wh_a', legacyId, new Date())).toMatchObject({
+      id: legacyId,
+    })
+
+    // The next subscription is numbered after them, and new deliveries are named by event and number.
+    await upgraded.webhooks.insert(subscriptionRecord('wh_c', new Date()))
+    await createPlant(upgraded.plants, { id: 2n, name: 'b' })
+    const [latest] = await upgraded.webhooks.listDeliveries('wh_c', { limit: 1 })
+    expect(latest?.id).toBe(`dlv_${(latest?.eventSeq ?? 0).toString(16).padStart(14, '0')}0000000003`)
+  })
+
   it('migrates once when five instances start together on an empty database', async () => {
     const { url } = await fresh()
     await admin(url, (c) => c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'))

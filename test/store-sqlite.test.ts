@@ -1329,6 +1329,44 @@ describe('SQLite store', () => {
       { id: 2n, name: 'p2', tag: 'aroid' },
     ])
   })
+
+  it('numbers the subscriptions of an older database, whose deliveries keep their random ids', async () => {
+    const path = join(tempDir(), 'hooks.db')
+    store = openSqlite({ path })
+    await store.webhooks.insert(subscriptionRecord('wh_a', new Date()))
+    await store.webhooks.insert(subscriptionRecord('wh_b', new Date()))
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    store.close()
+
+    // As migration 011 left it: no numbers, random delivery ids, the index by due time alone.
+    const older = new Database(path)
+    older.exec(`DROP TRIGGER webhook_numbered; DROP INDEX webhooks_by_number;
+      ALTER TABLE webhooks DROP COLUMN number; DELETE FROM meta WHERE key = 'webhook_number';
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      UPDATE webhook_deliveries SET id = 'dlv_' || lower(hex(randomblob(12)));
+      DELETE FROM schema_migrations WHERE version = 12`)
+    const legacy = older
+      .prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = 'wh_a'")
+      .pluck()
+      .get() as string
+    older.close()
+
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(['012_delivery_ids_by_event'])
+    expect(store.db.prepare('SELECT id, number FROM webhooks ORDER BY number').all()).toEqual([
+      { id: 'wh_a', number: 1 },
+      { id: 'wh_b', number: 2 },
+    ])
+    const indexes = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck().all()
+    expect(indexes).not.toContain('webhook_deliveries_due')
+    expect(await store.webhooks.requeueDelivery('wh_a', legacy, new Date())).toMatchObject({ id: legacy })
+
+    // The next subscription is numbered after them, and new deliveries are named by event and number.
+    await store.webhooks.insert(subscriptionRecord('wh_c', new Date()))
+    await createPlant(store.plants, { id: 2n, name: 'b' })
+    const [latest] = await store.webhooks.listDeliveries('wh_c', { limit: 1 })
+    expect(latest?.id).toBe(`dlv_${(latest?.eventSeq ?? 0).toString(16).padStart(14, '0')}0000000003`)
+  })
 })
 
 describe('a SQLite database that cannot be opened for writing', () => {

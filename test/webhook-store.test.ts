@@ -5,6 +5,7 @@ import { createPlant } from '../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../src/store/open.js'
 import type { PostgresStore } from '../src/store/postgres/index.js'
 import type { AttemptResult, Store } from '../src/store/types.js'
+import { DELIVERY_ID_PATTERN, testEvent } from '../src/webhooks/model.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { admin, waitingOnLock } from './helpers/postgres.js'
 import { storeKinds } from './helpers/stores.js'
@@ -349,6 +350,45 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     // A lease that ran out (its owner presumed dead) is due at once after a requeue.
     await store.webhooks.requeueDelivery(hook.id, again?.id as string, new Date())
     expect(await claim(store, 'z', new Date(Date.now() + 61_000))).toHaveLength(1)
+  })
+
+  it('names a delivery by its event and its subscription: ids ascend with the events, and no subscription, not even a deleted one, shares its number', async () => {
+    const first = await subscribe()
+    const second = await subscribe()
+    for (const id of [1n, 2n, 3n]) await createPlant(store.plants, { id, name: `p${id}` })
+    /** A subscription's deliveries, oldest event first (a listing is newest first). */
+    const deliveries = async (hookId: string) =>
+      (await store.webhooks.listDeliveries(hookId, { limit: 10 })).reverse()
+    const numberOf = (delivery: { id: string }) => delivery.id.slice(18)
+    const a = await deliveries(first.id)
+    const b = await deliveries(second.id)
+    expect(a).toHaveLength(3)
+    for (const d of [...a, ...b]) {
+      expect(d.id).toMatch(DELIVERY_ID_PATTERN)
+      expect(d.id.slice(4, 18)).toBe(d.eventSeq.toString(16).padStart(14, '0'))
+    }
+    expect(a.map((d) => d.id)).toEqual(a.map((d) => d.id).sort())
+    expect(new Set(a.map(numberOf))).toEqual(new Set([numberOf(a[0] as never)]))
+    expect(numberOf(b[0] as never)).not.toBe(numberOf(a[0] as never))
+
+    // The newest subscription deleted, the next one is numbered past it: replayed the same events,
+    // its deliveries get ids the deleted one's never had.
+    await store.webhooks.delete(second.id)
+    const third = await subscribe()
+    expect(await store.webhooks.replay(third.id, new Date(0), new Date())).toBe(3)
+    const c = await deliveries(third.id)
+    expect(c.map((d) => d.eventSeq)).toEqual(b.map((d) => d.eventSeq))
+    expect(numberOf(c[0] as never) > numberOf(b[0] as never)).toBe(true)
+
+    // A test message is an event of its own, the latest: its id follows the subscription's others.
+    const test = await store.webhooks.enqueueTest(first.id, testEvent(first.id))
+    expect(test?.id).toMatch(DELIVERY_ID_PATTERN)
+    expect(numberOf(test as never)).toBe(numberOf(a[0] as never))
+    expect((test?.id as string) > (a[2]?.id as string)).toBe(true)
+    // Found by its id, as the API finds it.
+    expect(await store.webhooks.requeueDelivery(first.id, test?.id as string, new Date())).toMatchObject({
+      eventType: 'webhook.test',
+    })
   })
 
   it('queues a test message for one subscription only', async () => {

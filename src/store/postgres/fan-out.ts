@@ -2,8 +2,18 @@
 // (plants.ts), which fan out their own events in their transaction, and the dispatcher's queue
 // (webhooks.ts), which fans out any event left without deliveries.
 
-/** A delivery id: `dlv_` and 24 lowercase hex digits, from the built-in random UUID (no extension needed). */
-export const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24)"
+/**
+ * The id of the delivery of event `seq` to the subscription numbered `number` (SQL expressions):
+ * `dlv_`, the seq in 14 hex digits, the number in 10, as the SQLite store makes it. One delivery
+ * exists per (subscription, event), and no two subscriptions share a number, so no two deliveries
+ * share an id; and the ids of new deliveries ascend, each on the rightmost page of the id index (a
+ * random id dirtied a random page of it). `lpad` would cut a longer value short, but neither field
+ * gets near its width: 2^56 events, 2^40 subscriptions. Deliveries made before this form keep their
+ * random ids, of the same shape.
+ */
+export function deliveryId(seq: string, number: string): string {
+  return `'dlv_' || lpad(to_hex(${seq}), 14, '0') || lpad(to_hex(${number}), 10, '0')`
+}
 
 /**
  * Inserts one delivery per (enabled subscription, matching event) for the events of `events`, a
@@ -17,7 +27,7 @@ export const NEW_DELIVERY_ID = "'dlv_' || substr(replace(gen_random_uuid()::text
  */
 export function fanOutSql(events: string, at: string): string {
   return `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-    SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, ${at}, ${at}
+    SELECT ${deliveryId('e.seq', 'w.number')}, w.id, e.seq, 'pending', 0, ${at}, ${at}
     FROM ${events} JOIN webhooks w ON e.type = ANY (w.events)
     WHERE w.disabled_at IS NULL AND w.after_seq < e.seq
     ORDER BY e.seq

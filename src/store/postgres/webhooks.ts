@@ -14,7 +14,7 @@ import type {
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { guarded } from './errors.js'
-import { fanOutSql, NEW_DELIVERY_ID } from './fan-out.js'
+import { deliveryId, fanOutSql } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
@@ -282,7 +282,7 @@ export class PostgresWebhookStore implements WebhookStore {
     const result = await inTransaction(this.pool, (client) =>
       client.query(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, $3, $3
+         SELECT ${deliveryId('e.seq', 'w.number')}, w.id, e.seq, 'pending', 0, $3, $3
          FROM webhooks w JOIN events e ON e.type = ANY (w.events)
          WHERE w.id = $1 AND e.created_at >= $2
          FOR KEY SHARE OF w, e
@@ -310,7 +310,8 @@ export class PostgresWebhookStore implements WebhookStore {
       )
       const delivery = await client.query<{ id: string }>(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-         VALUES (${NEW_DELIVERY_ID}, $1, $2, 'pending', 0, $3, $3) RETURNING id`,
+         SELECT ${deliveryId('$2::bigint', 'w.number')}, w.id, $2, 'pending', 0, $3, $3
+         FROM webhooks w WHERE w.id = $1 RETURNING id`,
         [webhookId, inserted.rows[0]?.seq, at],
       )
       return delivery.rows[0]?.id as string

@@ -15,7 +15,7 @@ import type {
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { isBusy } from './busy.js'
-import { NEW_DELIVERY_ID, TYPE_MATCHES } from './fan-out.js'
+import { deliveryId, TYPE_MATCHES } from './fan-out.js'
 import { unsyncedWrites } from './unsynced.js'
 
 interface WebhookRow {
@@ -175,7 +175,7 @@ export class SqliteWebhookStore implements WebhookStore {
       .pluck()
     this.fanOutEvents = db.prepare(
       `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-       SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
+       SELECT ${deliveryId('e.seq', 'w.number')}, w.id, e.seq, 'pending', 0, @at, @at
        FROM events e JOIN webhooks w ON ${TYPE_MATCHES}
        WHERE e.fanned_out_at IS NULL AND e.seq <= @upTo AND w.disabled_at IS NULL AND w.after_seq < e.seq`,
     )
@@ -494,7 +494,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const queueSome = this.db
       .prepare(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-         SELECT ${NEW_DELIVERY_ID}, w.id, e.seq, 'pending', 0, @at, @at
+         SELECT ${deliveryId('e.seq', 'w.number')}, w.id, e.seq, 'pending', 0, @at, @at
          FROM webhooks w JOIN events e ON ${TYPE_MATCHES}
          WHERE w.id = @webhookId AND e.seq > @after AND e.created_at >= @since
          ORDER BY e.seq LIMIT @limit
@@ -529,10 +529,11 @@ export class SqliteWebhookStore implements WebhookStore {
       return this.db
         .prepare(
           `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-           VALUES (${NEW_DELIVERY_ID}, ?, ?, 'pending', 0, ?, ?) RETURNING id`,
+           SELECT ${deliveryId('@seq', 'w.number')}, w.id, @seq, 'pending', 0, @at, @at
+           FROM webhooks w WHERE w.id = @webhookId RETURNING id`,
         )
         .pluck()
-        .get(webhookId, seq, at, at) as string
+        .get({ webhookId, seq, at }) as string
     })
     return this.durably(() => {
       const id = insert.immediate()
