@@ -21,8 +21,16 @@ if (!values.token) {
 }
 const expected = `Bearer ${values.token}`
 
-// What GET /plants?limit=100 answers: the same amount of JSON the service sends for a full page.
-const page = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, name: `plant ${i + 1}`, tag: 'bench' }))
+// What GET /plants?limit=100 answers: the same amount of JSON the service sends for a full page of the
+// plants the benchmark stores (run.ts, storedIdStride), here the middle of a million: ids of 19
+// digits, every other plant tagged.
+const STRIDE = Number((2n ** 63n - 1n) / 1_000_000n)
+const page = Array.from({ length: 100 }, (_, i) => {
+  const x = 500_001 + i
+  return x % 2 === 0
+    ? { id: x * STRIDE, name: `plant ${x}`, tag: 'bench' }
+    : { id: x * STRIDE, name: `plant ${x}` }
+})
 
 function create(req, res) {
   readPlant(req, res, (plant) => answer(res, 200, plant))

@@ -4,8 +4,21 @@ local M = {}
 
 M.token = os.getenv("BENCH_TOKEN") or ""
 
--- The read scripts pick among the rows stored before the run, whose ids are 1..BENCH_ROWS.
+-- The read scripts pick among the rows stored before the run: the x-th of them (x from 1 to
+-- BENCH_ROWS) has id x * stride, stride = floor((2^63 - 1) / BENCH_ROWS), spread over the positive
+-- int64 range as random ids are (bench/run.ts stores them so).
 M.rows = tonumber(os.getenv("BENCH_ROWS") or "1")
+local stride = 0x7FFFFFFFFFFFFFFFULL / (0ULL + M.rows)
+
+-- The id of the x-th stored row, as decimal digits.
+function M.stored_id(x)
+  return tostring(stride * x):sub(1, -4) -- drop the "ULL" suffix
+end
+
+-- The id of a random stored row.
+function M.random_stored_id()
+  return M.stored_id(math.random(1, M.rows))
+end
 
 -- The run's seed: the runner gives each run one of its own.
 M.seed = tonumber(os.getenv("BENCH_SEED") or tostring(os.time()))
@@ -38,7 +51,7 @@ function M.random_reads(path_of)
     M.set_headers()
   end
   function request()
-    return wrk.format("GET", path_of(math.random(1, M.rows)))
+    return wrk.format("GET", path_of(M.random_stored_id()))
   end
   done = M.done
 end

@@ -1,3 +1,3 @@
--- GET /plants/{id} for a random id among the rows stored before the run (1..BENCH_ROWS).
+-- GET /plants/{id} for a random id among the rows stored before the run (common.lua).
 package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
 require("common").random_reads(function(id) return "/plants/" .. id end)

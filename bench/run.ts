@@ -173,8 +173,8 @@ if (unknownScenarios.length > 0) {
   )
 }
 const scenarios = SCENARIOS.filter((s) => scenarioNames.includes(s.name))
-// The other scenarios read or change random ids among 1..N, so at least this many plants exist when
-// they run.
+// The other scenarios read or change random ones among the N plants stored first (storedIdStride), so
+// at least this many exist when they run.
 const READ_ROWS = 10_000
 
 interface Load {
@@ -596,9 +596,17 @@ async function measureReference(
 
 // --- database set-up --------------------------------------------------------------------------
 
+/**
+ * The stored plants' ids: the x-th of n (x from 1) has id x × ⌊(2^63 − 1) ÷ n⌋. They spread evenly
+ * over the positive int64 range, as random ids do, so the creates' random ids land among them, in
+ * the leaves they fill, rather than all past them; common.lua makes the same ids for the scripts
+ * that read or change stored plants.
+ */
+const storedIdStride = (n: number): bigint => (2n ** 63n - 1n) / BigInt(n)
+
 interface Setup {
   url: string
-  /** Stores plants 1..n (those not there yet), the way a large store would hold them. */
+  /** Stores n plants (those not there yet), the way a large store would hold them (storedIdStride). */
   fill(n: number): Promise<void>
   cleanup(): Promise<void>
 }
@@ -616,9 +624,9 @@ async function freshDatabase(): Promise<Setup> {
       fill: async (n) => {
         await client.query(
           `INSERT INTO plants (id, name, tag, created_at, updated_at)
-           SELECT x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, now(), now()
+           SELECT x * $2::bigint, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, now(), now()
            FROM generate_series(1, $1::bigint) AS x ON CONFLICT (id) DO NOTHING`,
-          [n],
+          [n, storedIdStride(n).toString()],
         )
       },
       cleanup: async () => {
@@ -640,8 +648,8 @@ async function freshDatabase(): Promise<Setup> {
       db.prepare(
         `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
          INSERT OR IGNORE INTO plants (id, name, tag, created_at, updated_at)
-         SELECT x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, ?, ? FROM n`,
-      ).run(n, now, now)
+         SELECT x * ?, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, ?, ? FROM n`,
+      ).run(n, storedIdStride(n), now, now)
       db.close()
     },
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),

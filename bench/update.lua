@@ -1,4 +1,4 @@
--- PATCH /plants/{id} for a random id among the rows stored before the run (1..BENCH_ROWS), with a
+-- PATCH /plants/{id} for a random id among the rows stored before the run (common.lua), with a
 -- name that differs from the last one written, so that every request changes the plant (a change
 -- that changes nothing writes nothing).
 package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path
@@ -14,7 +14,7 @@ end
 
 function request()
   count = count + 1
-  local path = "/plants/" .. math.random(1, common.rows)
+  local path = "/plants/" .. common.random_stored_id()
   return wrk.format(nil, path, nil, '{"name":"Monstera ' .. common.thread() .. "-" .. count .. '"}')
 end
 

@@ -189,15 +189,21 @@ describe('npm run bench', () => {
     }
     expect(paths.length).toBeGreaterThan(100)
     expect([...tokens]).toEqual(['Bearer t'])
-    const ids = paths.map((path) => {
+    // The stored plants' ids: the x-th of 1,000 is x × ⌊(2^63 − 1) ÷ 1,000⌋.
+    const stride = (2n ** 63n - 1n) / 1000n
+    const places = paths.map((path) => {
       const match = shape.exec(path)
       expect(match, path).not.toBeNull()
-      return Number(match?.[1])
+      const id = BigInt(match?.[1] ?? -1)
+      expect(id % stride, path).toBe(0n)
+      return Number(id / stride)
     })
-    expect(Math.min(...ids)).toBeGreaterThanOrEqual(1)
-    expect(Math.max(...ids)).toBeLessThanOrEqual(1000)
+    expect(Math.min(...places)).toBeGreaterThanOrEqual(1)
+    expect(Math.max(...places)).toBeLessThanOrEqual(1000)
+    // Spread over the int64 range, as random ids are: the largest beyond 2^62.
+    expect(Math.max(...places) * Number(stride)).toBeGreaterThan(2 ** 62)
     // Random among 1,000 ids: hundreds of distinct ones, where list.lua asks for one page.
-    expect(new Set(ids).size).toBeGreaterThan(500)
+    expect(new Set(places).size).toBeGreaterThan(500)
   })
 
   /**
