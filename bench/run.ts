@@ -449,9 +449,9 @@ async function measure(
   env: Record<string, string>,
   perf?: PerfRecording,
 ): Promise<Measured> {
-  // Whatever an earlier run left for the disk to write (a reference's log and database, deleted
-  // with its folder, still had metadata to journal) is written first: in the runs that followed the
-  // references it slowed the service's fsyncs, and creates on an empty store by 7–9 %.
+  // Whatever earlier runs left for the disk to write is written first. Right after a reference's run
+  // (its log and database deleted with its folder) the service's creates were 7–9 % fewer, most
+  // likely its fsyncs waiting behind what the disk still had to write of that run.
   execFileSync('sync')
   const root = server.process.pid as number
   // A worker replaced during the warm-up leaves a map too.
