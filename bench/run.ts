@@ -33,6 +33,7 @@ import {
   report,
   summaryText,
 } from './perf-profile.js'
+import { emptiedPostgres } from './postgres.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const BENCH = join(ROOT, 'bench')
@@ -617,12 +618,7 @@ interface Setup {
 
 async function freshDatabase(): Promise<Setup> {
   if (databaseUrl !== undefined) {
-    const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: databaseUrl })
-    await client.connect()
-    execFileSync(BIN, ['migrate', '--database-url', databaseUrl], { stdio: 'ignore' })
-    // Deliveries refer to events: PostgreSQL truncates a referenced table only with what refers to it.
-    await client.query('TRUNCATE plants, events, webhook_deliveries')
+    const client = await emptiedPostgres(databaseUrl, ['plants', 'events', 'webhook_deliveries'])
     return {
       url: databaseUrl,
       fill: async (n) => {

@@ -8,7 +8,7 @@
 // the server as a cluster (the creators' connections spread over the workers; one of them sends).
 // BENCH_DATABASE_URL=postgres://… runs it on that PostgreSQL database instead, whose plants, events,
 // subscriptions, deliveries and tokens are emptied first.
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { emptiedPostgres } from './postgres.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -49,15 +50,9 @@ const dir = join(tmpdir(), `plantstore-bench-${process.pid}-${Date.now()}`)
 mkdirSync(dir, { recursive: true })
 const databaseUrl = process.env.BENCH_DATABASE_URL || `sqlite:${join(dir, 'bench.db')}`
 if (process.env.BENCH_DATABASE_URL) {
-  const { default: pg } = await import('pg')
-  execFileSync(process.execPath, [`${ROOT}bin/plantstore`, 'migrate', '--database-url', databaseUrl], {
-    stdio: 'ignore',
-  })
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
   // Empty, as a fresh file is: serve then makes the one token the creators use.
-  await client.query('TRUNCATE plants, events, webhook_deliveries, webhooks, tokens')
-  await client.end()
+  const tables = ['plants', 'events', 'webhook_deliveries', 'webhooks', 'tokens']
+  await (await emptiedPostgres(databaseUrl, tables)).end()
 }
 const tokenFile = join(dir, 'token')
 const server = spawn(
