@@ -5,7 +5,9 @@
 // which shows what the storage design alone reaches on the machine, and the service with a store that
 // keeps nothing (bench/no-store.mjs), which shows what the service's own work alone reaches.
 // Every figure that matters is a ratio measured minutes apart on the same machine, so a noisy,
-// shared machine still gives comparable numbers. Options: `npm run bench -- --help`.
+// shared machine still gives comparable numbers; on SQLite every setup (--workers × --prefill) runs at
+// once and the rounds take them in turn, so that setups compared with each other are measured side by
+// side too. Options: `npm run bench -- --help`.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { once } from 'node:events'
@@ -82,8 +84,9 @@ const SCENARIOS: Scenario[] = [
 const HELP = `usage: npm run bench -- [options]
 
   --duration <s>        seconds measured per round, scenario and server (default 10)
-  --rounds <n>          rounds per scenario, each measuring the service between two runs of the
-                        ceiling; the ratios reported are the medians of the rounds' (default 3)
+  --rounds <n>          rounds per scenario, each measuring every setup's service in turn, each
+                        run between two runs of the ceiling; the ratios reported are the medians
+                        of the rounds' (default 3)
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
@@ -193,6 +196,8 @@ interface Measured extends Load {
   serverCpuPercent: number
   /** The CPU share of the server's busiest thread alone (its event loop, as a rule): at most 100. */
   busiestThreadCpuPercent: number
+  /** When the measured load began (after the warm-up): one run's, not a combination's. */
+  startedAt?: string
 }
 
 /**
@@ -473,6 +478,7 @@ async function measure(
   sample()
   const sampler = setInterval(sample, 100)
   const started = process.hrtime.bigint()
+  const startedAt = new Date().toISOString()
   try {
     // A process's main thread, its event loop, has the process's own id.
     if (perf) perf.sampled = pids
@@ -489,6 +495,7 @@ async function measure(
         peakRssMb: peakKb / 1024,
         serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
         busiestThreadCpuPercent: (100 * busiestThreadSeconds(threadsBefore, threadsAfter)) / wall,
+        startedAt,
       }
     })
     return (await Promise.all([measured, recording]))[0]
@@ -771,6 +778,17 @@ const RSS_MB = 120
 const FLAT_TOLERANCE = 0.1
 const LIST_ROWS = 1_000_000
 
+/**
+ * How the creates' ratio to the ceiling changed from the empty store to the fullest: the median of the
+ * rounds' changes, each round's ratio with the plants stored against the same round's on the empty
+ * store, which on SQLite were measured one beside the other (measureTogether).
+ */
+function flatChange(empty: ResultRow, fullest: ResultRow): number {
+  const ratios = (row: ResultRow) => (row.rounds ?? []).map((r) => r.service.rps / r.ceiling.rps)
+  const [before, after] = [ratios(empty), ratios(fullest)]
+  return median(after.map((ratio, i) => ratio / (before[i] as number))) - 1
+}
+
 /** The targets the project holds itself to, each judged from the rows this run measured. */
 function verdicts(rows: ResultRow[]): Verdict[] {
   const measured = rows.filter((r) => r.service && r.ceiling && r.workers === '1')
@@ -800,7 +818,7 @@ function verdicts(rows: ResultRow[]): Verdict[] {
     undefined,
   )
   if (empty?.ratio && fullest?.ratio) {
-    const change = fullest.ratio / empty.ratio - 1
+    const change = flatChange(empty, fullest)
     out.push({
       target: `POST /plants flat within ±${FLAT_TOLERANCE * 100} % from 0 to ${fmt(fullest.rows)} stored (ratio to ceiling)`,
       measured: `${change >= 0 ? '+' : ''}${fmt(change * 100, 1)} %`,
@@ -819,6 +837,176 @@ function verdicts(rows: ResultRow[]): Verdict[] {
 
 // --- run --------------------------------------------------------------------------------------
 
+/** One setup of the run: its own fresh database, token and service. */
+interface Live {
+  rows: number
+  workers: string
+  setup: Setup
+  token: string
+  service?: Server
+}
+
+/** A setup's rows, by scenario, with the rounds and the ceiling runs each row is judged against. */
+interface Tally {
+  row: ResultRow
+  env: Record<string, string>
+  rounds: Round[]
+  ceilingRuns: Measured[]
+}
+
+/**
+ * Measures these setups (each a fresh database, its plants stored, its own service) beside one
+ * ceiling: scenario by scenario, each round loads every setup's service in turn, each run followed
+ * by a ceiling run, so that every service run sits between two ceiling runs and the setups' runs of a
+ * round lie minutes apart at most. The order of the setups turns by one each round. Returns the rows
+ * setup by setup, each in the scenarios' order.
+ */
+async function measureTogether(
+  group: Array<{ workers: string; rows: number }>,
+  profileDir: string,
+  mapped: Set<number>,
+): Promise<ResultRow[]> {
+  // Each entry is kept as soon as its database exists, so that a failure later still removes it.
+  const live: Live[] = []
+  let ceiling: Server | undefined
+  const tallies = new Map<Live, Tally[]>()
+  try {
+    for (const { workers, rows } of group) {
+      const setup = await freshDatabase()
+      const entry: Live = { workers, rows, setup, token: '' }
+      live.push(entry)
+      entry.token = issueToken(setup.url)
+      if (rows > 0) {
+        process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
+        await setup.fill(rows)
+      }
+    }
+    const first = live[0] as Live
+    ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', first.token])
+    for (const entry of live) {
+      entry.service = await startService(entry.setup.url, entry.workers, [
+        ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        ...(opts.perf ? perfNodeFlags(profileDir) : []),
+      ])
+      tallies.set(entry, [])
+    }
+    for (const scenario of scenarios) {
+      // A build without the route is the same build in every setup.
+      if (scenario.probe && !(await routeExists(first.service?.url ?? '', scenario.probe, first.token))) {
+        for (const entry of live) {
+          const row: ResultRow = {
+            scenario: scenario.name,
+            rows: entry.rows,
+            workers: entry.workers,
+            ceiling: null,
+            service: null,
+          }
+          row.skipped = 'route not in this build'
+          tallies.get(entry)?.push({ row, env: {}, rounds: [], ceilingRuns: [] })
+        }
+        process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
+        continue
+      }
+      const these: Array<[Live, Tally]> = []
+      for (const entry of live) {
+        if (!scenario.creates && entry.rows < READ_ROWS) await entry.setup.fill(READ_ROWS)
+        const env = { BENCH_TOKEN: entry.token, BENCH_ROWS: String(Math.max(entry.rows, READ_ROWS)) }
+        const row: ResultRow = {
+          scenario: scenario.name,
+          rows: entry.rows,
+          workers: entry.workers,
+          ceiling: null,
+          service: null,
+        }
+        const tally: Tally = { row, env, rounds: [], ceilingRuns: [] }
+        tallies.get(entry)?.push(tally)
+        these.push([entry, tally])
+      }
+      // The ceiling stores nothing: the first setup's token and ids serve it throughout.
+      const ceilingEnv = (these[0] as [Live, Tally])[1].env
+      let previous = await measure(ceiling, scenario, ceilingEnv)
+      for (let round = 1; round <= roundCount; round++) {
+        const turn = (round - 1) % these.length
+        for (const [entry, tally] of [...these.slice(turn), ...these.slice(0, turn)]) {
+          process.stderr.write(
+            `bench: ${scenario.label}, ${fmt(entry.rows)} stored, workers ${entry.workers}, round ${round} of ${roundCount}\n`,
+          )
+          const references: Record<string, Measured> = {}
+          if (scenario.creates && entry.rows === 0 && entry.workers === '1') {
+            for (const spec of REFERENCES) {
+              references[spec.name] = await measureReference(spec, scenario, tally.env, entry.token)
+            }
+          }
+          const perf: PerfRecording | undefined = opts.perf
+            ? {
+                file: join(
+                  profileDir,
+                  `perf-${scenario.name}-${entry.rows}-w${entry.workers}-r${round}.data`,
+                ),
+                seen: mapped,
+              }
+            : undefined
+          const measuredService = await measure(entry.service as Server, scenario, tally.env, perf)
+          if (perf) {
+            const pids = perf.sampled ?? []
+            const summary = await report(perf.file)
+            const text = perf.file.replace(/\.data$/, '.txt')
+            writeFileSync(text, summaryText(summary, measuredService.requests))
+            tally.row.profiles = [...(tally.row.profiles ?? []), { round, file: text, pids, summary }]
+            const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
+            process.stderr.write(`bench: perf profile of the service's event loop: ${text} (${frames})\n`)
+          }
+          const after = await measure(ceiling, scenario, ceilingEnv)
+          tally.rounds.push({
+            ceiling: bracket(previous, after),
+            service: measuredService,
+            ...(Object.keys(references).length > 0 ? { references } : {}),
+          })
+          if (tally.ceilingRuns.at(-1) !== previous) tally.ceilingRuns.push(previous)
+          tally.ceilingRuns.push(after)
+          previous = after
+        }
+      }
+      for (const [, tally] of these) settle(tally)
+    }
+  } finally {
+    for (const entry of live) {
+      const code = await entry.service?.stop()
+      if (entry.service && code !== 0)
+        process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
+    }
+    await ceiling?.stop()
+    for (const entry of live) await entry.setup.cleanup()
+    // V8's logs beside the recordings (isolate-ADDRESS-PID-v8.log) say nothing the recordings do not.
+    const ours = (file: string) => [...mapped].some((pid) => file.endsWith(`-${pid}-v8.log`))
+    const logs =
+      mapped.size > 0 ? readdirSync(profileDir).filter((f) => f.startsWith('isolate-') && ours(f)) : []
+    for (const log of logs) rmSync(join(profileDir, log), { force: true })
+    for (const pid of mapped) rmSync(`/tmp/perf-${pid}.map`, { force: true })
+    mapped.clear()
+  }
+  return live.flatMap((entry) => (tallies.get(entry) ?? []).map((tally) => tally.row))
+}
+
+/** A row's figures from its rounds: the medians, and its ratios to the ceiling runs around each. */
+function settle({ row, rounds, ceilingRuns }: Tally): void {
+  row.rounds = rounds
+  row.ceilingRuns = ceilingRuns
+  row.ceiling = combine(ceilingRuns)
+  const served = againstCeiling(rounds.map((r) => ({ ceiling: r.ceiling, measured: r.service })))
+  row.service = served.combined
+  row.ratio = served.ratio
+  row.p99VsCeiling = served.p99Ratio
+  if (rounds.some((r) => r.references)) {
+    row.references = REFERENCES.map(({ name }) => {
+      const against = againstCeiling(
+        rounds.map((r) => ({ ceiling: r.ceiling, measured: r.references?.[name] as Measured })),
+      )
+      return { name, measured: against.combined, ratio: against.ratio, p99VsCeiling: against.p99Ratio }
+    })
+  }
+}
+
 async function main(): Promise<void> {
   const results: ResultRow[] = []
   const started = new Date()
@@ -833,109 +1021,14 @@ async function main(): Promise<void> {
   }
   // The service's processes that wrote a JIT map for perf (/tmp/perf-PID.map), removed once it stops.
   const mapped = new Set<number>()
-  for (const workers of workerCounts) {
-    for (const rows of prefills) {
-      const setup = await freshDatabase()
-      // Set before each start, so that a server that fails to start still leaves the others stopped
-      // and the fresh database removed.
-      let ceiling: Server | undefined
-      let service: Server | undefined
-      try {
-        const token = issueToken(setup.url)
-        if (rows > 0) {
-          process.stderr.write(`bench: storing ${fmt(rows)} plants…\n`)
-          await setup.fill(rows)
-        }
-        ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-        service = await startService(setup.url, workers, [
-          ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-          ...(opts.perf ? perfNodeFlags(profileDir) : []),
-        ])
-        for (const scenario of scenarios) {
-          const readRows = Math.max(rows, READ_ROWS)
-          if (!scenario.creates && rows < READ_ROWS) await setup.fill(READ_ROWS)
-          const env = { BENCH_TOKEN: token, BENCH_ROWS: String(readRows) }
-          const row: ResultRow = { scenario: scenario.name, rows, workers, ceiling: null, service: null }
-          results.push(row)
-          if (scenario.probe && !(await routeExists(service.url, scenario.probe, token))) {
-            row.skipped = 'route not in this build'
-            process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
-            continue
-          }
-          // Rounds alternate the servers, so that a noisy minute on a shared machine moves one
-          // round's ratio, not the median; the ceiling runs once more after the last round, so that
-          // every round's servers are measured between two ceiling runs.
-          const rounds: Round[] = []
-          const ceilingRuns = [await measure(ceiling, scenario, env)]
-          for (let round = 1; round <= roundCount; round++) {
-            process.stderr.write(
-              `bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}, round ${round} of ${roundCount}\n`,
-            )
-            const references: Record<string, Measured> = {}
-            if (scenario.creates && rows === 0 && workers === '1') {
-              for (const spec of REFERENCES) {
-                references[spec.name] = await measureReference(spec, scenario, env, token)
-              }
-            }
-            const perf: PerfRecording | undefined = opts.perf
-              ? {
-                  file: join(profileDir, `perf-${scenario.name}-${rows}-w${workers}-r${round}.data`),
-                  seen: mapped,
-                }
-              : undefined
-            const measuredService = await measure(service, scenario, env, perf)
-            if (perf) {
-              const pids = perf.sampled ?? []
-              const summary = await report(perf.file)
-              const text = perf.file.replace(/\.data$/, '.txt')
-              writeFileSync(text, summaryText(summary, measuredService.requests))
-              row.profiles = [...(row.profiles ?? []), { round, file: text, pids, summary }]
-              const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
-              process.stderr.write(`bench: perf profile of the service's event loop: ${text} (${frames})\n`)
-            }
-            const after = await measure(ceiling, scenario, env)
-            rounds.push({
-              ceiling: bracket(ceilingRuns.at(-1) as Measured, after),
-              service: measuredService,
-              ...(Object.keys(references).length > 0 ? { references } : {}),
-            })
-            ceilingRuns.push(after)
-          }
-          row.rounds = rounds
-          row.ceilingRuns = ceilingRuns
-          row.ceiling = combine(ceilingRuns)
-          const served = againstCeiling(rounds.map((r) => ({ ceiling: r.ceiling, measured: r.service })))
-          row.service = served.combined
-          row.ratio = served.ratio
-          row.p99VsCeiling = served.p99Ratio
-          if (rounds.some((r) => r.references)) {
-            row.references = REFERENCES.map(({ name }) => {
-              const against = againstCeiling(
-                rounds.map((r) => ({ ceiling: r.ceiling, measured: r.references?.[name] as Measured })),
-              )
-              return {
-                name,
-                measured: against.combined,
-                ratio: against.ratio,
-                p99VsCeiling: against.p99Ratio,
-              }
-            })
-          }
-        }
-      } finally {
-        const code = await service?.stop()
-        await ceiling?.stop()
-        await setup.cleanup()
-        // V8's logs beside the recordings (isolate-ADDRESS-PID-v8.log) say nothing the recordings do not.
-        const ours = (file: string) => [...mapped].some((pid) => file.endsWith(`-${pid}-v8.log`))
-        const logs =
-          mapped.size > 0 ? readdirSync(profileDir).filter((f) => f.startsWith('isolate-') && ours(f)) : []
-        for (const log of logs) rmSync(join(profileDir, log), { force: true })
-        for (const pid of mapped) rmSync(`/tmp/perf-${pid}.map`, { force: true })
-        mapped.clear()
-        if (service && code !== 0) process.stderr.write(`bench: the service exited with ${code} on SIGTERM\n`)
-      }
-    }
+  const setups = workerCounts.flatMap((workers) => prefills.map((rows) => ({ workers, rows })))
+  // On SQLite every setup has a file of its own, so all of them run at once and are measured in
+  // turn, round by round: the flat verdict and the workers' gain compare setups measured minutes
+  // apart, which one setup after another put at the mercy of the machine's drift. PostgreSQL has the
+  // one database given, emptied for each setup, so its setups run one after another.
+  const groups = databaseUrl === undefined ? [setups] : setups.map((setup) => [setup])
+  for (const group of groups) {
+    results.push(...(await measureTogether(group, profileDir, mapped)))
   }
 
   const out = opts.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)

@@ -27,6 +27,7 @@ interface Measured {
   wrkCpuPercent: number
   serverCpuPercent: number
   busiestThreadCpuPercent: number
+  startedAt?: string
 }
 interface Round {
   ceiling: Measured
@@ -35,6 +36,7 @@ interface Round {
 }
 interface Row {
   scenario: string
+  rows: number
   workers: string
   ratio: number
   p99VsCeiling: number
@@ -47,6 +49,11 @@ interface Row {
     budget: { rate: number; cores: number; wrkUs: number; allThreadsUs: number; oneThreadUs: number }
     used: Array<{ server: string; allThreadsUs: number; busiestThreadUs: number }>
   }
+}
+
+interface Report {
+  results: Row[]
+  targets: Array<{ target: string; measured: string; met: boolean }>
 }
 
 interface Profile {
@@ -374,9 +381,7 @@ describe('npm run bench', () => {
   }
 
   /** A short run of the benchmark with these options: its report and what it printed. */
-  async function shortRunWithOutput(
-    ...args: string[]
-  ): Promise<{ report: { results: Row[] }; stdout: string }> {
+  async function shortRunWithOutput(...args: string[]): Promise<{ report: Report; stdout: string }> {
     const out = join(tempDir(), 'bench.json')
     const { stdout } = await run(
       'npx',
@@ -388,8 +393,52 @@ describe('npm run bench', () => {
       ],
       { cwd: ROOT, timeout: 120_000 },
     )
-    return { report: JSON.parse(readFileSync(out, 'utf8')) as { results: Row[] }, stdout }
+    return { report: JSON.parse(readFileSync(out, 'utf8')) as Report, stdout }
   }
+
+  it('measures the setups in turn, round by round, and judges flat on the rounds measured side by side', async () => {
+    const { report, stdout } = await shortRunWithOutput(
+      '--scenarios',
+      'create',
+      '--prefill',
+      '0,500',
+      '--rounds',
+      '2',
+    )
+    const [empty, stored] = report.results as [Row, Row]
+    expect(report.results.map((r) => [r.scenario, r.rows])).toEqual([
+      ['create', 0],
+      ['create', 500],
+    ])
+    const at = (row: Row, round: number) => Date.parse(row.rounds[round]?.service.startedAt ?? '')
+    // Both setups' first rounds before either's second, and the order turned: the stored plants first.
+    expect(at(empty, 0)).toBeLessThan(at(stored, 0))
+    expect(at(stored, 0)).toBeLessThan(at(stored, 1))
+    expect(at(stored, 1)).toBeLessThan(at(empty, 1))
+    // One ceiling between them: the run after the empty store's first round is the one before the other's.
+    expect(stored.ceilingRuns[0]).toEqual(empty.ceilingRuns[1])
+    // Each round judged against the ceiling runs just before and just after it.
+    for (const row of [empty, stored]) {
+      row.rounds.forEach((round, i) => {
+        const started = row.ceilingRuns.map((run) => Date.parse(run.startedAt ?? ''))
+        const before = row.ceilingRuns[started.findLastIndex((t) => t < at(row, i))] as Measured
+        const after = row.ceilingRuns[started.findIndex((t) => t > at(row, i))] as Measured
+        expect(round.ceiling.rps).toBeCloseTo((before.rps + after.rps) / 2, 10)
+      })
+    }
+    // The change is each round's ratio with plants stored against the same round's on the empty store.
+    const ratio = (row: Row, i: number) =>
+      (row.rounds[i] as Round).service.rps / (row.rounds[i] as Round).ceiling.rps
+    const change = median([0, 1].map((i) => ratio(stored, i) / ratio(empty, i))) - 1
+    const flat = report.targets.find((t) =>
+      t.target.startsWith('POST /plants flat within ±10 % from 0 to 500 stored'),
+    )
+    const percent = (change * 100).toLocaleString('en-US', { maximumFractionDigits: 1 })
+    expect(flat?.measured).toBe(`${change >= 0 ? '+' : ''}${percent} %`)
+    expect(stdout).toContain(
+      `POST /plants flat within ±10 % from 0 to 500 stored (ratio to ceiling): ${flat?.measured}`,
+    )
+  }, 150_000)
 
   it('loads PATCH /plants/{id} on stored plants, each request a change both servers answer 200', async () => {
     const report = await shortRun('--scenarios', 'update')
