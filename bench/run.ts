@@ -201,8 +201,8 @@ interface Measured extends Load {
 }
 
 /**
- * One round of a scenario: after a ceiling run, (for creates on an empty store) the references, then
- * the service, then the ceiling again, whose run also opens the next round.
+ * One round of a scenario for one setup: after a ceiling run, (for creates on an empty store) the
+ * references, then the service, then the ceiling again, whose run also opens the next setup's turn.
  */
 interface Round {
   /** The mean of the ceiling runs just before and just after this round's servers (see bracket). */
@@ -235,7 +235,10 @@ interface ResultRow {
   /** The median of the rounds' service p99 ÷ that round's ceiling p99. */
   p99VsCeiling?: number
   rounds?: Round[]
-  /** The ceiling's own runs in order: one before each round and one after the last. */
+  /**
+   * The ceiling's runs next to this row's rounds, in order: the one just before and the one just
+   * after each round (with one setup, one before each round and one after the last).
+   */
   ceilingRuns?: Measured[]
   /** For creates with one worker: the CPU a create may use at the target rate, and what each server used. */
   cpu?: CpuFigures
