@@ -902,14 +902,7 @@ async function measureTogether(
       // A build without the route is the same build in every setup.
       if (scenario.probe && !(await routeExists(first.service?.url ?? '', scenario.probe, first.token))) {
         for (const entry of live) {
-          const row: ResultRow = {
-            scenario: scenario.name,
-            rows: entry.rows,
-            workers: entry.workers,
-            ceiling: null,
-            service: null,
-          }
-          row.skipped = 'route not in this build'
+          const row = { ...emptyRow(scenario, entry), skipped: 'route not in this build' }
           tallies.get(entry)?.push({ row, env: {}, rounds: [], ceilingRuns: [] })
         }
         process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
@@ -919,14 +912,7 @@ async function measureTogether(
       for (const entry of live) {
         if (!scenario.creates && entry.rows < READ_ROWS) await entry.setup.fill(READ_ROWS)
         const env = { BENCH_TOKEN: entry.token, BENCH_ROWS: String(Math.max(entry.rows, READ_ROWS)) }
-        const row: ResultRow = {
-          scenario: scenario.name,
-          rows: entry.rows,
-          workers: entry.workers,
-          ceiling: null,
-          service: null,
-        }
-        const tally: Tally = { row, env, rounds: [], ceilingRuns: [] }
+        const tally: Tally = { row: emptyRow(scenario, entry), env, rounds: [], ceilingRuns: [] }
         tallies.get(entry)?.push(tally)
         these.push([entry, tally])
       }
@@ -994,6 +980,11 @@ async function measureTogether(
     mapped.clear()
   }
   return live.flatMap((entry) => (tallies.get(entry) ?? []).map((tally) => tally.row))
+}
+
+/** A setup's row for a scenario, before anything is measured. */
+function emptyRow(scenario: Scenario, { rows, workers }: Live): ResultRow {
+  return { scenario: scenario.name, rows, workers, ceiling: null, service: null }
 }
 
 /** A row's figures from its rounds: the medians, and its ratios to the ceiling runs around each. */
