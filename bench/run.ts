@@ -852,9 +852,11 @@ interface Live {
   setup: Setup
   token: string
   service?: Server
+  /** Its rows so far, one per scenario. */
+  tallies: Tally[]
 }
 
-/** A setup's rows, by scenario, with the rounds and the ceiling runs each row is judged against. */
+/** One setup's row for one scenario, with its rounds and the ceiling runs it is judged against. */
 interface Tally {
   row: ResultRow
   env: Record<string, string>
@@ -877,11 +879,10 @@ async function measureTogether(
   // Each entry is kept as soon as its database exists, so that a failure later still removes it.
   const live: Live[] = []
   let ceiling: Server | undefined
-  const tallies = new Map<Live, Tally[]>()
   try {
     for (const { workers, rows } of group) {
       const setup = await freshDatabase()
-      const entry: Live = { workers, rows, setup, token: '' }
+      const entry: Live = { workers, rows, setup, token: '', tallies: [] }
       live.push(entry)
       entry.token = issueToken(setup.url)
       if (rows > 0) {
@@ -896,14 +897,13 @@ async function measureTogether(
         ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
         ...(opts.perf ? perfNodeFlags(profileDir) : []),
       ])
-      tallies.set(entry, [])
     }
     for (const scenario of scenarios) {
       // A build without the route is the same build in every setup.
       if (scenario.probe && !(await routeExists(first.service?.url ?? '', scenario.probe, first.token))) {
         for (const entry of live) {
           const row = { ...emptyRow(scenario, entry), skipped: 'route not in this build' }
-          tallies.get(entry)?.push({ row, env: {}, rounds: [], ceilingRuns: [] })
+          entry.tallies.push({ row, env: {}, rounds: [], ceilingRuns: [] })
         }
         process.stderr.write(`bench: ${scenario.label} skipped (the route does not exist)\n`)
         continue
@@ -913,7 +913,7 @@ async function measureTogether(
         if (!scenario.creates && entry.rows < READ_ROWS) await entry.setup.fill(READ_ROWS)
         const env = { BENCH_TOKEN: entry.token, BENCH_ROWS: String(Math.max(entry.rows, READ_ROWS)) }
         const tally: Tally = { row: emptyRow(scenario, entry), env, rounds: [], ceilingRuns: [] }
-        tallies.get(entry)?.push(tally)
+        entry.tallies.push(tally)
         these.push([entry, tally])
       }
       // The ceiling stores nothing: the first setup's token and ids serve it throughout.
@@ -979,7 +979,7 @@ async function measureTogether(
     for (const pid of mapped) rmSync(`/tmp/perf-${pid}.map`, { force: true })
     mapped.clear()
   }
-  return live.flatMap((entry) => (tallies.get(entry) ?? []).map((tally) => tally.row))
+  return live.flatMap((entry) => entry.tallies.map((tally) => tally.row))
 }
 
 /** A setup's row for a scenario, before anything is measured. */
