@@ -23,3 +23,14 @@ export async function emptiedPostgres(url: string, tables: readonly string[]): P
   }
   return client
 }
+
+/**
+ * The URL with `schema` first on its search path (libpq's `options`, kept if it has some): the
+ * service then keeps its tables in that schema, which must exist.
+ */
+export function inSchema(url: string, schema: string): string {
+  const next = new URL(url)
+  const options = next.searchParams.get('options')
+  next.searchParams.set('options', `${options === null ? '' : `${options} `}-c search_path=${schema}`)
+  return next.toString()
+}

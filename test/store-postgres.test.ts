@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg, { type PoolClient } from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { inSchema } from '../bench/postgres.js'
 import type { AppError } from '../src/errors.js'
 import type { Plant } from '../src/plants/model.js'
 import { changePlant, createPlant, deletePlant } from '../src/plants/service.js'
@@ -713,6 +714,38 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     await vi.waitFor(() => expect(other.tokens.revocationEpoch()).not.toBe(before), { timeout: 5000 })
     expect((await other.tokens.find('abc'))?.revokedAt).toBeInstanceOf(Date)
     expect(await store.tokens.revoke('nope', new Date())).toBe('not-found')
+  })
+
+  it('keeps apart the revocation epochs of stores in two schemas of one database', async () => {
+    const { url } = await fresh()
+    await admin(url, (c) => c.query('CREATE SCHEMA garden; CREATE SCHEMA nursery'))
+    // A poll interval far past the test's wait: only the notifications carry the epochs.
+    const poll = { revocationPollMs: 600_000 }
+    const garden = await another(inSchema(url, 'garden'), poll)
+    const nursery = await another(inSchema(url, 'nursery'), poll)
+    const nurseryTwin = await another(inSchema(url, 'nursery'), poll)
+    const token = (id: string) => ({
+      id,
+      name: id,
+      secretHash: 'h',
+      scopes: ['plants:read' as const],
+      createdAt: new Date(),
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
+    for (const id of ['a', 'b', 'c']) {
+      await garden.tokens.insert(token(id))
+      expect(await garden.tokens.revoke(id, new Date())).toBe('revoked')
+    }
+    await nursery.tokens.insert(token('n'))
+    expect(await nurseryTwin.tokens.find('a')).toBeUndefined()
+    // The garden's three revocations, heard on the shared channel, must not count as the nursery's:
+    // its first revocation is then a smaller epoch than theirs, and went unseen.
+    expect(await nursery.tokens.revoke('n', new Date())).toBe('revoked')
+    expect(nursery.tokens.revocationEpoch()).toBe(1)
+    await vi.waitFor(() => expect(nurseryTwin.tokens.revocationEpoch()).toBe(1), { timeout: 5000 })
+    expect(garden.tokens.revocationEpoch()).toBe(3)
   })
 
   it('still sees a revocation without a notification, by polling', async () => {

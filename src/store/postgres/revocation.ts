@@ -6,6 +6,12 @@ export const REVOCATION_CHANNEL = 'plantstore_token_revoked'
 /** The README's promise: every instance refuses a revoked token at most this long after the revocation. */
 export const REVOCATION_BOUND_MS = 5000
 
+/**
+ * The SQL expression of a revocation's notification payload, given the new epoch as `$2`: the epoch and
+ * the schema of the tables it counts (RevocationWatch.notified).
+ */
+export const REVOCATION_PAYLOAD = "$2::text || ' ' || coalesce(current_schema(), '')"
+
 const EPOCH_QUERY = "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'"
 
 export interface RevocationWatchOptions {
@@ -41,6 +47,11 @@ export interface RevocationWatchOptions {
 export class RevocationWatch {
   readonly channel = REVOCATION_CHANNEL
   private current = 0
+  /**
+   * The schema this store's tables are in (`current_schema()` under the URL's search path), read on
+   * the first listening connection before it listens.
+   */
+  private schema: string | undefined
   /** When the last re-read that answered was sent (performance.now()); undefined until one has. */
   private confirmedAt: number | undefined
   private listener: pg.Client | undefined
@@ -160,10 +171,14 @@ export class RevocationWatch {
     client.on('error', drop)
     client.on('end', drop)
     client.on('notification', (message) => {
-      if (message.channel === this.channel) this.observe(Number(message.payload))
+      if (message.channel === this.channel) this.notified(message.payload ?? '')
     })
     try {
       await client.connect()
+      if (this.schema === undefined) {
+        const found = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')
+        this.schema = found.rows[0]?.schema ?? ''
+      }
       await this.readEpoch(client)
     } catch (error) {
       drop()
@@ -174,6 +189,18 @@ export class RevocationWatch {
       return
     }
     this.listener = client
+  }
+
+  /**
+   * A notification's payload is `EPOCH SCHEMA` (REVOCATION_PAYLOAD). Stores in other schemas of the
+   * same database share the channel, and their epochs count their own revocations: taken here, one
+   * raised this store's epoch past its own, and its next revocations, a smaller number, went unseen
+   * until the process restarted. A bare epoch comes from an older release, which named no schema.
+   */
+  private notified(payload: string): void {
+    const space = payload.indexOf(' ')
+    if (space === -1) this.observe(Number(payload))
+    else if (payload.slice(space + 1) === this.schema) this.observe(Number(payload.slice(0, space)))
   }
 
   /** Closes a listening connection that broke or stopped answering, without waiting for a goodbye. */

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg'
 import type { Revocation, TokenRecord, TokenStore } from '../types.js'
 import { guarded } from './errors.js'
-import type { RevocationWatch } from './revocation.js'
+import { REVOCATION_PAYLOAD, type RevocationWatch } from './revocation.js'
 import { inTransaction } from './transaction.js'
 
 interface TokenRow {
@@ -75,7 +75,7 @@ export class PostgresTokenStore implements TokenStore {
         "UPDATE meta SET value = value + 1 WHERE key = 'token_epoch' RETURNING value::text AS value",
       )
       const value = bumped.rows[0]?.value ?? '0'
-      await client.query('SELECT pg_notify($1, $2)', [this.watch.channel, value])
+      await client.query(`SELECT pg_notify($1, ${REVOCATION_PAYLOAD})`, [this.watch.channel, value])
       return Number(value)
     })
     if (typeof outcome === 'string') return outcome
