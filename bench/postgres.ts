@@ -1,27 +1,49 @@
 // A PostgreSQL database made ready for a benchmark run, shared by the create benchmark (run.ts) and
-// the webhook one (webhooks.ts): a database that outlives the run starts each one as empty as a fresh
-// SQLite file.
+// the webhook one (webhooks.ts): each setup gets a schema of its own in the database given, as empty
+// as a fresh SQLite file, and the tables already there are left as they are.
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 
 const BIN = fileURLToPath(new URL('../bin/plantstore', import.meta.url))
 
+/** One setup's schema, its tables migrated. */
+export interface BenchSchema {
+  /** The database's URL with the schema first on its search path. */
+  url: string
+  /** Connected through `url`, for what the caller stores there first. */
+  client: pg.Client
+  /** Drops the schema and all it holds, and ends the client. */
+  drop(): Promise<void>
+}
+
+let made = 0
+
 /**
- * Migrates the database, empties `tables` and returns a connected client for what the caller does
- * next (it ends it). A table others refer to is emptied only with them, so list those too.
+ * Creates a schema named for this process (`plantstore_bench_PID_N`, N counting its schemas) and
+ * migrates it. A run that is killed leaves its schemas behind, to be dropped by that name.
  */
-export async function emptiedPostgres(url: string, tables: readonly string[]): Promise<pg.Client> {
-  execFileSync(BIN, ['migrate', '--database-url', url], { stdio: 'ignore' })
+export async function benchSchema(databaseUrl: string): Promise<BenchSchema> {
+  made += 1
+  const schema = `plantstore_bench_${process.pid}_${made}`
+  const url = inSchema(databaseUrl, schema)
   const client = new pg.Client({ connectionString: url })
   await client.connect()
+  const drop = async () => {
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    } finally {
+      await client.end()
+    }
+  }
   try {
-    await client.query(`TRUNCATE ${tables.join(', ')}`)
+    await client.query(`CREATE SCHEMA ${schema}`)
+    execFileSync(BIN, ['migrate', '--database-url', url], { stdio: 'ignore' })
   } catch (error) {
-    await client.end()
+    await drop().catch(() => {})
     throw error
   }
-  return client
+  return { url, client, drop }
 }
 
 /**

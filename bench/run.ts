@@ -35,7 +35,7 @@ import {
   report,
   summaryText,
 } from './perf-profile.js'
-import { emptiedPostgres } from './postgres.js'
+import { benchSchema } from './postgres.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const BENCH = join(ROOT, 'bench')
@@ -90,9 +90,9 @@ const HELP = `usage: npm run bench -- [options]
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
-  --database-url <url>  postgres://… to bench PostgreSQL (its plants, events and webhook deliveries
-                        are emptied first: use a dedicated database); default a fresh SQLite file
-                        per setup
+  --database-url <url>  postgres://… to bench PostgreSQL: each setup gets a schema of its own in
+                        that database (plantstore_bench_PID_N, dropped at the end; the user needs
+                        CREATE on the database); default a fresh SQLite file per setup
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
   --scenarios <list>    create,create-ascending,get,list,list-after,update (default all);
@@ -628,9 +628,9 @@ interface Setup {
 
 async function freshDatabase(): Promise<Setup> {
   if (databaseUrl !== undefined) {
-    const client = await emptiedPostgres(databaseUrl, ['plants', 'events', 'webhook_deliveries'])
+    const { url, client, drop } = await benchSchema(databaseUrl)
     return {
-      url: databaseUrl,
+      url,
       // In a random order, as on SQLite (below): a B-tree grown in id order packs its leaves.
       fill: async (n) => {
         await client.query(
@@ -640,9 +640,7 @@ async function freshDatabase(): Promise<Setup> {
           [n, storedIdStride(n).toString()],
         )
       },
-      cleanup: async () => {
-        await client.end()
-      },
+      cleanup: drop,
     }
   }
   const dir = mkdtempSync(join(tmpdir(), 'plantstore-bench-'))
@@ -1021,14 +1019,11 @@ async function main(): Promise<void> {
   // The service's processes that wrote a JIT map for perf (/tmp/perf-PID.map), removed once it stops.
   const mapped = new Set<number>()
   const setups = workerCounts.flatMap((workers) => prefills.map((rows) => ({ workers, rows })))
-  // On SQLite every setup has a file of its own, so all of them run at once and are measured in
-  // turn, round by round: the flat verdict and the workers' gain compare setups measured minutes
-  // apart, which one setup after another put at the mercy of the machine's drift. PostgreSQL has the
-  // one database given, emptied for each setup, so its setups run one after another.
-  const groups = databaseUrl === undefined ? [setups] : setups.map((setup) => [setup])
-  for (const group of groups) {
-    results.push(...(await measureTogether(group, profileDir, mapped)))
-  }
+  // Every setup has a database of its own (a file, or a schema of the PostgreSQL database given), so
+  // all of them run at once and are measured in turn, round by round: the flat verdict and the
+  // workers' gain compare setups measured minutes apart, which one setup after another put at the
+  // mercy of the machine's drift.
+  results.push(...(await measureTogether(setups, profileDir, mapped)))
 
   const out = opts.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)
   mkdirSync(join(out, '..'), { recursive: true })

@@ -6,8 +6,8 @@
 // With several subscribers each create fans out to each of them (one receiver, one path each);
 // BENCH_SUBSCRIBERS=0 gives the create rate without webhooks, for comparison. BENCH_WORKERS=2 runs
 // the server as a cluster (the creators' connections spread over the workers; one of them sends).
-// BENCH_DATABASE_URL=postgres://… runs it on that PostgreSQL database instead, whose plants, events,
-// subscriptions, deliveries and tokens are emptied first.
+// BENCH_DATABASE_URL=postgres://… runs it on that PostgreSQL database instead, in a schema of its own
+// (plantstore_bench_PID_1), dropped at the end.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { emptiedPostgres } from './postgres.js'
+import { benchSchema } from './postgres.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -48,12 +48,9 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 const dir = join(tmpdir(), `plantstore-bench-${process.pid}-${Date.now()}`)
 mkdirSync(dir, { recursive: true })
-const databaseUrl = process.env.BENCH_DATABASE_URL || `sqlite:${join(dir, 'bench.db')}`
-if (process.env.BENCH_DATABASE_URL) {
-  // Empty, as a fresh file is: serve then makes the one token the creators use.
-  const tables = ['plants', 'events', 'webhook_deliveries', 'webhooks', 'tokens']
-  await (await emptiedPostgres(databaseUrl, tables)).end()
-}
+// Empty, as a fresh file is: serve then makes the one token the creators use.
+const schema = process.env.BENCH_DATABASE_URL ? await benchSchema(process.env.BENCH_DATABASE_URL) : undefined
+const databaseUrl = schema?.url ?? `sqlite:${join(dir, 'bench.db')}`
 const tokenFile = join(dir, 'token')
 const server = spawn(
   process.execPath,
@@ -92,7 +89,6 @@ const base = await new Promise<string>((resolve, reject) => {
 const token = readFileSync(tokenFile, 'utf8').trim()
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 
-const hooks: string[] = []
 for (let i = 0; i < SUBSCRIBERS; i++) {
   const hook = await fetch(`${base}/webhooks`, {
     method: 'POST',
@@ -100,7 +96,7 @@ for (let i = 0; i < SUBSCRIBERS; i++) {
     body: JSON.stringify({ url: `${receiverUrl}/${i}`, events: ['plant.created'] }),
   })
   if (hook.status !== 201) throw new Error(`subscribe failed: ${hook.status}`)
-  hooks.push(((await hook.json()) as { id: string }).id)
+  await hook.arrayBuffer()
 }
 
 const answered = new Map<string, number>()
@@ -161,15 +157,8 @@ const report = {
 }
 console.log(JSON.stringify(report, null, 2))
 
-// A database that outlives the run (PostgreSQL) keeps no subscription to a receiver that is gone.
-for (const id of hooks) {
-  const deleted = await fetch(`${base}/webhooks/${id}`, {
-    method: 'DELETE',
-    headers: { authorization: headers.authorization },
-  })
-  if (deleted.status !== 204) throw new Error(`unsubscribe failed: ${deleted.status}`)
-}
 server.kill('SIGTERM')
 await once(server, 'exit')
+await schema?.drop()
 receiver.close()
 rmSync(dir, { recursive: true, force: true })

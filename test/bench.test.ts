@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { median } from '../bench/median.js'
 import { perfUnavailable } from '../bench/perf-profile.js'
+import { admin } from './helpers/postgres.js'
 import { lacking } from './helpers/requirement.js'
 import { postgresKind, tempDir } from './helpers/stores.js'
 
@@ -451,22 +452,44 @@ describe('npm run bench', () => {
   }, 150_000)
 
   it.skipIf(!postgresKind)(
-    'measures a PostgreSQL database, emptied first',
+    'measures PostgreSQL setups side by side, each in a schema of its own, and leaves the tables given alone',
     async () => {
       const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+      await run('./bin/plantstore', ['migrate', '--database-url', url], { cwd: ROOT })
+      await admin(url, (c) =>
+        c.query("INSERT INTO plants (id, name, created_at, updated_at) VALUES (42, 'kept', now(), now())"),
+      )
       const report = await shortRun(
         '--scenarios',
-        'create,get,update',
+        'create,update',
         '--prefill',
-        '500',
+        '0,500',
+        '--rounds',
+        '2',
         '--database-url',
         url,
       )
-      expect(report.results.map((r) => r.scenario)).toEqual(['create', 'get', 'update'])
+      expect(report.results.map((r) => [r.scenario, r.rows])).toEqual([
+        ['create', 0],
+        ['update', 0],
+        ['create', 500],
+        ['update', 500],
+      ])
       for (const row of report.results) {
         expect(row.service.rps).toBeGreaterThan(0)
         expect(row.service.non2xx + row.service.socketErrors).toBe(0)
       }
+      // Both setups' first rounds come before either's second: they ran at once.
+      const [empty, stored] = report.results.filter((r) => r.scenario === 'create') as [Row, Row]
+      const at = (row: Row, round: number) => Date.parse(row.rounds[round]?.service.startedAt ?? '')
+      expect(Math.max(at(empty, 0), at(stored, 0))).toBeLessThan(Math.min(at(empty, 1), at(stored, 1)))
+      const left = await admin(url, async (c) => ({
+        plants: (await c.query<{ name: string }>('SELECT name FROM public.plants')).rows.map((r) => r.name),
+        schemas: (
+          await c.query("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, 'plantstore_bench_')")
+        ).rowCount,
+      }))
+      expect(left).toEqual({ plants: ['kept'], schemas: 0 })
     },
     150_000,
   )
