@@ -22,7 +22,7 @@ if (!values.token) {
 const expected = `Bearer ${values.token}`
 
 // What GET /plants?limit=100 answers: the same amount of JSON the service sends for a full page of the
-// plants the benchmark stores (run.ts, storedIdStride), here the middle of a million: ids of 19
+// plants the benchmark stores (setup.ts, storedIdStride), here the middle of a million: ids of 19
 // digits, every other plant tagged.
 const STRIDE = Number((2n ** 63n - 1n) / 1_000_000n)
 const page = Array.from({ length: 100 }, (_, i) => {

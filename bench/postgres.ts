@@ -2,10 +2,8 @@
 // the webhook one (webhooks.ts): each setup gets a schema of its own in the database given, as empty
 // as a fresh SQLite file, and the tables already there are left as they are.
 import { execFileSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-
-const BIN = fileURLToPath(new URL('../bin/plantstore', import.meta.url))
+import { BIN } from './paths.js'
 
 /** One setup's schema, its tables migrated. */
 export interface BenchSchema {

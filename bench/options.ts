@@ -1,0 +1,133 @@
+// `npm run bench`'s options, read and checked before anything starts.
+import { parseArgs } from 'node:util'
+import { parseDatabaseUrl } from '../src/store/open.js'
+import type { LoadShape } from './load.js'
+import { SCENARIOS, type Scenario } from './scenarios.js'
+
+const HELP = `usage: npm run bench -- [options]
+
+  --duration <s>        seconds measured per round, scenario and server (default 10)
+  --rounds <n>          rounds per scenario, each measuring every setup's service in turn, each
+                        run between two runs of the ceiling; the ratios reported are the medians
+                        of the rounds' (default 3)
+  --warmup <s>          seconds of unmeasured load before each measurement (default 2)
+  --connections <n>     wrk connections (default 50)
+  --threads <n>         wrk threads (default 1)
+  --database-url <url>  postgres://… to bench PostgreSQL: each setup gets a schema of its own in
+                        that database (plantstore_bench_PID_N, dropped at the end; the user needs
+                        CREATE on the database); default a fresh SQLite file per setup
+  --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
+  --workers <list>      serve --workers values, e.g. 1,2 (default 1)
+  --scenarios <list>    create,create-ascending,get,list,list-after,update (default all);
+                        create sends random ids, create-ascending ids that ascend
+  --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
+  --perf                sample the service's event loop with Linux perf during each measured run
+                        and summarize where its time went (bench/results/profiles/perf-*.txt)
+  --out <file>          JSON results (default bench/results/bench-<time>.json)`
+
+/** Refuses the run before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
+export function refuse(message: string): never {
+  process.stderr.write(`bench: ${message}\n`)
+  process.exit(2)
+}
+
+/** A comma-separated option: an empty one would make a run that measured nothing. */
+const list = (raw: string, name: string): string[] => {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  return items.length > 0 ? items : refuse(`--${name} needs at least one value`)
+}
+const whole = (raw: string, name: string, least: number): number => {
+  const n = Number(raw)
+  return Number.isInteger(n) && n >= least
+    ? n
+    : refuse(`--${name} must be a whole number of at least ${least}, not ${JSON.stringify(raw)}`)
+}
+
+/** What a run was asked for. */
+export interface Options extends LoadShape {
+  rounds: number
+  prefills: number[]
+  workerCounts: string[]
+  scenarios: Scenario[]
+  /** PostgreSQL's URL; undefined for SQLite, each setup on a fresh file. */
+  databaseUrl: string | undefined
+  cpuProf: boolean
+  perf: boolean
+  out: string | undefined
+}
+
+/** Reads the command line; refuses it (exit 2), or prints the usage (exit 0), before anything starts. */
+export function readOptions(args: string[]): Options {
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args,
+        options: {
+          duration: { type: 'string', default: '10' },
+          rounds: { type: 'string', default: '3' },
+          warmup: { type: 'string', default: '2' },
+          connections: { type: 'string', default: '50' },
+          threads: { type: 'string', default: '1' },
+          'database-url': { type: 'string' },
+          prefill: { type: 'string', default: '0' },
+          workers: { type: 'string', default: '1' },
+          scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+          'cpu-prof': { type: 'boolean', default: false },
+          perf: { type: 'boolean', default: false },
+          out: { type: 'string' },
+          help: { type: 'boolean', default: false },
+        },
+      })
+    } catch (error) {
+      // An unknown option or one without its value: one line and usage, not a stack trace.
+      return refuse(`${(error as Error).message}\n${HELP}`)
+    }
+  })()
+  const opts = parsed.values
+  if (opts.help) {
+    process.stdout.write(`${HELP}\n`)
+    process.exit(0)
+  }
+
+  // wrk refuses a zero duration, no threads, and fewer connections than threads.
+  const duration = whole(opts.duration, 'duration', 1)
+  const rounds = whole(opts.rounds, 'rounds', 1)
+  const warmup = whole(opts.warmup, 'warmup', 0)
+  const threads = whole(opts.threads, 'threads', 1)
+  const connections = whole(opts.connections, 'connections', threads)
+  const prefills = list(opts.prefill, 'prefill').map((p) => whole(p, 'prefill', 0))
+  const workerCounts = list(opts.workers, 'workers')
+  const scenarioNames = list(opts.scenarios, 'scenarios')
+  const given = opts['database-url']
+  const location = given === undefined ? undefined : parseDatabaseUrl(given)
+  if (given !== undefined && location?.kind !== 'postgres') {
+    // A SQLite database is made fresh for each setup: one given would be left unused without a word.
+    refuse('--database-url takes a postgres:// URL; without it each setup gets a fresh SQLite file')
+  }
+  const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
+
+  const unknownScenarios = scenarioNames.filter((name) => !SCENARIOS.some((s) => s.name === name))
+  if (unknownScenarios.length > 0) {
+    // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
+    refuse(
+      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`,
+    )
+  }
+  return {
+    duration,
+    rounds,
+    warmup,
+    connections,
+    threads,
+    prefills,
+    workerCounts,
+    scenarios: SCENARIOS.filter((s) => scenarioNames.includes(s.name)),
+    databaseUrl,
+    cpuProf: opts['cpu-prof'],
+    perf: opts.perf,
+    out: opts.out,
+  }
+}

@@ -1,0 +1,137 @@
+// The servers the benchmark starts and watches: the service through its launcher, and any other
+// process that says where it listens; their memory and CPU read from /proc.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { statCpuSeconds } from './cpu-budget.js'
+import { BIN, ROOT } from './paths.js'
+
+// Stopped if the run is interrupted, so that no server outlives the benchmark.
+export const running = new Set<ChildProcess>()
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of running) child.kill('SIGTERM')
+    process.exit(130)
+  })
+}
+
+export interface Server {
+  url: string
+  process: ChildProcess
+  stop(): Promise<number | null>
+}
+
+export async function startProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Server> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
+  let output = ''
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    output += c
+  })
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+    output += c
+  })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} did not start:\n${output}`)), 30_000)
+    const check = () => {
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    }
+    child.stdout?.on('data', check)
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`${command} exited with ${code}:\n${output}`))
+    })
+  })
+  return {
+    url,
+    process: child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      return exited
+    },
+  }
+}
+
+/** The process and its children (cluster workers), whose memory and CPU count as the server's. */
+export function processTree(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
+    return [pid, ...(children ? children.split(/\s+/).map(Number).flatMap(processTree) : [])]
+  } catch {
+    return [pid]
+  }
+}
+
+export function rssKb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) : 0
+  } catch {
+    return 0
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  try {
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return 0
+  }
+}
+
+/** The environment and node flags of the launcher's `#!/usr/bin/env -S VAR=… node --flag…` line. */
+const LAUNCHER = (() => {
+  const words = (readFileSync(BIN, 'utf8').split('\n')[0] ?? '').replace(/^#!\S+ -S /, '').split(/\s+/)
+  const at = words.indexOf('node')
+  const env = Object.fromEntries(words.slice(0, at).map((w) => w.split('=', 2) as [string, string]))
+  return { env, nodeFlags: words.slice(at + 1).filter(Boolean) }
+})()
+
+/** A token for the load, issued with the CLI as an operator would. */
+export function issueToken(databaseUrl: string): string {
+  return execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', databaseUrl], {
+    encoding: 'utf8',
+  }).trim()
+}
+
+/**
+ * `plantstore serve` on its own port, the one token never limited. Started through the launcher, as
+ * `npm start` does, so its V8 and malloc settings apply; with node flags (Node refuses --cpu-prof and
+ * --perf-basic-prof in NODE_OPTIONS) it starts node itself with the launcher's settings and them.
+ */
+export function startService(
+  databaseUrl: string,
+  workers: string,
+  nodeFlags: string[] = [],
+): Promise<Server> {
+  // One token sends everything here: the per-token limit would answer most requests 429.
+  const serve = [
+    'serve',
+    '--port',
+    '0',
+    '--database-url',
+    databaseUrl,
+    '--workers',
+    workers,
+    '--rate-limit',
+    'off',
+  ]
+  return nodeFlags.length === 0
+    ? startProcess(BIN, serve)
+    : startProcess(process.execPath, [...LAUNCHER.nodeFlags, ...nodeFlags, BIN, ...serve], LAUNCHER.env)
+}

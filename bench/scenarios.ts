@@ -1,0 +1,36 @@
+// The loads the benchmark knows, each a wrk script in this folder.
+
+export interface Scenario {
+  name: string
+  label: string
+  script: string
+  /** Loads POST /plants: measured beside the references on an empty store. */
+  creates?: boolean
+  /** For a route that not every build has: run only when a GET of this path answers 2xx. */
+  probe?: string
+}
+export const SCENARIOS: Scenario[] = [
+  // The one the targets judge: random 63-bit ids, each landing on a leaf of its own.
+  { name: 'create', label: 'POST /plants', script: 'create.lua', creates: true },
+  // For scale: the same creates with ascending ids, which append to the tables' last leaves.
+  {
+    name: 'create-ascending',
+    label: 'POST /plants, ascending ids',
+    script: 'create-ascending.lua',
+    creates: true,
+  },
+  { name: 'get', label: 'GET /plants/{id}', script: 'get.lua' },
+  { name: 'list', label: 'GET /plants?limit=100', script: 'list.lua', probe: '/plants?limit=100' },
+  {
+    name: 'list-after',
+    label: 'GET /plants?limit=100&after={id}',
+    script: 'list-after.lua',
+    probe: '/plants?limit=100&after=1',
+  },
+  // Last, so that the reads before it find the plants as they were stored.
+  { name: 'update', label: 'PATCH /plants/{id}', script: 'update.lua' },
+]
+
+// The other scenarios read or change random ones among the N plants stored first (storedIdStride), so
+// at least this many exist when they run.
+export const READ_ROWS = 10_000
