@@ -18,7 +18,7 @@ import { SERVE_SETTINGS } from '../src/config.js'
 import { admin, TEST_DATABASE_URL } from './helpers/postgres.js'
 import { BIN, exitCode, ROOT, runCli } from './helpers/process.js'
 import { lacking } from './helpers/requirement.js'
-import { storeKinds, tempDir } from './helpers/stores.js'
+import { postgresKind, storeKinds, tempDir } from './helpers/stores.js'
 
 const TOKEN_SHAPE = /^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/
 
@@ -628,4 +628,28 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL server that refuses the connec
       }
     },
   )
+
+  it("says what to do when the URL's search path names no schema that exists, and exits 1 at once", async () => {
+    const url = new URL(await (postgresKind as NonNullable<typeof postgresKind>).freshUrl())
+    url.searchParams.set('options', '-c search_path=greenhouse')
+    for (const command of [['migrate'], ['token', 'list'], ['serve', '--port', '0']]) {
+      const started = Date.now()
+      const res = await runCli([...command, '--database-url', url.toString()])
+      expect(res.code).toBe(1)
+      expect(res.stderr).toContain(
+        `plantstore: PostgreSQL at ${url.host}, database ${JSON.stringify(url.pathname.slice(1))} has no schema for the tables: `,
+      )
+      expect(res.stderr).toContain("the schema the URL's search_path names must be created first")
+      expect(Date.now() - started).toBeLessThan(10_000)
+    }
+    await admin(url.toString(), (c) => c.query('CREATE SCHEMA greenhouse'))
+    const res = await runCli(['migrate', '--database-url', url.toString()])
+    expect(res.code).toBe(0)
+    const tables = await admin(url.toString(), (c) =>
+      c.query(
+        "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'greenhouse' AND tablename = 'plants'",
+      ),
+    )
+    expect(tables.rows[0]).toEqual({ n: 1 })
+  })
 })

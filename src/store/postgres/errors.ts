@@ -61,11 +61,13 @@ export async function guarded<T>(operation: () => Promise<T>): Promise<T> {
  * such database) named only the user or the database, not which server said so: with several
  * databases configured, the operator could not tell which setting was wrong. The server and the
  * database are added (never the password); the code stays, so callers still tell it from an outage.
+ * A search path that names no schema that exists (3F000) fails the first migration with "no schema
+ * has been selected to create in", which names no setting: it is said what to do.
  */
 export function explainRefusedConnection(error: unknown, url: string): unknown {
   const code = (error as { code?: unknown } | null)?.code
   if (!(error instanceof Error) || typeof code !== 'string') return error
-  if (!code.startsWith('28') && code !== '3D000') return error
+  if (!code.startsWith('28') && code !== '3D000' && code !== '3F000') return error
   let where = 'the PostgreSQL server'
   try {
     const parsed = new URL(url)
@@ -73,7 +75,9 @@ export function explainRefusedConnection(error: unknown, url: string): unknown {
     const host = parsed.host || parsed.searchParams.get('host') || 'localhost'
     where = `PostgreSQL at ${host}, database ${JSON.stringify(database)}`
   } catch {}
-  return Object.assign(new Error(`${where} refused the connection: ${error.message}`, { cause: error }), {
-    code,
-  })
+  const message =
+    code === '3F000'
+      ? `${where} has no schema for the tables: ${error.message} (the schema the URL's search_path names must be created first)`
+      : `${where} refused the connection: ${error.message}`
+  return Object.assign(new Error(message, { cause: error }), { code })
 }
