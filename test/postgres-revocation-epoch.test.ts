@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import type { PoolClient } from 'pg'
+import pg, { type PoolClient } from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
+import { StoreUnavailableError } from '../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../src/store/postgres/index.js'
 import { REVOCATION_BOUND_MS, RevocationWatch } from '../src/store/postgres/revocation.js'
 import { TokenService } from '../src/tokens/service.js'
@@ -112,5 +113,34 @@ describe.skipIf(!postgresKind)('the token revocation epoch on PostgreSQL', () =>
       await sleep(250)
     }
     await expect(watch.check()).rejects.toThrow()
+  }, 30_000)
+
+  it('gives no epoch once no re-read has answered for the bound, either way, and gives it again once one does', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const store = await openPostgres({ url, watchRevocations: false })
+    cleanup.push(() => store.close())
+    // Both ways to the database cross the proxy: the listening connection and the pool.
+    const proxy = await TcpProxy.start(url)
+    cleanup.push(() => proxy.close())
+    const client = { connectionString: proxy.route(url), connectionTimeoutMillis: 300, query_timeout: 300 }
+    const pool = new pg.Pool(client)
+    pool.on('error', () => {})
+    pool.on('connect', (c) => c.on('error', () => {}))
+    cleanup.push(() => pool.end())
+    const watch = new RevocationWatch({ client, pool, pollIntervalMs: 100, boundMs: 800 })
+    await watch.start()
+    cleanup.push(() => watch.close())
+    expect(watch.epoch).toBe(0)
+    await proxy.down()
+    const downAt = performance.now()
+    await vi.waitFor(() => expect(() => watch.epoch).toThrow(StoreUnavailableError), {
+      timeout: 5000,
+      interval: 25,
+    })
+    // Not before the bound: a re-read that failed once is no reason to refuse every token.
+    expect(performance.now() - downAt).toBeGreaterThanOrEqual(700)
+    await proxy.up()
+    await admin(url, (c) => c.query("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'"))
+    await vi.waitFor(() => expect(watch.epoch).toBe(1), { timeout: 5000, interval: 50 })
   }, 30_000)
 })
