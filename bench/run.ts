@@ -54,7 +54,7 @@ interface Tally {
  */
 async function measureTogether(
   group: Array<{ workers: string; rows: number }>,
-  { scenarios, rounds: roundCount, ...shape }: Options,
+  options: Options,
   profileDir: string,
   mapped: Set<number>,
 ): Promise<ResultRow[]> {
@@ -63,7 +63,7 @@ async function measureTogether(
   let ceiling: Server | undefined
   try {
     for (const { workers, rows } of group) {
-      const setup = await freshDatabase(shape.databaseUrl)
+      const setup = await freshDatabase(options.databaseUrl)
       const entry: Live = { workers, rows, setup, token: '', tallies: [] }
       live.push(entry)
       entry.token = issueToken(setup.url)
@@ -76,11 +76,11 @@ async function measureTogether(
     ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', first.token])
     for (const entry of live) {
       entry.service = await startService(entry.setup.url, entry.workers, [
-        ...(shape.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        ...(shape.perf ? perfNodeFlags(profileDir) : []),
+        ...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        ...(options.perf ? perfNodeFlags(profileDir) : []),
       ])
     }
-    for (const scenario of scenarios) {
+    for (const scenario of options.scenarios) {
       // A build without the route is the same build in every setup.
       if (scenario.probe && !(await routeExists(first.service?.url ?? '', scenario.probe, first.token))) {
         for (const entry of live) {
@@ -100,20 +100,20 @@ async function measureTogether(
       }
       // The ceiling stores nothing: the first setup's token and ids serve it throughout.
       const ceilingEnv = (these[0] as [Live, Tally])[1].env
-      let previous = await measure(ceiling, scenario, shape, ceilingEnv)
-      for (let round = 1; round <= roundCount; round++) {
+      let previous = await measure(ceiling, scenario, options, ceilingEnv)
+      for (let round = 1; round <= options.rounds; round++) {
         const turn = (round - 1) % these.length
         for (const [entry, tally] of [...these.slice(turn), ...these.slice(0, turn)]) {
           process.stderr.write(
-            `bench: ${scenario.label}, ${fmt(entry.rows)} stored, workers ${entry.workers}, round ${round} of ${roundCount}\n`,
+            `bench: ${scenario.label}, ${fmt(entry.rows)} stored, workers ${entry.workers}, round ${round} of ${options.rounds}\n`,
           )
           const references: Record<string, Measured> = {}
           if (scenario.creates && entry.rows === 0 && entry.workers === '1') {
             for (const spec of REFERENCES) {
-              references[spec.name] = await measureReference(spec, scenario, shape, tally.env, entry.token)
+              references[spec.name] = await measureReference(spec, scenario, options, tally.env, entry.token)
             }
           }
-          const perf: PerfRecording | undefined = shape.perf
+          const perf: PerfRecording | undefined = options.perf
             ? {
                 file: join(
                   profileDir,
@@ -122,7 +122,7 @@ async function measureTogether(
                 seen: mapped,
               }
             : undefined
-          const measuredService = await measure(entry.service as Server, scenario, shape, tally.env, perf)
+          const measuredService = await measure(entry.service as Server, scenario, options, tally.env, perf)
           if (perf) {
             const pids = perf.sampled ?? []
             const summary = await report(perf.file)
@@ -132,7 +132,7 @@ async function measureTogether(
             const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
             process.stderr.write(`bench: perf profile of the service's event loop: ${text} (${frames})\n`)
           }
-          const after = await measure(ceiling, scenario, shape, ceilingEnv)
+          const after = await measure(ceiling, scenario, options, ceilingEnv)
           tally.rounds.push({
             ceiling: bracket(previous, after),
             service: measuredService,
