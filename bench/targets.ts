@@ -21,7 +21,7 @@ const LIST_ROWS = 1_000_000
  * ratio with the plants stored against the same round's on the empty store, measured one beside the
  * other (measureTogether), and the median of those changes, which the verdict judges.
  */
-export function flatChange(empty: ResultRow, fullest: ResultRow): { change: number; rounds: number[] } {
+function flatChange(empty: ResultRow, fullest: ResultRow): { change: number; rounds: number[] } {
   const ratios = (row: ResultRow) => (row.rounds ?? []).map((r) => r.service.rps / r.ceiling.rps)
   const [before, after] = [ratios(empty), ratios(fullest)]
   const rounds = after.map((ratio, i) => ratio / (before[i] as number) - 1)
