@@ -1,0 +1,6 @@
+import { inject } from 'vitest'
+import './child-coverage.js'
+
+// Set once the worker runs, so that only the processes its tests start collect their coverage.
+const dir = inject('childCoverageDir')
+if (dir) process.env.NODE_V8_COVERAGE = dir
