@@ -34,7 +34,10 @@ const provider: CoverageProviderModule = {
 }
 export default provider
 
-/** The provider's own conversion of V8 coverage to Istanbul's, through a file's source map. */
+/**
+ * The provider's own conversion of V8 coverage to Istanbul's, through a file's source map. It is not
+ * part of vitest's published API: a vitest that renamed it would fail the coverage step, not skip it.
+ */
 interface Remapper {
   remapCoverage(
     url: string,
