@@ -4,13 +4,14 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Enables the PostgreSQL suite when TEST_DATABASE_URL is set (and says loudly when it is not);
-    // checks that the tests exercise every documented operation.
+    // checks that the tests exercise every documented operation; with coverage on, empties the
+    // directory the processes the tests start write their coverage to.
     globalSetup: [
       'test/helpers/global-setup.ts',
       'test/setup/contract-coverage.ts',
       'test/setup/child-coverage.ts',
     ],
-    // With coverage on, the processes the tests start write theirs for the provider to count.
+    // With coverage on, has the processes each test starts write it there.
     setupFiles: ['test/setup/child-coverage-env.ts'],
     pool: 'forks',
     testTimeout: 30_000,
@@ -29,9 +30,9 @@ export default defineConfig({
       exclude: ['src/**/*.d.ts', ...(process.env.TEST_DATABASE_URL ? [] : ['src/store/postgres/**'])],
       reporter: ['text-summary', 'json-summary'],
       // The floor only ever rises: raise it when coverage grows, never lower it. It counts the code
-      // run inside the server and CLI processes the tests start as well as in the tests' own. A run without
-      // PostgreSQL leaves the code only it runs outside src/store/postgres (the opener's and the
-      // commands' PostgreSQL branches) unrun, and so has floors of its own.
+      // run inside the server and CLI processes the tests start as well as in the tests' own. A run
+      // without PostgreSQL leaves the code only it runs outside src/store/postgres (the opener's and
+      // the commands' PostgreSQL branches) unrun, and so has floors of its own.
       thresholds: process.env.TEST_DATABASE_URL
         ? { lines: 98.2, functions: 96.0, branches: 92.5, statements: 96.8 }
         : { lines: 97.8, functions: 96.0, branches: 92.4, statements: 96.3 },

@@ -1,5 +1,4 @@
 import { inject } from 'vitest'
-import './child-coverage.js'
 
 // Set once the worker runs, so that only the processes its tests start collect their coverage.
 const dir = inject('childCoverageDir')

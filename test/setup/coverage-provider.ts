@@ -12,8 +12,8 @@ import { addHits, type FileData, type Tally } from './coverage-hits.js'
  * CLI's commands, their worker threads) counted too: those processes write V8 coverage of the built
  * files (NODE_V8_COVERAGE, child-coverage.ts), which is mapped back to the sources through the
  * build's source maps and added to the counts of the run's own. The run's map stays the measure of
- * what there is to cover: a spawned process only adds hits, to statements, functions and branches
- * that begin where one of the run's begins.
+ * what there is to cover: a spawned process only adds hits, to the statements, functions and
+ * branches that are the same code (coverage-hits.ts).
  */
 const provider: CoverageProviderModule = {
   ...v8,
