@@ -48,6 +48,16 @@ describe.skipIf(!postgresKind)('the token revocation epoch on PostgreSQL', () =>
     return { url, store, tokens, scrape, saturate }
   }
 
+  /** A migrated database with a proxy in front of it, for a RevocationWatch whose links the test cuts. */
+  async function behindProxy() {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const store = await openPostgres({ url, watchRevocations: false })
+    cleanup.push(() => store.close())
+    const proxy = await TcpProxy.start(url)
+    cleanup.push(() => proxy.close())
+    return { url, store, proxy }
+  }
+
   it('stays confirmed while every pooled connection is taken past the bound, and still shows a revocation made without a notification', async () => {
     const { url, store, tokens, scrape, saturate } = await setUp()
     const kept = (await tokens.create('kept', ['metrics:read'])).token
@@ -90,12 +100,8 @@ describe.skipIf(!postgresKind)('the token revocation epoch on PostgreSQL', () =>
   }, 30_000)
 
   it('stays confirmed through the pool while the listening connection is deaf', async () => {
-    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-    const store = await openPostgres({ url, watchRevocations: false })
-    cleanup.push(() => store.close())
     // Only the listening connection crosses the proxy: its link stalls, the pool's does not.
-    const proxy = await TcpProxy.start(url)
-    cleanup.push(() => proxy.close())
+    const { url, store, proxy } = await behindProxy()
     const watch = new RevocationWatch({
       client: { connectionString: proxy.route(url), connectionTimeoutMillis: 1000, query_timeout: 1000 },
       pool: store.pool,
@@ -116,12 +122,8 @@ describe.skipIf(!postgresKind)('the token revocation epoch on PostgreSQL', () =>
   }, 30_000)
 
   it('gives no epoch once no re-read has answered for the bound, either way, and gives it again once one does', async () => {
-    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-    const store = await openPostgres({ url, watchRevocations: false })
-    cleanup.push(() => store.close())
     // Both ways to the database cross the proxy: the listening connection and the pool.
-    const proxy = await TcpProxy.start(url)
-    cleanup.push(() => proxy.close())
+    const { url, proxy } = await behindProxy()
     const client = { connectionString: proxy.route(url), connectionTimeoutMillis: 300, query_timeout: 300 }
     const pool = new pg.Pool(client)
     pool.on('error', () => {})
