@@ -21,7 +21,7 @@ import { postgresKind, type StoreKind, storedPlantIds, storeKinds, tempDir } fro
 
 const servers: RunningServer[] = []
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop('SIGKILL')))
+  await Promise.all(servers.splice(0).map((s) => s.end()))
 })
 
 /**

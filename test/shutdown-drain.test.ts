@@ -175,7 +175,7 @@ describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on
         expect(server.output()).toContain('"msg":"stopped"')
         expect(server.output()).not.toContain('shutdown timed out')
       } finally {
-        await server.stop('SIGKILL')
+        await server.end()
       }
     },
     40_000,
@@ -204,7 +204,7 @@ describe('a connection that has not sent a whole request when shutdown begins', 
         expect(await closed).toBe('')
         expect(await server.exited).toBe(0)
       } finally {
-        await server.stop('SIGKILL')
+        await server.end()
       }
     },
   )

@@ -77,7 +77,7 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
   const servers: RunningServer[] = []
   const receivers: Receiver[] = []
   afterEach(async () => {
-    for (const s of servers.splice(0)) await s.stop('SIGKILL')
+    for (const s of servers.splice(0)) await s.end()
     for (const r of receivers.splice(0)) await r.close()
   })
 
@@ -465,7 +465,7 @@ describe.each(storeKinds)('a SIGTERM on $name with the webhook dispatcher stuck 
         expect(server.output()).toContain('webhook dispatcher did not stop in time')
         expect(errorLines(server.output())).toEqual([])
       } finally {
-        await server.stop('SIGKILL')
+        await server.end()
         await receiver.close()
       }
     },
@@ -501,7 +501,7 @@ describe('a webhook dispatcher thread that fails to start', () => {
       const [request] = await receiver.waitFor(1, 15_000)
       expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 1 } })
     } finally {
-      await server.stop('SIGKILL')
+      await server.end()
       await receiver.close()
     }
   }, 40_000)
@@ -526,7 +526,7 @@ describe.each(storeKinds)('a webhook dispatcher thread started on $name while a 
           expect(JSON.parse(request?.body ?? '{}')).toMatchObject({ type: 'plant.created', data: { id: 1 } })
         })
       } finally {
-        await server.stop('SIGKILL')
+        await server.end()
         await receiver.close()
       }
     },

@@ -63,7 +63,7 @@ const twoWorkersLogging = (url: string) =>
 describe('serve --workers', () => {
   let server: RunningServer | undefined
   afterEach(async () => {
-    await server?.stop('SIGKILL')
+    await server?.end()
     server = undefined
   })
 
@@ -361,7 +361,7 @@ describe('serve --workers', () => {
 describe.each(storeKinds)('serve --workers on $name', (kind) => {
   let server: RunningServer | undefined
   afterEach(async () => {
-    await server?.stop('SIGKILL')
+    await server?.end()
     server = undefined
   })
 

@@ -86,6 +86,31 @@ export interface RunningServer {
   exited: Promise<number | null>
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** Ends the process at once, as a test's clean-up does (endAtOnce). */
+  end(): Promise<void>
+}
+
+/**
+ * Ends a process a test is done with at once, as SIGKILL does. While coverage is measured the process
+ * first writes what it has collected (SIGUSR2, test/setup/coverage-on-kill.mjs), which SIGKILL alone
+ * would lose, and is killed outright if it has not ended within 2 s. A test whose point is a process
+ * killed at an arbitrary instant sends SIGKILL itself.
+ */
+export async function endAtOnce(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  writesCoverage = process.env.NODE_OPTIONS?.includes('coverage-on-kill.mjs') ?? false,
+): Promise<void> {
+  const running = () => child.exitCode === null && child.signalCode === null
+  if (!running()) return
+  if (writesCoverage) {
+    child.kill('SIGUSR2')
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
+    clearTimeout(timer)
+  }
+  if (running()) child.kill('SIGKILL')
+  await exited
 }
 
 /** Starts `./bin/plantstore serve --port 0 …` and resolves once it logs its address. */
@@ -139,6 +164,7 @@ export async function startServer(
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       return exited
     },
+    end: () => endAtOnce(child, exited),
   }
 }
 
