@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
@@ -57,7 +58,12 @@ async function createInFlightAtShutdown(
   serveArgs: string[],
   readMs: number,
   rest: (auth: string) => string,
-): Promise<{ responses: ReturnType<typeof parseResponses>; exitCode: number | null }> {
+): Promise<{
+  responses: ReturnType<typeof parseResponses>
+  exitCode: number | null
+  output: string
+  database: string
+}> {
   const dir = tempDir()
   const server = await startServer([
     '--database-url',
@@ -91,7 +97,7 @@ async function createInFlightAtShutdown(
     )
     socket.write(rest(auth))
     const responses = parseResponses(afterContinue(await answers))
-    return { responses, exitCode: await server.exited }
+    return { responses, exitCode: await server.exited, output: server.output(), database: join(dir, 'p.db') }
   } finally {
     await server.stop()
   }
@@ -131,6 +137,73 @@ describe('a request in flight when shutdown begins, on a connection the client w
     expect(responses[0]?.headers.connection).toBe('close')
     // Held up past --shutdown-timeout by the idle connection, it would exit 1.
     expect(exitCode).toBe(0)
+  })
+})
+
+describe('a request that never finishes arriving once shutdown has begun', () => {
+  it('has the process exit 1 at --shutdown-timeout, saying so, with nothing of the request written', async () => {
+    const { responses, exitCode, output, database } = await createInFlightAtShutdown(
+      // The request may take far longer than the shutdown: only --shutdown-timeout ends the wait.
+      ['--shutdown-timeout', '2s', '--request-timeout', '60s'],
+      8_000,
+      // The rest of the body never comes.
+      () => '',
+    )
+    expect(exitCode).toBe(1)
+    expect(responses).toEqual([])
+    const lines = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; timeoutMs?: number })
+    expect(lines.find((line) => line.msg.startsWith('shutdown timed out'))).toMatchObject({
+      level: 50,
+      msg: 'shutdown timed out; exiting with requests unfinished',
+      timeoutMs: 2000,
+    })
+    expect(lines.map((line) => line.msg)).not.toContain('stopped')
+    const db = new Database(database, { readonly: true })
+    try {
+      expect(db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('a second stop signal while the server is shutting down', () => {
+  it('is logged and changes nothing: the shutdown under way finishes and exits 0', async () => {
+    const server = await startServer([
+      '--database-url',
+      'sqlite::memory:',
+      '--drain-delay',
+      '1500ms',
+      '--shutdown-timeout',
+      '10s',
+    ])
+    try {
+      server.process.kill('SIGTERM')
+      await vi.waitFor(() => expect(server.output()).toContain('"shutting down"'), { timeout: 10_000 })
+      // As an operator's second Ctrl-C, during the drain delay.
+      server.process.kill('SIGINT')
+      expect(await server.exited).toBe(0)
+      const messages = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; signal?: string })
+      expect(messages.filter((m) => m.msg === 'shutting down')).toEqual([
+        expect.objectContaining({ signal: 'SIGTERM' }),
+      ])
+      expect(messages.filter((m) => m.msg.startsWith('already shutting down'))).toEqual([
+        expect.objectContaining({
+          msg: 'already shutting down; --shutdown-timeout bounds the wait',
+          signal: 'SIGINT',
+        }),
+      ])
+      expect(messages.filter((m) => m.msg === 'stopped')).toHaveLength(1)
+    } finally {
+      await server.end()
+    }
   })
 })
 
