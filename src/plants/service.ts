@@ -31,12 +31,6 @@ function notFound(id: bigint): AppError {
   return new AppError(errors.PLANT_NOT_FOUND, `No plant has id ${id}.`)
 }
 
-export async function getPlant(store: PlantStore, id: bigint): Promise<Plant> {
-  const plant = await store.get(id)
-  if (!plant) throw notFound(id)
-  return plant
-}
-
 /** The stored plant with its ETag and its JSON text (one text serves the ETag's digest and a body). */
 export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPlant & { json: string }> {
   const found = await store.read(id)

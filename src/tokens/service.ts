@@ -96,10 +96,6 @@ export class TokenService {
     return { token, record }
   }
 
-  list(): Promise<TokenRecord[]> {
-    return this.store.list()
-  }
-
   async revoke(publicId: string): Promise<Revocation> {
     const revoked = await this.store.revoke(publicId, new Date(this.now()))
     // This process sees its own revocation at once, even within the turn that made it.
