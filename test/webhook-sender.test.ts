@@ -1,3 +1,6 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookSender } from '../src/webhooks/sender.js'
 import type { Resolver } from '../src/webhooks/url-safety.js'
@@ -93,5 +96,40 @@ describe('webhook sender on kept-alive connections', () => {
     expect(outcome).toMatchObject({ statusCode: null, error: 'timed out after 400 ms' })
     expect(outcome.durationMs).toBeLessThan(1500)
     expect(receiver.connections).toBe(2)
+  })
+})
+
+describe('webhook sender against a receiver whose answer never ends', () => {
+  it('records the status once 64 KiB of the body have come, without waiting for the rest or the timeout', async () => {
+    let sent = 0
+    const server = createServer((_request, response) => {
+      response.writeHead(503, { 'content-type': 'text/plain' })
+      // An endless body, as a misbehaving proxy's error page streamed forever; it stops when the
+      // sender goes, or after 20 s.
+      const chunk = Buffer.alloc(16 * 1024, 'x')
+      const until = Date.now() + 20_000
+      const more = () => {
+        while (!response.destroyed && Date.now() < until) {
+          sent += chunk.length
+          if (!response.write(chunk)) return void response.once('drain', more)
+        }
+        response.end()
+      }
+      more()
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const sender = new WebhookSender({ timeoutMs: 10_000, allowPrivateUrls: true })
+    try {
+      const { port } = server.address() as AddressInfo
+      const outcome = await sender.send(`http://127.0.0.1:${port}/hook`, { 'webhook-id': 'msg_1' }, '{}')
+      expect(outcome).toMatchObject({ statusCode: 503, error: null })
+      expect(outcome.durationMs).toBeLessThan(5000)
+      expect(sent).toBeGreaterThan(64 * 1024)
+    } finally {
+      sender.close()
+      server.closeAllConnections()
+      server.close()
+    }
   })
 })
