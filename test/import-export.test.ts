@@ -499,7 +499,9 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
       stderr += chunk
     })
     const exited = exitCode(child)
-    // A producer writing as it goes: the mark's first byte reaches the pipe alone.
+    // A producer writing as it goes: the mark's first byte reaches the pipe alone, and is read alone
+    // if the command is reading by then (it may still be loading: test/import-in-process.test.ts
+    // hands the command its input in pieces for certain).
     child.stdin.write(Buffer.from([0xef]))
     await sleep(300)
     child.stdin.end(Buffer.concat([Buffer.from([0xbb, 0xbf]), Buffer.from('{"id":7,"name":"seven"}\n')]))

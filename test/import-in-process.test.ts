@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { importPlants } from '../src/cli/import.js'
 import { storedPlantIds, tempDir } from './helpers/stores.js'
@@ -39,6 +40,37 @@ describe('importPlants, in process', () => {
       'line 2: 41301 The request body is too large.\nline 3: 40002 The request body is not valid UTF-8.\n',
     )
     expect([...(await storedPlantIds(databaseUrl))].sort()).toEqual(['1', '3'])
+  })
+
+  /** Standard input as a pipe may deliver it: these pieces, each read on its own. */
+  const stdinOf = (...pieces: number[][]) =>
+    vi
+      .spyOn(process, 'stdin', 'get')
+      .mockReturnValue(Readable.from(pieces.map((p) => Buffer.from(p))) as never)
+  const bytes = (text: string) => [...Buffer.from(text)]
+
+  it('reads a byte order mark that standard input delivers a byte at a time as the mark', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    capture()
+    stdinOf([0xef], [0xbb], [0xbf, ...bytes('{"id": 1, "name": "a"}\n')], bytes('{"id": 2, "name": "b"}'))
+    expect(await importPlants('-', { databaseUrl, format: 'jsonl' })).toBe(true)
+    expect(printed.join('')).toBe('')
+    expect([...(await storedPlantIds(databaseUrl))].sort()).toEqual(['1', '2'])
+  })
+
+  it('reads input that ends within what could have been a mark, or leaves it, as text of its own', async () => {
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    capture()
+    // Two bytes of a mark, then nothing: a line of its own, and not UTF-8.
+    stdinOf([0xef], [0xbb])
+    expect(await importPlants('-', { databaseUrl, format: 'jsonl' })).toBe(false)
+    // A first byte of a mark, then text: the line holds both, and is not UTF-8 either.
+    stdinOf([0xef], bytes('{"id": 3, "name": "c"}\n{"id": 4, "name": "d"}\n'))
+    expect(await importPlants('-', { databaseUrl, format: 'jsonl' })).toBe(false)
+    expect(printed.join('')).toBe(
+      'line 1: 40002 The request body is not valid UTF-8.\nline 1: 40002 The request body is not valid UTF-8.\n',
+    )
+    expect([...(await storedPlantIds(databaseUrl))]).toEqual(['4'])
   })
 
   it('reads a quoted CSV field that holds a line break as one record, refused once as POST would', async () => {
