@@ -29,13 +29,15 @@ export function runCli(args: string[], env: Record<string, string> = {}, input?:
 
 /**
  * Runs the real CLI under a limit on the size of any file it writes (`ulimit -f`, in the shell's
- * blocks): a disk that fills up midway, without the privileges a mounted file system would need.
+ * blocks): a disk that fills up midway, without the privileges a mounted file system would need. The
+ * limit is a soft one, which the process could raise and the CLI does not: the coverage the process
+ * writes as it exits is written whole (test/setup/child-coverage-hooks.mjs).
  */
 export function runCliWithFileLimit(blocks: number, args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       'sh',
-      ['-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', BIN, ...args],
+      ['-c', `ulimit -S -f ${blocks} && exec "$@"`, 'sh', BIN, ...args],
       { cwd: ROOT, timeout: 30_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
@@ -92,14 +94,14 @@ export interface RunningServer {
 
 /**
  * Ends a process a test is done with at once, as SIGKILL does. While coverage is measured the process
- * first writes what it has collected (SIGUSR2, test/setup/coverage-on-kill.mjs), which SIGKILL alone
+ * first writes what it has collected (SIGUSR2, test/setup/child-coverage-hooks.mjs), which SIGKILL alone
  * would lose, and is killed outright if it has not ended within 2 s. A test whose point is a process
  * killed at an arbitrary instant sends SIGKILL itself.
  */
 export async function endAtOnce(
   child: ChildProcess,
   exited: Promise<unknown>,
-  writesCoverage = process.env.NODE_OPTIONS?.includes('coverage-on-kill.mjs') ?? false,
+  writesCoverage = process.env.NODE_OPTIONS?.includes('child-coverage-hooks.mjs') ?? false,
 ): Promise<void> {
   const running = () => child.exitCode === null && child.signalCode === null
   if (!running()) return
