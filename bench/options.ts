@@ -20,10 +20,11 @@ const HELP = `usage: npm run bench -- [options]
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
   --scenarios <list>    create,create-ascending,get,list,list-after,update (default all);
                         create sends random ids, create-ascending ids that ascend
-  --cpu-prof            write a V8 CPU profile of the service (bench/results/profiles/)
+  --cpu-prof            write a V8 CPU profile of the service (in profiles/ beside the results)
   --perf                sample the service's event loop with Linux perf during each measured run
-                        and summarize where its time went (bench/results/profiles/perf-*.txt)
-  --out <file>          JSON results (default bench/results/bench-<time>.json)`
+                        and summarize where its time went (profiles/perf-*.txt beside the results)
+  --out <file>          JSON results (default bench/results/bench-<time>.json; profiles then go
+                        to bench/results/profiles/)`
 
 /** Refuses the run before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
 export function refuse(message: string): never {

@@ -10,7 +10,7 @@
 // Options: `npm run bench -- --help`; the parts of the run are in the files this one imports.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { againstCeiling, bracket, combine, type Measured, type ResultRow, type Round } from './figures.js'
 import { fmt } from './format.js'
 import { measure, type PerfRecording } from './load.js'
@@ -195,7 +195,11 @@ async function main(): Promise<void> {
   process.stderr.write(
     `bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ${rounds} round(s) of ${duration}s per server after ${warmup}s warm-up, ${connections} connections, ${threads} wrk thread(s)\n`,
   )
-  const profileDir = join(BENCH, 'results', 'profiles')
+  const out =
+    options.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)
+  // Beside the results they belong to: a run with --out elsewhere (the tests' runs) leaves what an
+  // earlier run profiled in bench/results/profiles as it was.
+  const profileDir = join(dirname(out), 'profiles')
   if (options.perf) {
     const why = await perfUnavailable()
     if (why !== undefined) refuse(`--perf cannot sample here: ${why}`)
@@ -210,8 +214,6 @@ async function main(): Promise<void> {
   // mercy of the machine's drift.
   results.push(...(await measureTogether(setups, options, profileDir, mapped)))
 
-  const out =
-    options.out ?? join(BENCH, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`)
   mkdirSync(join(out, '..'), { recursive: true })
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
   const settings = {

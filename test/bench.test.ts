@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { cpus } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { median } from '../bench/median.js'
@@ -346,7 +346,7 @@ describe('npm run bench', () => {
   it.skipIf(lacking(perfSamples, 'Linux perf (Debian: linux-perf) cannot sample here'))(
     "with --perf says where the service's event loop spent a measured run, and leaves no map behind",
     async () => {
-      const { report } = await shortRunWithOutput('--scenarios', 'create', '--perf')
+      const { report, dir } = await shortRunWithOutput('--scenarios', 'create', '--perf')
       const [row] = report.results as [Row & { profiles: Profile[] }]
       expect(row.profiles.map((p) => p.round)).toEqual([1])
       const [profile] = row.profiles as [Profile]
@@ -368,7 +368,9 @@ describe('npm run bench', () => {
       // The JIT maps perf read are removed with the service, and V8's logs beside the recordings.
       expect(profile.pids.length).toBeGreaterThan(0)
       for (const pid of profile.pids) expect(existsSync(`/tmp/perf-${pid}.map`)).toBe(false)
-      const profiles = join(ROOT, 'bench', 'results', 'profiles')
+      // Beside the results (--out), not in bench/results, where a run of one's own keeps its own.
+      const profiles = join(dir, 'profiles')
+      expect(dirname(profile.file)).toBe(profiles)
       expect(
         readdirSync(profiles).filter((f) => profile.pids.some((pid) => f.includes(`-${pid}-v8.log`))),
       ).toEqual([])
@@ -382,8 +384,11 @@ describe('npm run bench', () => {
   }
 
   /** A short run of the benchmark with these options: its report and what it printed. */
-  async function shortRunWithOutput(...args: string[]): Promise<{ report: Report; stdout: string }> {
-    const out = join(tempDir(), 'bench.json')
+  async function shortRunWithOutput(
+    ...args: string[]
+  ): Promise<{ report: Report; stdout: string; dir: string }> {
+    const dir = tempDir()
+    const out = join(dir, 'bench.json')
     const { stdout } = await run(
       'npx',
       [
@@ -394,7 +399,7 @@ describe('npm run bench', () => {
       ],
       { cwd: ROOT, timeout: 120_000 },
     )
-    return { report: JSON.parse(readFileSync(out, 'utf8')) as Report, stdout }
+    return { report: JSON.parse(readFileSync(out, 'utf8')) as Report, stdout, dir }
   }
 
   it('measures the setups in turn, round by round, and judges flat on the rounds measured side by side', async () => {
