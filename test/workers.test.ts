@@ -191,6 +191,40 @@ describe('serve --workers', () => {
     server = undefined
   })
 
+  it('kills a worker that has not stopped 2 s past --shutdown-timeout, and exits 1 saying so', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--shutdown-timeout',
+      '1s',
+      ...UNGUARDED,
+    ])
+    const running = server
+    const [stuck, other] = workerPids(running.output()) as [number, number]
+    // Stopped, it cannot take the signal, let alone enforce --shutdown-timeout on itself.
+    process.kill(stuck, 'SIGSTOP')
+    try {
+      const began = Date.now()
+      expect(await running.stop('SIGTERM')).toBe(1)
+      expect(Date.now() - began).toBeGreaterThanOrEqual(2900)
+      server = undefined
+      const lines = running
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; codes?: number[] })
+      expect(lines.map((line) => line.msg)).toContain('workers did not stop in time')
+      // The other stopped by itself, cleanly.
+      expect(lines.find((line) => line.msg === 'stopped' && line.codes)?.codes?.sort()).toEqual([0, 1])
+      expect([alive(stuck), alive(other)]).toEqual([false, false])
+    } finally {
+      if (alive(stuck)) process.kill(stuck, 'SIGKILL')
+    }
+  })
+
   it('keeps the counts a killed worker had sent in /metrics after its replacement, so no sum drops', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const reader = await issueToken(url, 'reader', 'plants:read')
