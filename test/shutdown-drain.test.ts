@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import { describe, expect, it, vi } from 'vitest'
 import { errors } from '../src/errors.js'
 import { errorOf } from './helpers/app.js'
+import { logEntries } from './helpers/log.js'
 import { whileLocked } from './helpers/postgres.js'
 import { issueToken, startServer } from './helpers/process.js'
 import { afterContinue, continued, openSocket, parseResponses, readUntilClose } from './helpers/raw-http.js'
@@ -151,10 +152,7 @@ describe('a request that never finishes arriving once shutdown has begun', () =>
     )
     expect(exitCode).toBe(1)
     expect(responses).toEqual([])
-    const lines = output
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { level: number; msg: string; timeoutMs?: number })
+    const lines = logEntries<{ level: number; msg: string; timeoutMs?: number }>(output)
     expect(lines.find((line) => line.msg.startsWith('shutdown timed out'))).toMatchObject({
       level: 50,
       msg: 'shutdown timed out; exiting with requests unfinished',
@@ -186,11 +184,7 @@ describe('a second stop signal while the server is shutting down', () => {
       // As an operator's second Ctrl-C, during the drain delay.
       server.process.kill('SIGINT')
       expect(await server.exited).toBe(0)
-      const messages = server
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg: string; signal?: string })
+      const messages = logEntries<{ msg: string; signal?: string }>(server.output())
       expect(messages.filter((m) => m.msg === 'shutting down')).toEqual([
         expect.objectContaining({ signal: 'SIGTERM' }),
       ])

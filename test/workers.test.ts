@@ -13,6 +13,7 @@ import {
   waitUntil,
   workerPids,
 } from './helpers/cluster.js'
+import { logEntries } from './helpers/log.js'
 import { issueToken, type RunningServer, runCli, startServer } from './helpers/process.js'
 import { openSocket } from './helpers/raw-http.js'
 import { createdEvents, storedPlantIds, storeKinds, tempDir } from './helpers/stores.js'
@@ -211,11 +212,7 @@ describe('serve --workers', () => {
       expect(await running.stop('SIGTERM')).toBe(1)
       expect(Date.now() - began).toBeGreaterThanOrEqual(2900)
       server = undefined
-      const lines = running
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg: string; codes?: number[] })
+      const lines = logEntries<{ msg: string; codes?: number[] }>(running.output())
       expect(lines.map((line) => line.msg)).toContain('workers did not stop in time')
       // The other stopped by itself, cleanly.
       expect(lines.find((line) => line.msg === 'stopped' && line.codes)?.codes?.sort()).toEqual([0, 1])

@@ -1,4 +1,5 @@
 import { type IncomingHttpHeaders, request } from 'node:http'
+import { logEntries } from './log.js'
 
 export interface Answer {
   status: number
@@ -38,11 +39,7 @@ export function callOnNewConnection(
   })
 }
 
-const lines = (log: string) =>
-  log
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { pid: number; msg: string; url?: string; workers?: number[] })
+const lines = (log: string) => logEntries<{ pid: number; msg: string; url?: string; workers?: number[] }>(log)
 
 /** Worker pids, as the primary lists them when it announces the address. */
 export function workerPids(log: string): number[] {

@@ -11,3 +11,11 @@ export function captureLines(): { lines: string[]; stream: Writable } {
   })
   return { lines, stream }
 }
+
+/** The JSON lines of a process's output (its log; any other line, as one on stderr, left out), parsed. */
+export function logEntries<T extends { msg: string }>(output: string): T[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as T)
+}
