@@ -29,6 +29,21 @@ function recordingLogger() {
   return { logger, said }
 }
 
+/** A lease on `store` for holder p1, its clock `now`; what it logs and each change it reports. */
+function leaseOn(store: LeaseStore, ttlMs: number, now: () => number) {
+  const { logger, said } = recordingLogger()
+  const changes: boolean[] = []
+  const lease = new DispatchLease({
+    store,
+    holder: 'p1',
+    ttlMs,
+    logger,
+    now,
+    onChange: (held) => changes.push(held),
+  })
+  return { lease, said, changes }
+}
+
 describe('the webhook dispatcher lease while the database fails', () => {
   afterEach(() => {
     vi.useRealTimers()
@@ -39,16 +54,7 @@ describe('the webhook dispatcher lease while the database fails', () => {
     let clock = 0
     const down = new Error('connection refused')
     const store = leaseStore([true, down, down, down, true])
-    const { logger, said } = recordingLogger()
-    const changes: boolean[] = []
-    const lease = new DispatchLease({
-      store,
-      holder: 'p1',
-      ttlMs: 300,
-      logger,
-      now: () => clock,
-      onChange: (held) => changes.push(held),
-    })
+    const { lease, said, changes } = leaseOn(store, 300, () => clock)
     lease.start()
     await vi.advanceTimersByTimeAsync(0)
     expect([lease.held(), changes]).toEqual([true, [true]])
@@ -83,16 +89,7 @@ describe('the webhook dispatcher lease while the database fails', () => {
     const store = leaseStore([true], async () => {
       throw new Error('connection refused')
     })
-    const { logger, said } = recordingLogger()
-    const changes: boolean[] = []
-    const lease = new DispatchLease({
-      store,
-      holder: 'p1',
-      ttlMs: 30_000,
-      logger,
-      now: () => 0,
-      onChange: (held) => changes.push(held),
-    })
+    const { lease, said, changes } = leaseOn(store, 30_000, () => 0)
     lease.start()
     await vi.advanceTimersByTimeAsync(0)
     await lease.stop()

@@ -67,15 +67,20 @@ export async function exitCode(child: ChildProcess, drainMs = 2000): Promise<num
     stream.resume() // a stream nobody reads would never end
     return end
   })
+  await settledWithin(Promise.all(drained), drainMs)
+  return code
+}
+
+/** Waits for `promise` to settle, or `ms` to pass, whichever comes first. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   await Promise.race([
-    Promise.all(drained),
+    promise,
     new Promise((resolve) => {
-      timer = setTimeout(resolve, drainMs)
+      timer = setTimeout(resolve, ms)
     }),
   ])
   clearTimeout(timer)
-  return code
 }
 
 export interface RunningServer {
@@ -107,9 +112,7 @@ export async function endAtOnce(
   if (!running()) return
   if (writesCoverage) {
     child.kill('SIGUSR2')
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
-    clearTimeout(timer)
+    await settledWithin(exited, 2000)
   }
   if (running()) child.kill('SIGKILL')
   await exited
