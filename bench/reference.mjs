@@ -11,7 +11,12 @@
 // fan-out to webhook deliveries. The two side by side show what the rows a create must write cost
 // the same storage design.
 //
-//   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db [--schema service]
+// With `--sync off` it commits with synchronous=OFF and no automatic checkpoint: no fsync at all and
+// no page copied back, so nothing is durable and the log only grows. That is not a design anyone may
+// run; it measures SQLite's own work on the rows alone, the part of a create that no scheduling of
+// fsyncs and checkpoints can take away.
+//
+//   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db [--schema service] [--sync off]
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
@@ -25,17 +30,30 @@ const { values } = parseArgs({
     token: { type: 'string' },
     database: { type: 'string' },
     schema: { type: 'string', default: 'bare' },
+    sync: { type: 'string', default: 'full' },
   },
 })
-if (!values.token || !values.database || !['bare', 'service'].includes(values.schema)) {
-  process.stderr.write('reference: --token and --database are required; --schema is bare or service\n')
+if (
+  !values.token ||
+  !values.database ||
+  !['bare', 'service'].includes(values.schema) ||
+  !['full', 'off'].includes(values.sync)
+) {
+  process.stderr.write(
+    'reference: --token and --database are required; --schema is bare or service; --sync is full or off\n',
+  )
   process.exit(2)
 }
 const expected = `Bearer ${values.token}`
 
 const db = new Database(values.database)
 db.pragma('journal_mode = WAL')
-db.pragma('synchronous = FULL')
+if (values.sync === 'off') {
+  db.pragma('synchronous = OFF')
+  db.pragma('wal_autocheckpoint = 0')
+} else {
+  db.pragma('synchronous = FULL')
+}
 
 // Each schema's writer commits one turn's plants in one transaction and says, for each, whether it
 // was created (false: its id exists). JSON.parse has already rounded ids past 2^53; the reference

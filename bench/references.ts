@@ -40,6 +40,12 @@ export const REFERENCES: Reference[] = [
     migrated: true,
   },
   {
+    name: 'reference (service schema, not durable)',
+    scale: "the same with no fsync and no checkpoint, SQLite's own work on the rows alone (--sync off)",
+    args: ['--schema', 'service', '--sync', 'off'],
+    migrated: true,
+  },
+  {
     name: 'plantstore (no storage)',
     scale: "the service answering each turn's creates together, storing none (bench/no-store.mjs)",
     service: join(BENCH, 'no-store.mjs'),

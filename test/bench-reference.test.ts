@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
+import { WalIndex } from '../src/store/sqlite/wal-index.js'
 import { issueToken, ROOT, runCli, startServer } from './helpers/process.js'
 import { tempDir } from './helpers/stores.js'
 
@@ -107,18 +108,48 @@ describe('bench/reference.mjs', () => {
     }
   })
 
-  it('refuses an unknown schema', async () => {
-    const child = spawn(process.execPath, [
-      join(ROOT, 'bench/reference.mjs'),
-      '--token',
-      TOKEN,
-      '--database',
-      join(tempDir(), 'x.db'),
-      '--schema',
-      'other',
-    ])
-    const [code] = await once(child, 'exit')
-    expect(code).toBe(2)
+  // With --sync off the reference stands for SQLite's own work alone: no commit may be followed by a
+  // checkpoint, which would copy pages back and fsync inside it. SQLite's automatic checkpoint runs
+  // once the log holds 1,000 frames and the next commit then rewinds it, so a log that runs past that
+  // shows that none ran; the default reference, checkpointing as SQLite does, rewinds before.
+  it.each(['off', 'full'])(
+    'with --sync %s checkpoints as it should',
+    async (sync) => {
+      const database = join(tempDir(), `sync-${sync}.db`)
+      const url = await startReference(database, ['--sync', sync])
+      const log = new WalIndex(`${database}-shm`)
+      let frames = 0
+      try {
+        // One at a time, so that each create is a commit of its own, of at least one frame.
+        for (let id = 1; id <= 1200; id++) {
+          expect((await post(url, `{"id":${id},"name":"Fern"}`)).status).toBe(200)
+          frames = Math.max(frames, log.read()?.frames ?? 0)
+        }
+      } finally {
+        log.close()
+      }
+      // 1,200 commits of a frame or more: past 1,000 only if no checkpoint rewound the log.
+      expect(frames > 1050).toBe(sync === 'off')
+    },
+    60_000,
+  )
+
+  it('refuses an unknown schema or sync mode', async () => {
+    for (const extra of [
+      ['--schema', 'other'],
+      ['--sync', 'normal'],
+    ]) {
+      const child = spawn(process.execPath, [
+        join(ROOT, 'bench/reference.mjs'),
+        '--token',
+        TOKEN,
+        '--database',
+        join(tempDir(), 'x.db'),
+        ...extra,
+      ])
+      const [code] = await once(child, 'exit')
+      expect(code).toBe(2)
+    }
   })
 })
 

@@ -131,6 +131,7 @@ describe('npm run bench', () => {
     expect(r.references.map((x) => x.name)).toEqual([
       'reference',
       'reference (service schema)',
+      'reference (service schema, not durable)',
       'plantstore (no storage)',
     ])
     for (const reference of r.references) {
@@ -157,6 +158,7 @@ describe('npm run bench', () => {
       'ceiling',
       'reference',
       'reference (service schema)',
+      'reference (service schema, not durable)',
       'plantstore (no storage)',
       'plantstore',
     ])
@@ -322,6 +324,7 @@ describe('npm run bench', () => {
     expect(row.references.map((x) => x.name)).toEqual([
       'reference',
       'reference (service schema)',
+      'reference (service schema, not durable)',
       'plantstore (no storage)',
     ])
     // A repeated id is a 409: ids a reference rounded onto each other would show here.
