@@ -30,7 +30,7 @@ export function listedAnswers(
 /**
  * Listed answers no test has to produce, each with why. None today: even 42901 (a rate limit of one
  * request), 50301 and 50001 (a store whose reads fail) are produced for every operation by
- * test/documented-errors.test.ts. A code goes here only when no test can reasonably make the
+ * test/http/documented-errors.test.ts. A code goes here only when no test can reasonably make the
  * operation give it, and the reason says so.
  */
 export const EXEMPT: ReadonlyMap<string, string> = new Map()

@@ -1,0 +1,211 @@
+import type { InjectOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errors } from '../../src/errors.js'
+import { StoreUnavailableError } from '../../src/store/errors.js'
+import { SCOPES, type Scope } from '../../src/tokens/scopes.js'
+import { errorOf, makeApp, type TestApp } from '../helpers/app.js'
+import { storeKinds } from '../helpers/stores.js'
+
+// Every error code an operation's document lists is one a client can get from it: these tests get
+// each one through the operation itself, and the contract check confirms it is listed there.
+
+const WEBHOOK_ID = 'wh_AAAAAAAAAAAAAAAAAAAAAA'
+const DELIVERY_ID = 'dlv_000000000000000000000000'
+
+/** A request each operation behind a token would carry out, given a token that may. */
+const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; body?: string }> = {
+  createPlant: { method: 'POST', url: '/plants', body: '{"id": 2, "name": "b"}' },
+  listPlants: { method: 'GET', url: '/plants' },
+  getPlant: { method: 'GET', url: '/plants/1' },
+  replacePlant: { method: 'PUT', url: '/plants/1', body: '{"id": 1, "name": "c"}' },
+  updatePlant: { method: 'PATCH', url: '/plants/1', body: '{"name": "d"}' },
+  deletePlant: { method: 'DELETE', url: '/plants/1' },
+  metrics: { method: 'GET', url: '/metrics' },
+  createWebhook: { method: 'POST', url: '/webhooks', body: '{"url": "https://receiver.example/hook"}' },
+  listWebhooks: { method: 'GET', url: '/webhooks' },
+  getWebhook: { method: 'GET', url: `/webhooks/${WEBHOOK_ID}` },
+  updateWebhook: { method: 'PATCH', url: `/webhooks/${WEBHOOK_ID}`, body: '{"description": "x"}' },
+  deleteWebhook: { method: 'DELETE', url: `/webhooks/${WEBHOOK_ID}` },
+  rotateWebhookSecret: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/rotate-secret` },
+  testWebhook: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/test` },
+  listWebhookDeliveries: { method: 'GET', url: `/webhooks/${WEBHOOK_ID}/deliveries` },
+  retryWebhookDelivery: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/deliveries/${DELIVERY_ID}/retry` },
+  replayWebhook: {
+    method: 'POST',
+    url: `/webhooks/${WEBHOOK_ID}/replay`,
+    body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+  },
+}
+const OPERATIONS = Object.keys(REQUESTS)
+const BODY_OPERATIONS = OPERATIONS.filter((id) => REQUESTS[id]?.body !== undefined)
+
+function request(operationId: string, headers: Record<string, string>, body?: string): InjectOptions {
+  const { method, url, body: usual } = REQUESTS[operationId] as (typeof REQUESTS)[string]
+  const payload = body ?? usual
+  return {
+    method,
+    url,
+    headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(payload === undefined ? {} : { payload }),
+  }
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+/** The operations the document says need a token, each with the scope it names. */
+function tokenOperations(document: unknown): Map<string, Scope | undefined> {
+  const paths = (document as { paths: Record<string, Record<string, Record<string, unknown>>> }).paths
+  const found = new Map<string, Scope | undefined>()
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const security = operation.security as Array<{ bearerAuth?: Scope[] }> | undefined
+      if (security === undefined || security.length === 0) continue
+      found.set(operation.operationId as string, security[0]?.bearerAuth?.[0])
+    }
+  }
+  return found
+}
+
+describe.each(storeKinds)('every documented error answer on $name', (kind) => {
+  let t: TestApp
+  let token: string
+  /** What GET /metrics throws instead of answering, while set. */
+  let scrapeFailure: Error | undefined
+  beforeAll(async () => {
+    t = await makeApp(kind, {
+      scrapeMetrics: async () => {
+        if (scrapeFailure) throw scrapeFailure
+        return ''
+      },
+    })
+    token = await t.token([...SCOPES])
+  })
+  afterAll(() => t.close())
+
+  it('has a request for every operation behind a token', () => {
+    expect([...tokenOperations(t.app.swagger()).keys()].sort()).toEqual([...OPERATIONS].sort())
+  })
+
+  describe.each(OPERATIONS)('%s', (operationId) => {
+    it('answers each token problem with its own 401 code and challenge', async () => {
+      const valid = await t.tokens.create('test', [...SCOPES])
+      const expired = await t.tokens.create('expired', [...SCOPES], -60_000)
+      const revoked = await t.tokens.create('revoked', [...SCOPES])
+      await t.tokens.revoke(revoked.record.id)
+      const cases: Array<[string, Record<string, string>, typeof errors.TOKEN_MISSING]> = [
+        ['no token', {}, errors.TOKEN_MISSING],
+        ['a token that is not one', bearer('pst_not-a-token'), errors.TOKEN_MALFORMED],
+        ['a token with the wrong secret', bearer(`${valid.token.slice(0, -4)}AAAA`), errors.TOKEN_UNKNOWN],
+        ['an expired token', bearer(expired.token), errors.TOKEN_EXPIRED],
+        ['a revoked token', bearer(revoked.token), errors.TOKEN_REVOKED],
+      ]
+      for (const [what, headers, entry] of cases) {
+        const res = await t.app.inject(request(operationId, headers))
+        expect([what, res.statusCode, errorOf(res).error]).toEqual([what, 401, entry.code])
+        expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore"/)
+      }
+    })
+
+    it('answers 403 to a token with every scope but the one it needs', async () => {
+      const needed = tokenOperations(t.app.swagger()).get(operationId)
+      const others = SCOPES.filter((scope) => scope !== needed)
+      const res = await t.app.inject(request(operationId, bearer(await t.token(others))))
+      expect([res.statusCode, errorOf(res).error]).toEqual([403, errors.SCOPE_MISSING.code])
+    })
+
+    it.each([
+      ['unreachable', () => new StoreUnavailableError('database unreachable: connect ECONNREFUSED'), 503],
+      ['failing unexpectedly', () => new Error('a fault'), 500],
+    ])('answers the documented error while the database is %s', async (_what, failure, status) => {
+      const error = failure()
+      const restore = breakStore(t, error)
+      scrapeFailure = error
+      try {
+        const res = await t.app.inject(request(operationId, bearer(token)))
+        const entry = status === 503 ? errors.UNAVAILABLE : errors.INTERNAL
+        expect([res.statusCode, errorOf(res).error]).toEqual([status, entry.code])
+        if (status === 503) expect(res.headers['retry-after']).toBe('1')
+      } finally {
+        restore()
+        scrapeFailure = undefined
+      }
+    })
+  })
+
+  describe.each(BODY_OPERATIONS)('%s', (operationId) => {
+    it.each([
+      ['no body', '', 400, errors.BODY_MISSING],
+      ['a body that is not JSON', '{"id": 1,', 400, errors.BODY_MALFORMED],
+      ['a body that is not an object', '[1]', 400, errors.BODY_NOT_OBJECT],
+      ['a body too large', JSON.stringify({ name: 'x'.repeat(70_000) }), 413, errors.BODY_TOO_LARGE],
+    ])('refuses %s', async (_what, body, status, entry) => {
+      const res = await t.app.inject(request(operationId, bearer(token), body))
+      expect([res.statusCode, errorOf(res).error]).toEqual([status, entry.code])
+    })
+
+    it('refuses a body that is not JSON by its media type', async () => {
+      const options = request(operationId, bearer(token))
+      const res = await t.app.inject({
+        ...options,
+        headers: { ...options.headers, 'content-type': 'text/plain' },
+      })
+      expect([res.statusCode, errorOf(res).error]).toEqual([415, errors.UNSUPPORTED_MEDIA_TYPE.code])
+    })
+  })
+
+  it.each([
+    ['updatePlant', '{"id": "1"}', errors.ID_INVALID],
+    ['updatePlant', '{"name": ""}', errors.NAME_LENGTH],
+    ['updatePlant', '{"name": "a\\u0001"}', errors.TEXT_CHARACTERS],
+    ['replacePlant', '{"id": 1, "name": "a", "tag": ""}', errors.TAG_LENGTH],
+    ['replacePlant', '{"id": 1, "name": "a\\u0000"}', errors.TEXT_CHARACTERS],
+    ['updateWebhook', '{"events": []}', errors.WEBHOOK_EVENTS_INVALID],
+  ])('%s refuses %s with its field code', async (operationId, body, entry) => {
+    const res = await t.app.inject(request(operationId, bearer(token), body))
+    expect([res.statusCode, errorOf(res).error]).toEqual([400, entry.code])
+  })
+
+  it('lists no deliveries of a subscription that does not exist', async () => {
+    const res = await t.app.inject(request('listWebhookDeliveries', bearer(token)))
+    expect([res.statusCode, errorOf(res).error]).toEqual([404, errors.WEBHOOK_NOT_FOUND.code])
+  })
+})
+
+describe('every operation behind a token past the rate limit', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await makeApp(storeKinds[0] as (typeof storeKinds)[0], { rateLimit: { max: 1, windowMs: 60_000 } })
+  })
+  afterAll(() => t.close())
+
+  it.each(OPERATIONS)('%s answers 429 with Retry-After', async (operationId) => {
+    const token = await t.token([...SCOPES])
+    await t.app.inject(request(operationId, bearer(token)))
+    const res = await t.app.inject(request(operationId, bearer(token)))
+    expect([res.statusCode, errorOf(res).error]).toEqual([429, errors.RATE_LIMITED.code])
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+  })
+})
+
+/**
+ * Makes every read and write of plants, subscriptions and idempotency keys fail with `error` (tokens
+ * still verify); returns what undoes it. The stubs are own properties over the stores' methods.
+ */
+function breakStore(t: TestApp, error: Error): () => void {
+  const parts = [t.store.plants, t.store.webhooks, t.store.idempotency, t.store.events] as object[]
+  const stubbed: Array<[object, string]> = []
+  for (const part of parts) {
+    for (let proto = Object.getPrototypeOf(part); proto && proto !== Object.prototype; ) {
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        if (name === 'constructor' || typeof (part as Record<string, unknown>)[name] !== 'function') continue
+        if (Object.hasOwn(part, name)) continue
+        Object.defineProperty(part, name, { value: () => Promise.reject(error), configurable: true })
+        stubbed.push([part, name])
+      }
+      proto = Object.getPrototypeOf(proto)
+    }
+  }
+  return () => {
+    for (const [part, name] of stubbed) delete (part as Record<string, unknown>)[name]
+  }
+}

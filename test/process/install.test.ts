@@ -1,0 +1,23 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+describe('install', () => {
+  it("better-sqlite3's install script builds from source and never tries to download a binary", () => {
+    // npm passes its settings to install scripts as npm_config_*; leave them out so that only the
+    // repository's .prebuild-installrc can be what says so.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_config_/i.test(key)))
+    const run = spawnSync(process.execPath, [`${root}node_modules/prebuild-install/bin.js`, '--verbose'], {
+      cwd: `${root}node_modules/better-sqlite3`,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(run.stderr).toContain('--build-from-source specified, not attempting download')
+    expect(run.stderr).not.toContain('http request')
+    // A non-zero exit is what makes the install script fall through to `node-gyp rebuild`.
+    expect(run.status).toBe(1)
+  })
+})

@@ -1,0 +1,1455 @@
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { plantEvent } from '../../src/plants/events.js'
+import { changePlant, createPlant, deletePlant } from '../../src/plants/service.js'
+import { sweepOnce } from '../../src/retention.js'
+import { StoreUnavailableError } from '../../src/store/errors.js'
+import type { BatchRow } from '../../src/store/sqlite/batch.js'
+import {
+  explainOpenFailure,
+  explainWriteFailure,
+  openSqlite,
+  type SqliteStore,
+} from '../../src/store/sqlite/index.js'
+import { makeFolder } from '../../src/store/sqlite/make-folder.js'
+import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.js'
+import { SqlitePlantStore } from '../../src/store/sqlite/plants.js'
+import { WalIndex } from '../../src/store/sqlite/wal-index.js'
+import { SqliteWebhookStore } from '../../src/store/sqlite/webhooks.js'
+import { type BatchSink, fileSink, inlineSink } from '../../src/store/sqlite/writer.js'
+import { createWebhook } from '../../src/webhooks/service.js'
+import { seenDuring } from '../helpers/event-loop.js'
+import { createTaggedAndUntagged, tempDir, walSalts } from '../helpers/stores.js'
+import { subscriptionRecord } from '../helpers/webhooks.js'
+
+/** A create of the writer's batch format, without an event or an idempotency record. */
+function row(id: bigint, name: string, tag: string | null): BatchRow {
+  return { kind: 'create', id, name, tag, event: undefined, idempotency: undefined }
+}
+
+/** The checkpoint modes test/helpers/recording-thread.js was asked for, in order. */
+function recordedModes(path: string): string[] {
+  return existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
+}
+
+describe('SQLite store', () => {
+  let store: SqliteStore
+  afterEach(() => store?.close())
+
+  it('serves from WAL mode with synchronous=FULL', () => {
+    store = openSqlite({ path: join(tempDir(), 'p.db') })
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
+    // 2 is FULL: every commit is fsynced before a create is acknowledged.
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
+    // SQLite's stock 2 MiB page cache, not the 16 MiB better-sqlite3 builds SQLite with.
+    expect(store.db.pragma('cache_size', { simple: true })).toBe(-2048)
+  })
+
+  it('makes a new database, its log files and its backups readable by their owner alone', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    await createWebhook(store.webhooks, {
+      url: 'https://example.com/hook',
+      events: ['plant.created'],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    await store.backup(join(dir, 'copy.db'))
+    const mode = (file: string) => statSync(join(dir, file)).mode & 0o777
+    for (const file of ['p.db', 'p.db-wal', 'p.db-shm', 'copy.db'])
+      expect([file, mode(file)]).toEqual([file, 0o600])
+    store.close()
+    // A file given another mode by its owner keeps it.
+    const shared = join(dir, 'shared.db')
+    writeFileSync(shared, '', { mode: 0o640 })
+    store = openSqlite({ path: shared })
+    expect(mode('shared.db')).toBe(0o640)
+  })
+
+  // A file commits on a connection of its own, `:memory:` on the caller's: both must batch alike.
+  const writers = [
+    { name: 'a file (own connection, fsync on the pool)', path: () => join(tempDir(), 'p.db') },
+    { name: ':memory: (inline)', path: () => ':memory:' },
+  ]
+
+  describe.each(writers)('group commit on $name', ({ path }) => {
+    /** Creates `faulty` between two others in one batch: all three must fail, and none be stored. */
+    async function expectWholeBatchFailed(faulty: bigint, [before, after]: [bigint, bigint]) {
+      const results = await Promise.allSettled([
+        store.plants.create({ id: before, name: 'a' }),
+        store.plants.create({ id: faulty, name: 'fault' }),
+        store.plants.create({ id: after, name: 'b' }),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      for (const id of [before, faulty, after]) expect(await store.plants.get(id)).toBeUndefined()
+    }
+
+    it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
+      const location = path()
+      store = openSqlite({ path: location })
+      const sink = location === ':memory:' ? inlineSink(store.db) : fileSink(location, 5000)
+      const batches: number[] = []
+      const plants = new SqlitePlantStore(store.db, {
+        write: (batch, now) => {
+          batches.push(batch.length)
+          return sink.write(batch, now)
+        },
+        checkpoint: () => sink.checkpoint(),
+        othersCommitted: () => sink.othersCommitted(),
+        durable: () => sink.durable(),
+        syncLog: () => sink.syncLog(),
+        check: () => sink.check(),
+        close: () => sink.close(),
+      })
+      const outcomes = await Promise.all([
+        plants.create({ id: 1n, name: 'a' }),
+        plants.create({ id: 2n, name: 'b' }),
+        plants.create({ id: 1n, name: 'dup' }),
+        plants.create({ id: 3n, name: 'c' }),
+      ])
+      expect(outcomes).toEqual(['created', 'created', 'exists', 'created'])
+      expect(batches).toEqual([4])
+      expect((await plants.get(1n))?.name).toBe('a')
+      await plants.drain()
+      await sink.close()
+    })
+
+    it('fails every request of a batch whose commit fails, and keeps none of its rows', async () => {
+      store = openSqlite({ path: path() })
+      // A deferred foreign key is checked at COMMIT: inserting id 666 makes the whole commit fail,
+      // as a full disk or an I/O error would.
+      store.db.exec(`
+        CREATE TABLE fault_parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE fault_child (parent INTEGER REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER fault AFTER INSERT ON plants WHEN NEW.id = 666
+        BEGIN INSERT INTO fault_child (parent) VALUES (-1); END;`)
+      await expectWholeBatchFailed(666n, [10n, 11n])
+      // The writer recovered: the next batch commits.
+      expect(await store.plants.create({ id: 12n, name: 'c' })).toBe('created')
+      expect(store.db.inTransaction).toBe(false)
+    })
+
+    it('commits the updates and deletes of a turn with its creates, in the order they came', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one', tag: 'x' })).toBe('created')
+      const events: string[] = []
+      const event = (type: string) => (plant: { id: bigint }) => {
+        events.push(`${type} ${plant.id}`)
+        return plantEvent(type === 'update' ? 'plant.updated' : 'plant.deleted', plant as never, new Date())
+      }
+      const [created, renamed, unchanged, stale, gone, missing] = await Promise.all([
+        store.plants.create({ id: 2n, name: 'two' }),
+        // Written after the create of the same turn, which it finds.
+        store.plants.update(2n, { name: 'two!' }, { event: event('update') }),
+        store.plants.update(1n, { name: 'one' }, { event: event('update') }),
+        store.plants.update(1n, { tag: null }, { precondition: (_, version) => version === 7 }),
+        store.plants.remove(1n, {
+          precondition: (plant, version) => plant.tag === 'x' && version === 1,
+          event: event('delete'),
+        }),
+        store.plants.update(1n, { name: 'too late' }),
+      ])
+      expect(created).toBe('created')
+      expect(renamed).toEqual({ outcome: 'done', plant: { id: 2n, name: 'two!' }, version: 2 })
+      // A change that changes nothing keeps the version and writes no event.
+      expect(unchanged).toEqual({ outcome: 'done', plant: { id: 1n, name: 'one', tag: 'x' }, version: 1 })
+      expect(stale).toEqual({ outcome: 'precondition-failed' })
+      expect(gone).toEqual({ outcome: 'done', plant: { id: 1n, name: 'one', tag: 'x' }, version: 1 })
+      expect(missing).toEqual({ outcome: 'missing' })
+      expect(events).toEqual(['update 2', 'delete 1'])
+      expect(await store.plants.read(2n)).toEqual({ plant: { id: 2n, name: 'two!' }, version: 2 })
+      expect(await store.plants.get(1n)).toBeUndefined()
+      const stored = store.db.prepare('SELECT type FROM events ORDER BY seq').pluck().all()
+      expect(stored).toEqual(['plant.updated', 'plant.deleted'])
+    })
+
+    it('dates every event of a batch alike, so a re-create is never dated before the delete ahead of it', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one' })).toBe('created')
+      expect(await store.plants.create({ id: 2n, name: 'two' })).toBe('created')
+      // A row ahead of the delete that takes a few milliseconds inside the transaction.
+      const slow = () => {
+        const until = Date.now() + 5
+        while (Date.now() < until) {}
+        return true
+      }
+      const recreated = { id: 1n, name: 'one again' }
+      await Promise.all([
+        store.plants.update(2n, { name: 'two!' }, { precondition: slow }),
+        store.plants.remove(1n, { event: (plant, at) => plantEvent('plant.deleted', plant, at) }),
+        store.plants.create(recreated, { event: (at) => plantEvent('plant.created', recreated, at) }),
+      ])
+      const events = store.db.prepare('SELECT type, created_at AS at FROM events ORDER BY seq').all()
+      expect(events.map((e) => (e as { type: string }).type)).toEqual(['plant.deleted', 'plant.created'])
+      const [deleted, created] = events as Array<{ at: number }>
+      expect(created?.at).toBe(deleted?.at)
+    })
+
+    it('fails the updates and deletes of a batch whose commit fails, and keeps none of their changes', async () => {
+      store = openSqlite({ path: path() })
+      expect(await store.plants.create({ id: 1n, name: 'one' })).toBe('created')
+      expect(await store.plants.create({ id: 2n, name: 'two' })).toBe('created')
+      store.db.exec(`
+        CREATE TABLE fault_parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE fault_child (parent INTEGER REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER fault AFTER INSERT ON plants WHEN NEW.id = 666
+        BEGIN INSERT INTO fault_child (parent) VALUES (-1); END;`)
+      const results = await Promise.allSettled([
+        store.plants.update(1n, { name: 'renamed' }),
+        store.plants.create({ id: 666n, name: 'fault' }),
+        store.plants.remove(2n),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      expect(await store.plants.read(1n)).toEqual({ plant: { id: 1n, name: 'one' }, version: 1 })
+      expect(await store.plants.get(2n)).toEqual({ id: 2n, name: 'two' })
+      expect(await store.plants.remove(2n)).toMatchObject({ outcome: 'done' })
+    })
+
+    it('fails every request of a batch when an insert fails for a reason other than a duplicate', async () => {
+      store = openSqlite({ path: path() })
+      // Only a duplicate id is that request's own 409; any other failed insert (here a trigger's
+      // abort, as an I/O error would be) fails the whole batch rather than being taken for one.
+      store.db.exec(`CREATE TRIGGER fault BEFORE INSERT ON plants WHEN NEW.id = 667
+        BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END;`)
+      await expectWholeBatchFailed(667n, [20n, 21n])
+      expect(await store.plants.create({ id: 22n, name: 'c' })).toBe('created')
+    })
+  })
+
+  it('writes the next batch while the last one is being made durable, answering each when durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    const durable: Array<() => void> = []
+    const written: number[][] = []
+    const plants = new SqlitePlantStore(store.db, {
+      // Commits at once but holds each batch's answer until the test says it is durable.
+      write: async (batch, now) => {
+        written.push(batch.map((row) => Number(row.id)))
+        const result = await inline.write(batch, now)
+        await new Promise<void>((resolve) => durable.push(resolve))
+        return result
+      },
+      checkpoint: () => inline.checkpoint(),
+      othersCommitted: () => inline.othersCommitted(),
+      durable: () => inline.durable(),
+      syncLog: () => inline.syncLog(),
+      check: () => inline.check(),
+      close: () => inline.close(),
+    })
+    const answered: number[] = []
+    const first = plants.create({ id: 1n, name: 'a' }).then(() => answered.push(1))
+    await new Promise((resolve) => setImmediate(resolve))
+    const second = plants.create({ id: 2n, name: 'b' }).then(() => answered.push(2))
+    await vi.waitFor(() => expect(written).toEqual([[1], [2]]))
+    // Both are written, neither is durable: nobody has an answer yet.
+    expect(answered).toEqual([])
+    durable[0]?.()
+    await first
+    expect(answered).toEqual([1])
+    durable[1]?.()
+    await second
+    await plants.drain()
+    expect(answered).toEqual([1, 2])
+  })
+
+  it('answers a read that sees a committed write only once that write is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    // Commits at once, as the file sink does, and holds durability until the test releases it.
+    let release: (() => void) | undefined
+    let held: Promise<void> | undefined
+    const plants = new SqlitePlantStore(store.db, {
+      write: async (batch, now) => {
+        const result = await inline.write(batch, now)
+        held = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        await held
+        held = undefined
+        return result
+      },
+      checkpoint: () => inline.checkpoint(),
+      othersCommitted: () => inline.othersCommitted(),
+      durable: () => held,
+      syncLog: () => inline.syncLog(),
+      check: () => inline.check(),
+      close: () => inline.close(),
+    })
+    const answered: string[] = []
+    const created = plants.create({ id: 5n, name: 'fresh', tag: 't' }).then(() => answered.push('create'))
+    await vi.waitFor(() => expect(release).toBeDefined())
+    // The row is committed and visible to the main connection, not yet durable.
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
+    const reads = [
+      plants.read(5n).then(() => answered.push('read')),
+      plants.listJson({ limit: 10 }).then(() => answered.push('first page')),
+      plants.listJson({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
+      plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
+      plants.get(5n).then(() => answered.push('get')),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(answered).toEqual([])
+    release?.()
+    await Promise.all([created, ...reads])
+    expect(answered.sort()).toEqual(['create', 'first page', 'get', 'later page', 'read', 'tag page'])
+    // Nothing awaits an fsync now: a read is answered without waiting.
+    expect((await plants.read(5n))?.plant.name).toBe('fresh')
+    await plants.drain()
+  })
+
+  it('says when everything committed is durable, and fails reads for good once an fsync failed', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path, 5000)
+    expect(healthy.durable()).toBeUndefined()
+    const written = healthy.write([row(1n, 'a', null)], Date.now())
+    await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1))
+    const durable = healthy.durable()
+    expect(durable).toBeInstanceOf(Promise)
+    let answered = false
+    void written.then(() => {
+      answered = true
+    })
+    await durable
+    expect(answered).toBe(true)
+    expect(healthy.durable()).toBeUndefined()
+    await healthy.close()
+
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const failing = new SqlitePlantStore(store.db, sink)
+    const write = failing.create({ id: 2n, name: 'b' })
+    const read = (async () => {
+      // Committed, its fsync not yet answered.
+      await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(2))
+      return failing.read(2n)
+    })()
+    await expect(write).rejects.toThrow(/durable/)
+    // The read, which sees the create's row, is refused as the create was, and so is every later one.
+    await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.read(1n)).rejects.toThrow(/durable/)
+    await expect(failing.listJson({ limit: 10 })).rejects.toThrow(/durable/)
+    await failing.drain()
+    await sink.close()
+  })
+
+  it('hands out claimed webhook attempts only once the log holding their events is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    let release: (() => void) | undefined
+    let asked = 0
+    // The subscription's own write is made durable at once; the claims' fsyncs are held.
+    let hold = false
+    const webhooks = new SqliteWebhookStore(store.db, async () => {
+      if (!hold) return
+      asked++
+      await new Promise<void>((resolve) => {
+        release = resolve
+      })
+    })
+    const at = new Date()
+    await webhooks.insert(subscriptionRecord('wh_durable00000000000000000', new Date(at.getTime() - 1000)))
+    hold = true
+    const plant = { id: 9n, name: 'announced' }
+    await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+    const options = { owner: 't', now: at, leaseMs: 60_000, limit: 10, perWebhook: 10, inFlight: new Map() }
+    let claimed: unknown[] | undefined
+    const claiming = webhooks.claim(options).then((rows) => {
+      claimed = rows
+    })
+    await vi.waitFor(() => expect(asked).toBe(1))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(claimed).toBeUndefined()
+    release?.()
+    await claiming
+    expect(claimed).toHaveLength(1)
+    // Nothing claimed, nothing to wait for.
+    expect(await webhooks.claim(options)).toEqual([])
+    expect(asked).toBe(1)
+  })
+
+  it('stops the sink for good when an fsync asked of it directly fails, as when a batch fsync fails', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    await expect(sink.syncLog()).rejects.toBeInstanceOf(StoreUnavailableError)
+    expect(() => sink.check()).toThrow(/durable/)
+    await expect(sink.write([row(1n, 'a', null)], Date.now())).rejects.toThrow(/durable/)
+    await expect(sink.syncLog()).rejects.toThrow(/durable/)
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+    await sink.close()
+  })
+
+  it('commits subscription writes without an fsync on the event loop, each answered, and seen, once the log is durable', async () => {
+    const opened = openSqlite({ path: join(tempDir(), 'p.db') })
+    store = opened
+    // The fsyncs asked for and not yet let through.
+    const held: Array<{ resolve: () => void; reject: (error: Error) => void }> = []
+    let asked = 0
+    const webhooks = new SqliteWebhookStore(opened.db, () => {
+      asked++
+      return new Promise<void>((resolve, reject) => {
+        held.push({ resolve, reject })
+      })
+    })
+    const modes: unknown[] = []
+    const prepare = opened.db.prepare.bind(opened.db)
+    // The synchronous mode each subscription write runs under.
+    vi.spyOn(opened.db, 'prepare').mockImplementation((sql: string) => {
+      const statement = prepare(sql)
+      if (!/^\s*(INSERT INTO webhooks |UPDATE webhook|DELETE FROM webhooks )/.test(sql)) return statement
+      for (const method of ['run', 'get', 'all'] as const) {
+        const original = (statement[method] as (...args: unknown[]) => unknown).bind(statement)
+        Object.assign(statement, {
+          [method]: (...args: unknown[]) => {
+            modes.push(opened.db.pragma('synchronous', { simple: true }))
+            return original(...args)
+          },
+        })
+      }
+      return statement
+    })
+    const settledWithin = async <T>(pending: Promise<T>) => {
+      let done = false
+      void pending.then(
+        () => {
+          done = true
+        },
+        () => {
+          done = true
+        },
+      )
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      return done
+    }
+    /** Runs a write: neither it nor a read asked meanwhile answers before its fsync is released. */
+    const written = async <T>(write: () => Promise<T>) => {
+      const before = asked
+      const pending = write()
+      await vi.waitFor(() => expect(asked).toBeGreaterThan(before))
+      const read = webhooks.list()
+      expect(await settledWithin(pending)).toBe(false)
+      expect(await settledWithin(read)).toBe(false)
+      // A delete's or a replay's chunks ask again as they go.
+      while (!(await settledWithin(pending))) {
+        for (const sync of held.splice(0)) sync.resolve()
+      }
+      await read
+      return pending
+    }
+    const at = new Date()
+    const id = 'wh_synced000000000000000000'
+    await written(() => webhooks.insert(subscriptionRecord(id, at)))
+    expect((await webhooks.find(id))?.url).toBeDefined()
+    expect(
+      (await written(() => webhooks.update(id, { description: 'changed', updatedAt: at })))?.description,
+    ).toBe('changed')
+    await written(() => webhooks.rotateSecret(id, 'whsec_next', new Date(at.getTime() + 1000), at))
+    // A replay's chunks: the deliveries it queued are listed once the log holding them is durable.
+    const plant = { id: 5n, name: 'replayed' }
+    await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+    expect(await written(() => webhooks.replay(id, new Date(0), at))).toBe(1)
+    expect(await webhooks.listDeliveries(id, { limit: 10 })).toHaveLength(1)
+    expect(await written(() => webhooks.delete(id))).toBe(true)
+    vi.restoreAllMocks()
+    // NORMAL (1) for every one of them; the connection commits with FULL (2) again after.
+    expect(modes).toHaveLength(4)
+    expect(new Set(modes)).toEqual(new Set([1]))
+    expect(opened.db.pragma('synchronous', { simple: true })).toBe(2)
+
+    // An fsync that fails fails its write, and every later read and write of subscriptions.
+    const failing = webhooks.insert(subscriptionRecord('wh_lost0000000000000000000', at))
+    await vi.waitFor(() => expect(held).toHaveLength(1))
+    const waiting = webhooks.list()
+    held.pop()?.reject(new StoreUnavailableError('the write-ahead log could not be made durable: EIO'))
+    await expect(failing).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(waiting).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(webhooks.find(id)).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(
+      webhooks.insert(subscriptionRecord('wh_later000000000000000000', at)),
+    ).rejects.toBeInstanceOf(StoreUnavailableError)
+  })
+
+  it('claims without an fsync of its own the attempts of events told durable, and only those', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const opened = store
+    let asked = 0
+    const webhooks = new SqliteWebhookStore(opened.db, async () => {
+      asked++
+    })
+    const at = new Date()
+    await webhooks.insert(subscriptionRecord('wh_watermark000000000000000', new Date(at.getTime() - 1000)))
+    // That write's own fsync; from here on, only claims ask.
+    asked = 0
+    const create = async (id: bigint) => {
+      const plant = { id, name: `p${id}` }
+      await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+      return opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
+    }
+    const claimOne = () =>
+      webhooks.claim({ owner: 't', now: at, leaseMs: 60_000, limit: 1, perWebhook: 10, inFlight: new Map() })
+    const first = await create(1n)
+    webhooks.eventsDurableThrough(first)
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(0)
+    // The second event is past what was told: its claim makes the log durable first.
+    const second = await create(2n)
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(1)
+    // A lower seq told later does not take back what an earlier one said.
+    await create(3n)
+    webhooks.eventsDurableThrough(second + 1)
+    webhooks.eventsDurableThrough(first)
+    expect(await claimOne()).toHaveLength(1)
+    expect(asked).toBe(1)
+  })
+
+  it("tells the dispatcher, once a batch is durable, the seq through which the batch's events are", async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    const opened = openSqlite({ path })
+    store = opened
+    await opened.webhooks.insert(
+      subscriptionRecord('wh_told00000000000000000000', new Date(Date.now() - 1000)),
+    )
+    const at = new Date()
+    const createAll = (plants: SqlitePlantStore, ids: bigint[]) =>
+      Promise.all(
+        ids.map((id) => {
+          const plant = { id, name: `p${id}` }
+          return plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+        }),
+      )
+    const healthy = fileSink(path, 5000)
+    const told: Array<{ seq: number | undefined; durable: boolean }> = []
+    const plants = new SqlitePlantStore(opened.db, healthy, (seq) =>
+      told.push({ seq, durable: healthy.durable() === undefined }),
+    )
+    await createAll(plants, [1n, 2n, 3n])
+    const last = opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
+    expect(told).toEqual([{ seq: last, durable: true }])
+    await plants.drain()
+    await healthy.close()
+
+    // A batch whose fsync fails tells nothing: its events may never reach the disk.
+    const failing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const refused = new SqlitePlantStore(opened.db, failing, (seq) => told.push({ seq, durable: false }))
+    await expect(createAll(refused, [4n])).rejects.toThrow(/durable/)
+    expect(told).toHaveLength(1)
+    await refused.drain()
+    await failing.close()
+  })
+
+  it('keeps the delivery counts /metrics shows equal to the deliveries table through every change', async () => {
+    const opened = openSqlite({ path: ':memory:' })
+    store = opened
+    const counted = async () => (await opened.webhooks.queueStats()).deliveries
+    const actual = () => {
+      const byStatus: Record<string, number> = { pending: 0, succeeded: 0, failed: 0 }
+      const rows = opened.db
+        .prepare('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status')
+        .all() as Array<{ status: string; n: number }>
+      for (const row of rows) byStatus[row.status] = row.n
+      return byStatus
+    }
+    const at = new Date()
+    for (const id of ['wh_counts0000000000000000a', 'wh_counts0000000000000000b']) {
+      await store.webhooks.insert(subscriptionRecord(id, new Date(at.getTime() - 1000)))
+    }
+    for (let i = 1n; i <= 5n; i++) {
+      const plant = { id: i, name: `p${i}` }
+      await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
+    }
+    expect(await counted()).toEqual({ pending: 10, succeeded: 0, failed: 0 })
+    const claimed = await store.webhooks.claim({
+      owner: 't',
+      now: at,
+      leaseMs: 60_000,
+      limit: 3,
+      perWebhook: 3,
+      inFlight: new Map(),
+    })
+    const outcome = (i: number) => ({
+      deliveryId: claimed[i]?.id as string,
+      webhookId: claimed[i]?.webhookId as string,
+      owner: 't',
+      at,
+      ok: i === 0,
+      statusCode: i === 0 ? 200 : 500,
+      error: null,
+      durationMs: 3,
+      nextAttemptAt: i === 2 ? new Date(at.getTime() + 1000) : null,
+      disableIfFailingSince: new Date(0),
+      failingContinuesSince: new Date(0),
+    })
+    await store.webhooks.complete([outcome(0), outcome(1), outcome(2)])
+    expect(await counted()).toEqual(actual())
+    expect(actual()).toEqual({ pending: 8, succeeded: 1, failed: 1 })
+    // Finished deliveries past the retention go; the pending stay.
+    const swept = await sweepOnce(
+      store,
+      { eventsRetentionMs: 1, tokensRetentionMs: 1, retentionIntervalMs: 0, walCheckpointIntervalMs: 0 },
+      new Date(at.getTime() + 60_000),
+    )
+    expect(swept).toMatchObject({ webhook_deliveries: 2 })
+    expect(await counted()).toEqual(actual())
+    // A deleted subscription takes its deliveries with it.
+    await store.webhooks.delete('wh_counts0000000000000000b')
+    expect(await counted()).toEqual(actual())
+    expect(actual().pending).toBeLessThan(8)
+    expect(await counted()).toEqual(actual())
+  })
+
+  it('counts the deliveries a database held before it kept counts', async () => {
+    const db = new Database(':memory:')
+    const steps = loadMigrations()
+    const counting = steps.findIndex((m) => m.name.includes('webhook_delivery_counts'))
+    expect(counting).toBeGreaterThan(0)
+    migrate(db, steps.slice(0, counting))
+    db.exec(`INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+               VALUES ('wh_1', 'https://r.example/', '["plant.created"]', 's', 0, 0, 0);
+             INSERT INTO events (seq, id, type, payload, created_at) VALUES (1, 'e1', 'plant.created', '{}', 0), (2, 'e2', 'plant.created', '{}', 0);
+             INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, created_at)
+               VALUES ('d1', 'wh_1', 1, 'pending', 0), ('d2', 'wh_1', 2, 'succeeded', 0);`)
+    migrate(db, steps)
+    expect(db.prepare('SELECT status, n FROM webhook_delivery_counts ORDER BY status').all()).toEqual([
+      { status: 'failed', n: 0 },
+      { status: 'pending', n: 1 },
+      { status: 'succeeded', n: 1 },
+    ])
+    db.close()
+  })
+
+  it('replays and deletes a subscription with thousands of deliveries in chunks, letting requests run between them', async () => {
+    const opened = openSqlite({ path: ':memory:' })
+    store = opened
+    const at = Date.now()
+    await opened.webhooks.insert(subscriptionRecord('wh_chunks00000000000000000', new Date(at - 1000)))
+    const insert = opened.db.prepare(
+      "INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, '{}', ?, ?)",
+    )
+    opened.db.transaction(() => {
+      // 100 events from before the replay's period, then 2,400 in it; one in ten of a type not subscribed.
+      for (let i = 0; i < 2500; i++)
+        insert.run(`e${i}`, i % 10 === 9 ? 'plant.deleted' : 'plant.created', i < 100 ? at - 60_000 : at, at)
+    })()
+    const deliveries = () =>
+      opened.db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get() as number
+    const [queued, seenReplaying] = await seenDuring(
+      () => opened.webhooks.replay('wh_chunks00000000000000000', new Date(at - 1), new Date(at)),
+      deliveries,
+    )
+    expect(queued).toBe(2160)
+    // A request between two chunks finds the replay part queued.
+    expect(seenReplaying.some((n) => n > 0 && n < 2160)).toBe(true)
+    const seqs = opened.db
+      .prepare('SELECT event_seq FROM webhook_deliveries ORDER BY event_seq')
+      .pluck()
+      .all()
+    const wanted = opened.db
+      .prepare("SELECT seq FROM events WHERE created_at >= ? AND type = 'plant.created' ORDER BY seq")
+      .pluck()
+      .all(at)
+    expect(seqs).toEqual(wanted)
+    // Again: every one queued anew, none twice.
+    expect(await opened.webhooks.replay('wh_chunks00000000000000000', new Date(at - 1), new Date(at))).toBe(
+      2160,
+    )
+    expect(opened.db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get()).toBe(2160)
+
+    const [deleted, seenDeleting] = await seenDuring(
+      () => opened.webhooks.delete('wh_chunks00000000000000000'),
+      deliveries,
+    )
+    expect(deleted).toBe(true)
+    expect(seenDeleting.some((n) => n > 0 && n < 2160)).toBe(true)
+    expect(opened.db.prepare('SELECT count(*) FROM webhook_deliveries').pluck().get()).toBe(0)
+    expect((await opened.webhooks.queueStats()).deliveries).toEqual({ pending: 0, succeeded: 0, failed: 0 })
+    expect(await opened.webhooks.delete('wh_chunks00000000000000000')).toBe(false)
+  })
+
+  it('fsyncs the log on request, and says when it cannot', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    const sink = fileSink(path, 5000)
+    await expect(sink.syncLog()).resolves.toBeUndefined()
+    await sink.close()
+    const missing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    await expect(missing.syncLog()).rejects.toThrow(/ENOENT/)
+    await missing.close()
+  })
+
+  it('writes batches that queued behind a held lock in one transaction, each answered with its own outcomes', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const other = new Database(path)
+    const sink = fileSink(path, 5000)
+    try {
+      // The first batch waits for the lock; the others queue behind it and are taken together.
+      other.exec('BEGIN IMMEDIATE')
+      const first = sink.write([row(1n, 'a', null)], Date.now())
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
+      const third = sink.write([row(3n, 'c', 'x')], 2000)
+      setTimeout(() => other.exec('COMMIT'), 30)
+      expect(await first).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
+      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false, lastSeq: 0 })
+      expect(await third).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
+      // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
+      const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
+      expect(stamps).toHaveLength(2)
+      expect(stamps[1]).toBe(stamps[0])
+      expect(stamps[1]).not.toBe(2000)
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK')
+      other.close()
+      await sink.close()
+    }
+  })
+
+  it('waits for the write lock another connection holds, up to the busy timeout', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const other = new Database(path)
+    const patient = fileSink(path, 5000)
+    const impatient = fileSink(path, 20)
+    try {
+      const plants = new SqlitePlantStore(store.db, patient)
+      other.exec('BEGIN IMMEDIATE')
+      const waiting = plants.create({ id: 1n, name: 'a' })
+      setTimeout(() => other.exec('COMMIT'), 50)
+      expect(await waiting).toBe('created')
+
+      const refused = new SqlitePlantStore(store.db, impatient)
+      other.exec('BEGIN IMMEDIATE')
+      await expect(refused.create({ id: 2n, name: 'b' })).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+      other.exec('COMMIT')
+      expect(await refused.create({ id: 3n, name: 'c' })).toBe('created')
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK')
+      other.close()
+      await patient.close()
+      await impatient.close()
+    }
+  })
+
+  /** A store on a new file and a fileSink beside it; the sink is closed once `use` is done. */
+  async function withFileSink(
+    options: Parameters<typeof fileSink>[2],
+    use: (sink: BatchSink, path: string) => Promise<void>,
+  ): Promise<void> {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const sink = fileSink(path, 5000, options)
+    try {
+      await use(sink, path)
+    } finally {
+      await sink.close()
+    }
+  }
+
+  /** Descriptors this process holds on the database file itself: one per connection. */
+  const connectionsTo = (path: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path
+      } catch {
+        return false
+      }
+    }).length
+
+  it('opens its own connection only when the first batch comes', async () => {
+    await withFileSink({}, async (sink, path) => {
+      const before = connectionsTo(path)
+      await sink.write([row(1n, 'a', null)], Date.now())
+      expect(connectionsTo(path)).toBe(before + 1)
+    })
+  })
+
+  it("moves its commit counter for every other connection's commit and never for its own creates", async () => {
+    await withFileSink({}, async (sink, path) => {
+      expect(sink.othersCommitted()).toBeUndefined()
+      await sink.write([row(1n, 'a', null)], Date.now())
+      const opened = sink.othersCommitted()
+      expect(opened).toEqual(expect.any(Number))
+      await sink.write([row(2n, 'b', 'x'), row(3n, 'c', null)], Date.now())
+      await sink.write([row(4n, 'd', null)], Date.now())
+      expect(sink.othersCommitted()).toBe(opened)
+
+      // The store's own connection, as a revocation in this process writes.
+      store.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      const afterOwn = sink.othersCommitted()
+      expect(afterOwn).not.toBe(opened)
+
+      // Another process's connection, as the CLI writes.
+      const other = new Database(path)
+      try {
+        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      } finally {
+        other.close()
+      }
+      expect(sink.othersCommitted()).not.toBe(afterOwn)
+    })
+  })
+
+  it('sees a revocation by another process after its creates, reading the epoch only when it moved', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await store.plants.create({ id: 1n, name: 'a' })
+    const epoch = store.tokens.revocationEpoch()
+    const statement = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as Database.Statement
+    const get = vi.spyOn(statement, 'get')
+    const epochReads = () =>
+      get.mock.contexts.filter((s) => (s as Database.Statement).source.includes('token_epoch'))
+    try {
+      for (let i = 2n; i < 5n; i++) await store.plants.create({ id: i, name: 'b' })
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      // The creates were committed by the batch writer's connection: nothing to read again.
+      expect(epochReads()).toHaveLength(0)
+
+      const other = new Database(path)
+      try {
+        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      } finally {
+        other.close()
+      }
+      expect(store.tokens.revocationEpoch()).toBe(epoch + 1)
+      expect(epochReads()).toHaveLength(1)
+    } finally {
+      get.mockRestore()
+    }
+  })
+
+  it('closes each connection it could not prepare while the database was locked, and then writes', async () => {
+    await withFileSink({}, async (sink, path) => {
+      // Only a process alone on the file can take it in exclusive locking mode; the sink has not
+      // connected yet.
+      store.db.close()
+      const holder = new Database(path)
+      holder.pragma('locking_mode = EXCLUSIVE')
+      holder.exec('BEGIN EXCLUSIVE')
+      const written = sink.write([row(1n, 'a', null)], Date.now())
+      // Several attempts meet the lock meanwhile, each with a connection of its own. (SQLite keeps
+      // a closed connection's descriptor until the holder's locks in this process are gone.)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      holder.exec('COMMIT')
+      holder.close()
+      expect((await written).outcomes).toEqual(['created'])
+      expect(connectionsTo(path)).toBe(1)
+    })
+  })
+
+  it('checkpoints in its thread as the log grows, so the log restarts instead of growing', async () => {
+    await withFileSink({ checkpointFrames: 10, restartFrames: 20 }, async (sink, path) => {
+      // A restarted log gets a new header.
+      await sink.write([row(1n, 'a', null)], Date.now())
+      const first = walSalts(path)
+      let next = 2n
+      await vi.waitFor(
+        async () => {
+          const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
+          expect((await sink.write(batch, Date.now())).outcomes).toHaveLength(10)
+          expect(walSalts(path)).not.toBe(first)
+        },
+        { timeout: 5000, interval: 10 },
+      )
+      // Every create is there: the checkpoint copied them all before the log restarted.
+      expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(Number(next) - 1)
+    })
+  })
+
+  it('asks for a PASSIVE checkpoint every so many frames of log, and a RESTART once the log is long', async () => {
+    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
+    const frames = 100
+    await withFileSink(
+      // Never quiet-gated here: every explicit checkpoint truncates (the next test covers the gate).
+      { checkpointFrames: frames, restartFrames: 3 * frames, checkpointThread: thread, quietMs: 0 },
+      async (sink, path) => {
+        // The log starts empty, without the migrations' frames.
+        store.db.pragma('wal_checkpoint(TRUNCATE)')
+        const log = new WalIndex(`${path}-shm`)
+        const batch = (from: bigint) => Array.from({ length: 10 }, (_, i) => row(from + BigInt(i), 'p', null))
+        const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+        // The recording thread copies nothing back, so the log only grows: the sink asks once per
+        // `frames` of growth, PASSIVE until the log is three times that long.
+        let next = 1n
+        const lengths: number[] = []
+        for (let i = 0; i < 4; i++) {
+          while (recordedModes(path).length === i) {
+            await sink.write(batch(next), Date.now())
+            next += 10n
+            await pause(2)
+          }
+          lengths.push(log.read()?.frames ?? 0)
+          // The recording thread answers 50 ms after it records: the sink can ask again after that.
+          await pause(60)
+        }
+        expect(recordedModes(path)).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'RESTART'])
+        for (const [i, length] of lengths.entries()) expect(length).toBeGreaterThanOrEqual((i + 1) * frames)
+        // And it asked as each of those lengths was reached, not later.
+        expect((log.read()?.frames ?? 0) / frames).toBeLessThan(5)
+        log.close()
+        // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
+        await sink.checkpoint()
+        expect(recordedModes(path).at(-1)).toBe('TRUNCATE')
+        // Even when it is asked for while an automatic one runs: it follows that one.
+        const modes = recordedModes(path).length
+        await vi.waitFor(
+          async () => {
+            await sink.write(batch(next), Date.now())
+            next += 10n
+            expect(recordedModes(path)).toHaveLength(modes + 1)
+          },
+          { timeout: 5000, interval: 1 },
+        )
+        await sink.checkpoint()
+        expect(recordedModes(path).slice(-2)).toEqual(['RESTART', 'TRUNCATE'])
+      },
+    )
+  })
+
+  it("reads the log's length and how much of it a checkpoint copied back from the shared wal-index", () => {
+    const path = join(tempDir(), 'p.db')
+    const missing = new WalIndex(`${path}-shm`)
+    expect(missing.read()).toBeUndefined()
+    // One that opens but cannot be read (here a folder: EISDIR) is as unknown, never a throw, which in
+    // the batch writer would leave a commit's requests unanswered.
+    const unreadable = new WalIndex(tempDir())
+    expect(unreadable.read()).toBeUndefined()
+    unreadable.close()
+    store = openSqlite({ path })
+    const log = new WalIndex(`${path}-shm`)
+    const insert = store.db.prepare(
+      'INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)',
+    )
+    insert.run(1n, 'a')
+    const written = log.read()
+    expect(written?.frames).toBeGreaterThan(0)
+    expect(written?.backfilled).toBe(0)
+    insert.run(2n, 'b')
+    expect(log.read()?.frames).toBeGreaterThan(written?.frames ?? 0)
+    const [result] = store.db.pragma('wal_checkpoint(PASSIVE)') as Array<{
+      log: number
+      checkpointed: number
+    }>
+    expect(log.read()).toEqual({ frames: result?.log, backfilled: result?.checkpointed })
+    store.db.pragma('wal_checkpoint(TRUNCATE)')
+    // The next commit restarts the log from its first frame.
+    insert.run(3n, 'c')
+    expect(log.read()?.frames).toBeLessThan(result?.log ?? 0)
+    log.close()
+  })
+
+  it('counts the log every connection wrote, so a process that wrote little checkpoints what others wrote', async () => {
+    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
+    await withFileSink({ checkpointFrames: 30, checkpointThread: thread, watchMs: 0 }, async (sink, path) => {
+      store.db.pragma('wal_checkpoint(TRUNCATE)')
+      // Another worker's writer on the same file, which never asks for a checkpoint itself.
+      const other = fileSink(path, 5000, { checkpointFrames: 1e9, checkpointThread: thread })
+      try {
+        await sink.write([row(1n, 'a', null)], Date.now())
+        let next = 2n
+        const log = new WalIndex(`${path}-shm`)
+        while ((log.read()?.frames ?? 0) < 30) {
+          await other.write([row(next++, 'b', null), row(next++, 'c', null)], Date.now())
+        }
+        log.close()
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        expect(recordedModes(path)).toEqual([])
+        // One create of this sink's own is far from 30 frames of its own, but the log is past them.
+        await sink.write([row(next, 'd', null)], Date.now())
+        await vi.waitFor(() => expect(recordedModes(path)).toEqual(['PASSIVE']), {
+          timeout: 5000,
+          interval: 10,
+        })
+      } finally {
+        await other.close()
+      }
+    })
+  })
+
+  it('rewinds the log on the periodic checkpoint under a write load, and truncates it once writes pause', async () => {
+    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
+    await withFileSink({ checkpointThread: thread, quietMs: 300 }, async (sink, path) => {
+      const quiet = () => new Promise((resolve) => setTimeout(resolve, 350))
+      await quiet()
+      await sink.checkpoint()
+      expect(recordedModes(path)).toEqual(['TRUNCATE'])
+      // A create of this sink's, then a write by another connection (another worker, an update):
+      // either one is a write load.
+      await sink.write([row(1n, 'a', null)], Date.now())
+      await sink.checkpoint()
+      await quiet()
+      store.db.prepare("UPDATE plants SET name = 'b' WHERE id = 1").run()
+      await sink.checkpoint()
+      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART'])
+      await quiet()
+      await sink.checkpoint()
+      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART', 'TRUNCATE'])
+    })
+  })
+
+  it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
+    const thread = new URL('../helpers/exiting-thread.js', import.meta.url)
+    await withFileSink({ checkpointFrames: 1, checkpointThread: thread }, async (sink) => {
+      // The automatic checkpoint this triggers fails quietly; the create is answered all the same.
+      expect((await sink.write([row(1n, 'a', null)], Date.now())).outcomes).toEqual(['created'])
+      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+      expect((await sink.write([row(2n, 'b', null)], Date.now())).outcomes).toEqual(['created'])
+      // A new thread is started for the next checkpoint (and ends again): never a hang.
+      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+    })
+  })
+
+  it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path, 5000)
+    const plants = new SqlitePlantStore(store.db, healthy)
+    expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
+    await healthy.close()
+    // A writer whose fsync cannot succeed: the commit happens, the answer must not.
+    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const failing = new SqlitePlantStore(store.db, sink)
+    // Unavailable, not a bug: the HTTP layer answers 503 with Retry-After.
+    await expect(failing.create({ id: 2n, name: 'b' })).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
+    // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
+    await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
+    // An update or a delete is answered on the same terms as a create.
+    await expect(failing.update(1n, { name: 'renamed' })).rejects.toThrow(/durable/)
+    await expect(failing.remove(1n)).rejects.toThrow(/durable/)
+    // Readiness asks the sink, so /readyz answers 503 from then on.
+    expect(() => healthy.check()).not.toThrow()
+    expect(() => sink.check()).toThrow(StoreUnavailableError)
+    await failing.drain()
+    await sink.close()
+  })
+
+  it('fsyncs, counts and watches the log beside the file that a symbolic link given as its path leads to', async () => {
+    const dir = tempDir()
+    const link = join(dir, 'p.db')
+    const file = join(dir, 'volume.db')
+    symlinkSync(file, link)
+    store = openSqlite({ path: link })
+    // SQLite writes its log as volume.db-wal: there is none beside the link to make durable.
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    // The log's length is read from volume.db-shm: the automatic checkpoint restarts the log.
+    const sink = fileSink(link, 5000, { checkpointFrames: 10, restartFrames: 20 })
+    try {
+      await sink.write([row(2n, 'b', null)], Date.now())
+      const first = walSalts(file)
+      let next = 3n
+      await vi.waitFor(
+        async () => {
+          await sink.write(
+            Array.from({ length: 10 }, () => row(next++, 'p', null)),
+            Date.now(),
+          )
+          expect(walSalts(file)).not.toBe(first)
+        },
+        { timeout: 5000, interval: 10 },
+      )
+    } finally {
+      await sink.close()
+    }
+    // And it is the log whose deletion is noticed.
+    rmSync(`${file}-wal`)
+    await expect(store.plants.create({ id: 0n, name: 'z' })).rejects.toThrow(
+      /write-ahead log .*volume\.db-wal was moved or deleted/,
+    )
+  })
+
+  it('starts no checkpoint thread on a database file moved away, which would make an empty one and drop its log', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
+    const unchecked = fileSink(path, 5000)
+    renameSync(path, `${path}.moved`)
+    // The first checkpoint starts the thread, which opens the path anew.
+    await expect(store.maintenance.checkpoint()).rejects.toThrow(/p\.db was moved or deleted while open/)
+    expect(existsSync(path)).toBe(false)
+    // Even a thread asked by a sink that does not check the file makes none.
+    await expect(unchecked.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
+    await unchecked.close()
+    expect(existsSync(path)).toBe(false)
+    // Put back, it is the file opened, with its log: writes resume, and checkpoints too.
+    renameSync(`${path}.moved`, path)
+    expect(await store.plants.create({ id: 2n, name: 'b' })).toBe('created')
+    await store.maintenance.checkpoint()
+    expect((await store.plants.list({ limit: 10 })).map((p) => p.id)).toEqual([1n, 2n])
+  })
+
+  it('writes a plant.created event with the plant in its transaction, and none for a duplicate', async () => {
+    store = openSqlite({ path: ':memory:' })
+    await createPlant(store.plants, { id: 9223372036854775807n, name: 'big', tag: 't' })
+    await expect(createPlant(store.plants, { id: 9223372036854775807n, name: 'again' })).rejects.toThrow(
+      /exists/,
+    )
+    const events = await store.events.listSince(0, 10)
+    expect(events).toHaveLength(1)
+    const envelope = events[0]?.payload ?? ''
+    expect(envelope).toContain('"data":{"id":9223372036854775807,"name":"big","tag":"t"}')
+    expect(JSON.parse(envelope)).toMatchObject({ type: 'plant.created', timestamp: expect.any(String) })
+  })
+
+  it.each(writers)(
+    'fans each event out in the transaction that writes it, on $name: deliveries exist when it is answered',
+    async ({ path }) => {
+      store = openSqlite({ path: path() })
+      const hook = (events: Array<'plant.created' | 'plant.updated' | 'plant.deleted'>) =>
+        createWebhook(store.webhooks, { url: 'https://r.example/', events, description: null })
+      const all = await hook(['plant.created', 'plant.updated', 'plant.deleted'])
+      const deletes = await hook(['plant.deleted'])
+      const off = await hook(['plant.created'])
+      await store.webhooks.update(off.id, {
+        disabledAt: new Date(),
+        disabledReason: 'manual',
+        updatedAt: new Date(),
+      })
+      await Promise.all([
+        createPlant(store.plants, { id: 1n, name: 'a' }),
+        createPlant(store.plants, { id: 2n, name: 'b' }),
+        createPlant(store.plants, { id: 1n, name: 'dup' }).catch(() => undefined),
+      ])
+      const late = await hook(['plant.created', 'plant.updated'])
+      await changePlant(store.plants, 1n, { name: 'a2' }, undefined)
+      await deletePlant(store.plants, 2n, undefined)
+      await store.plants.importBatch([
+        {
+          plant: { id: 3n, name: 'c' },
+          event: (at) => plantEvent('plant.created', { id: 3n, name: 'c' }, at),
+        },
+      ])
+      const types = async (id: string) =>
+        (await store.webhooks.listDeliveries(id, { limit: 10 })).map((d) => d.eventType).sort()
+      // Without any dispatcher pass: nothing was left awaiting fan-out.
+      expect((await store.webhooks.queueStats()).awaitingFanOut).toBe(0)
+      expect(await types(all.id)).toEqual([
+        'plant.created',
+        'plant.created',
+        'plant.created',
+        'plant.deleted',
+        'plant.updated',
+      ])
+      expect(await types(deletes.id)).toEqual(['plant.deleted'])
+      expect(await types(off.id)).toEqual([])
+      expect(await types(late.id)).toEqual(['plant.created', 'plant.updated'])
+      expect(await store.webhooks.fanOut(100, new Date())).toBe(0)
+    },
+  )
+
+  it.each(writers)(
+    'wakes the dispatcher only after a commit that queued a delivery, on $name',
+    async ({ path }) => {
+      store = openSqlite({ path: path() })
+      let told = 0
+      store.events.watch(() => told++)
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await changePlant(store.plants, 1n, { name: 'b' }, undefined)
+      expect(told).toBe(0)
+      await createWebhook(store.webhooks, {
+        url: 'https://r.example/',
+        events: ['plant.created'],
+        description: null,
+      })
+      await createPlant(store.plants, { id: 2n, name: 'c' })
+      expect(told).toBe(1)
+      // Nobody subscribed to updates: the event is stored, and there is nothing to send.
+      await changePlant(store.plants, 2n, { name: 'd' }, undefined)
+      expect(told).toBe(1)
+      await store.plants.importBatch([
+        {
+          plant: { id: 3n, name: 'e' },
+          event: (at) => plantEvent('plant.created', { id: 3n, name: 'e' }, at),
+        },
+      ])
+      expect(told).toBe(2)
+    },
+  )
+
+  it('gives events unique ids that sort by creation time, so a batch fills one index page', async () => {
+    store = openSqlite({ path: ':memory:' })
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => createPlant(store.plants, { id: BigInt(i), name: `p${i}` })),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await createPlant(store.plants, { id: 1000n, name: 'later' })
+    const ids = (await store.events.listSince(0, 500)).map((e) => e.id)
+    expect(ids).toHaveLength(201)
+    expect(new Set(ids).size).toBe(201)
+    expect(ids.every((id) => /^msg_[0-9a-f]{12}[A-Za-z0-9_-]{14}$/.test(id))).toBe(true)
+    // The last event was created later, so its id sorts after every earlier one.
+    const last = ids[200] as string
+    expect(ids.slice(0, 200).every((id) => id < last)).toBe(true)
+  })
+
+  it('lets queue transactions wait for a held write lock without blocking the thread', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const dispatcherSide = openSqlite({ path, busyTimeoutMs: 0 })
+    try {
+      await createPlant(store.plants, { id: 1n, name: 'a' })
+      await createWebhook(store.webhooks, {
+        url: 'https://r.example/',
+        events: ['plant.created'],
+        description: null,
+      })
+      // Events not yet fanned out: as an earlier version, which left fan-out to the dispatcher, wrote them.
+      store.db.exec(`INSERT INTO events (id, type, payload, created_at)
+        VALUES ('msg_a', 'plant.created', '{}', 1), ('msg_b', 'plant.created', '{}', 2)`)
+      store.db.exec('BEGIN IMMEDIATE')
+      const fanned = dispatcherSide.webhooks.fanOut(100, new Date())
+      // The event loop still turns while the lock is held: the commit below runs before fanOut ends.
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      store.db.exec('COMMIT')
+      expect(await fanned).toBe(2)
+    } finally {
+      await dispatcherSide.close()
+    }
+  })
+
+  it('reads the point reads of a turn together, in a snapshot taken once the turn has asked them all', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await createPlant(store.plants, { id: 1n, name: 'a', tag: 'x' })
+    const other = new Database(path)
+    try {
+      const transactions = vi.spyOn(store.db, 'transaction')
+      // Asked before another connection commits in the same turn: the reads still see that commit,
+      // since the snapshot is taken at the end of the turn, after every request of it has arrived.
+      const reads = [store.plants.read(1n), store.plants.read(2n), store.plants.read(3n)]
+      other
+        .prepare("INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (2, 'b', NULL, 0, 0)")
+        .run()
+      expect(await Promise.all(reads)).toEqual([
+        { plant: { id: 1n, name: 'a', tag: 'x' }, version: 1 },
+        { plant: { id: 2n, name: 'b' }, version: 1 },
+        undefined,
+      ])
+      // Three reads, one transaction; a read alone in its turn needs none.
+      expect(transactions).toHaveBeenCalledTimes(1)
+      expect(await store.plants.read(2n)).toEqual({ plant: { id: 2n, name: 'b' }, version: 1 })
+      expect(transactions).toHaveBeenCalledTimes(1)
+      // A change made after a turn's reads were answered shows in the next turn's.
+      other.prepare("UPDATE plants SET name = 'c', version = 2 WHERE id = 2").run()
+      expect(await Promise.all([store.plants.read(2n), store.plants.read(1n)])).toEqual([
+        { plant: { id: 2n, name: 'c' }, version: 2 },
+        { plant: { id: 1n, name: 'a', tag: 'x' }, version: 1 },
+      ])
+    } finally {
+      other.close()
+    }
+  })
+
+  it('fails every point read of a turn whose reading fails, and answers the reads asked before a close', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    const broken = new Error('disk I/O error')
+    const transactions = vi.spyOn(store.db, 'transaction').mockImplementationOnce(() => {
+      throw broken
+    })
+    const failed = await Promise.allSettled([store.plants.read(1n), store.plants.read(2n)])
+    expect(failed).toEqual([
+      { status: 'rejected', reason: broken },
+      { status: 'rejected', reason: broken },
+    ])
+    transactions.mockRestore()
+    // Closing waits for the reads already asked instead of closing the connection under them.
+    const pending = [store.plants.read(1n), store.plants.read(1n)]
+    await store.close()
+    expect(await Promise.all(pending)).toEqual([
+      { plant: { id: 1n, name: 'a' }, version: 1 },
+      { plant: { id: 1n, name: 'a' }, version: 1 },
+    ])
+    // Open again for the closing afterEach.
+    store = openSqlite({ path })
+  })
+
+  it('migrates once, however many times it is opened', async () => {
+    const path = join(tempDir(), 'p.db')
+    openSqlite({ path }).db.close()
+    store = openSqlite({ path })
+    expect(store.db.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBeGreaterThan(0)
+    const versions = store.db.prepare('SELECT version FROM schema_migrations').pluck().all()
+    expect(new Set(versions).size).toBe(versions.length)
+  })
+
+  it('keeps only tagged plants in the tag index, which listing by tag walks, and moves an older database to it', async () => {
+    const path = join(tempDir(), 'tags.db')
+    /** The tag index's entries, counted on its pages. */
+    const indexEntries = (db: Database.Database) =>
+      db
+        .prepare("SELECT sum(ncell) FROM dbstat WHERE name = 'plants_tag_id' AND pagetype = 'leaf'")
+        .pluck()
+        .get()
+    store = openSqlite({ path })
+    await createTaggedAndUntagged(store.plants)
+    expect(indexEntries(store.db)).toBe(3)
+    const plan = store.db
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT id, name, tag FROM plants WHERE tag = ? AND id >= ? ORDER BY id LIMIT ?',
+      )
+      .all('fern', 0, 10) as { detail: string }[]
+    expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING INDEX plants_tag_id/)
+    expect(await store.plants.list({ tag: 'fern', limit: 10 })).toEqual([
+      { id: 3n, name: 'p3', tag: 'fern' },
+      { id: 5n, name: 'p5', tag: 'fern' },
+    ])
+    store.close()
+
+    // A database migrated before the index was partial has every plant in it until it is migrated.
+    const older = new Database(path)
+    older.exec(
+      'DROP INDEX plants_tag_id; CREATE INDEX plants_tag_id ON plants (tag, id); DELETE FROM schema_migrations WHERE version = 9',
+    )
+    expect(indexEntries(older)).toBe(5)
+    older.close()
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(['009_tagged_plants_index'])
+    expect(indexEntries(store.db)).toBe(3)
+    expect(await store.plants.list({ tag: 'aroid', limit: 10 })).toEqual([
+      { id: 2n, name: 'p2', tag: 'aroid' },
+    ])
+  })
+
+  it('numbers the subscriptions of an older database, whose deliveries keep their random ids', async () => {
+    const path = join(tempDir(), 'hooks.db')
+    store = openSqlite({ path })
+    await store.webhooks.insert(subscriptionRecord('wh_a', new Date()))
+    await store.webhooks.insert(subscriptionRecord('wh_b', new Date()))
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    store.close()
+
+    // As migration 011 left it: no numbers, random delivery ids, the index by due time alone.
+    const older = new Database(path)
+    older.exec(`DROP TRIGGER webhook_numbered; DROP INDEX webhooks_by_number;
+      ALTER TABLE webhooks DROP COLUMN number; DELETE FROM meta WHERE key = 'webhook_number';
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      UPDATE webhook_deliveries SET id = 'dlv_' || lower(hex(randomblob(12)));
+      DELETE FROM schema_migrations WHERE version = 12`)
+    const legacy = older
+      .prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = 'wh_a'")
+      .pluck()
+      .get() as string
+    older.close()
+
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(['012_delivery_ids_by_event'])
+    expect(store.db.prepare('SELECT id, number FROM webhooks ORDER BY number').all()).toEqual([
+      { id: 'wh_a', number: 1 },
+      { id: 'wh_b', number: 2 },
+    ])
+    const indexes = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck().all()
+    expect(indexes).not.toContain('webhook_deliveries_due')
+    expect(await store.webhooks.requeueDelivery('wh_a', legacy, new Date())).toMatchObject({ id: legacy })
+
+    // The next subscription is numbered after them, and new deliveries are named by event and number.
+    await store.webhooks.insert(subscriptionRecord('wh_c', new Date()))
+    await createPlant(store.plants, { id: 2n, name: 'b' })
+    const [latest] = await store.webhooks.listDeliveries('wh_c', { limit: 1 })
+    expect(latest?.id).toBe(`dlv_${(latest?.eventSeq ?? 0).toString(16).padStart(14, '0')}0000000003`)
+  })
+})
+
+describe('a SQLite database that cannot be opened for writing', () => {
+  const failure = (code: string, message: string) => Object.assign(new Error(message), { code })
+
+  it('names the file and says what to do: write access when read-only, room when the disk is full', () => {
+    const readOnly = explainOpenFailure(
+      failure('SQLITE_READONLY_DIRECTORY', 'attempt to write a readonly database'),
+      '/d/p.db',
+    )
+    expect((readOnly as Error).message).toBe(
+      'cannot write to /d/p.db (attempt to write a readonly database): this user needs write access to the file and its folder',
+    )
+    const full = explainOpenFailure(failure('SQLITE_FULL', 'database or disk is full'), '/d/p.db')
+    expect((full as Error).message).toBe(
+      'cannot write to /d/p.db (database or disk is full): the disk holding it has no room left',
+    )
+    expect((full as Error).cause).toMatchObject({ code: 'SQLITE_FULL' })
+    const damaged = explainOpenFailure(
+      failure('SQLITE_CORRUPT', 'database disk image is malformed'),
+      '/d/p.db',
+    )
+    expect((damaged as Error).message).toBe(
+      '/d/p.db is damaged (database disk image is malformed): restore a backup of it (see Backup and restore)',
+    )
+    const other = failure('SQLITE_MISMATCH', 'datatype mismatch')
+    expect(explainOpenFailure(other, '/d/p.db')).toBe(other)
+  })
+  it('names the file of a write that fails once a command is under way, and the -shm file that cannot be sized', () => {
+    const io = explainWriteFailure(failure('SQLITE_IOERR_WRITE', 'disk I/O error'), '/d/p.db')
+    expect((io as Error).message).toBe('cannot write to /d/p.db (disk I/O error)')
+    const shm = explainWriteFailure(failure('SQLITE_IOERR_SHMSIZE', 'disk I/O error'), '/d/p.db')
+    expect((shm as Error).message).toBe(
+      'cannot write to /d/p.db-shm (disk I/O error): the disk holding the database may have no room left',
+    )
+    const plain = new Error('not from SQLite')
+    expect(explainWriteFailure(plain, '/d/p.db')).toBe(plain)
+  })
+
+  it('reads a current database for a command that only reads, and migrates one that is not', () => {
+    const path = join(tempDir(), 'read.db')
+    openSqlite({ path }).close()
+    const before = statSync(path).mtimeMs
+    const reader = openSqlite({ path, toRead: true })
+    try {
+      expect(reader.migrated).toEqual([])
+      expect(reader.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
+    } finally {
+      reader.close()
+    }
+    expect(statSync(path).mtimeMs).toBe(before)
+    // One that lacks a migration is brought up to date first, as by any other command.
+    const db = new Database(path)
+    db.exec('DROP TABLE leases; DELETE FROM schema_migrations WHERE version = 8')
+    db.close()
+    const behind = openSqlite({ path, toRead: true })
+    try {
+      expect(behind.migrated).toEqual(['008_leases'])
+    } finally {
+      behind.close()
+    }
+    expect(() => openSqlite({ path: join(tempDir(), 'none.db'), toRead: true })).toThrow(/none\.db/)
+  })
+
+  it('names the path when the folder it needs cannot be made, and when the path names a folder', () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'notes'), 'a file, not a folder\n')
+    const under = join(dir, 'notes', 'sub', 'p.db')
+    expect(() => openSqlite({ path: under })).toThrow(
+      `cannot open ${under} (ENOTDIR: not a directory, mkdir '${join(dir, 'notes', 'sub')}'): its folder does not exist and cannot be created`,
+    )
+    expect(() => openSqlite({ path: `${dir}/` })).toThrow(`cannot open ${dir}/: it names a folder`)
+  })
+
+  it('makes each missing folder of a path, leaves one that exists, and refuses a file in the way', () => {
+    const dir = tempDir()
+    const deep = join(dir, 'a', 'b', 'c')
+    makeFolder(deep)
+    expect(statSync(deep).isDirectory()).toBe(true)
+    makeFolder(deep)
+    makeFolder(dir)
+    writeFileSync(join(dir, 'f'), '')
+    expect(() => makeFolder(join(dir, 'f'))).toThrow(/EEXIST/)
+    expect(() => makeFolder(join(dir, 'f', 'g', 'h'))).toThrow(/ENOTDIR/)
+  })
+})
