@@ -1,23 +1,78 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { renderReadme } from '../scripts/docs-tables.js'
+import { GENERATED_PAGES, renderPage } from '../scripts/docs-tables.js'
+import { SERVE_SETTINGS } from '../src/config.js'
+import { errors } from '../src/errors.js'
 import { makeApp, postPlant, type TestApp } from './helpers/app.js'
 import { sqliteKind } from './helpers/stores.js'
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+const ROOT = new URL('../', import.meta.url)
+const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8')
+const readme = read('README.md')
+const pages = ['README.md', ...readdirSync(new URL('docs/', ROOT)).map((name) => `docs/${name}`)]
 
-describe('README', () => {
-  it('carries the current configuration and error tables (npm run docs regenerates them)', () => {
-    expect(renderReadme(readme)).toBe(readme)
+describe('the docs', () => {
+  it('keep the README to a few screens', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250)
+  })
+
+  it.each(Object.keys(GENERATED_PAGES))(
+    'carry in %s the tables the code generates (npm run docs)',
+    (path) => {
+      const text = read(path)
+      expect(renderPage(path, text)).toBe(text)
+    },
+  )
+
+  it('list every error code and every setting in the generated pages', () => {
+    const errorPage = read('docs/errors.md')
+    for (const e of Object.values(errors)) expect(errorPage).toContain(`| ${e.code} | ${e.status} |`)
+    const configPage = read('docs/configuration.md')
+    for (const s of SERVE_SETTINGS) expect(configPage).toContain(`| \`--${s.flag}\` |`)
+  })
+
+  it('link only to files and headings that exist', () => {
+    const broken: string[] = []
+    for (const page of pages) {
+      const text = read(page).replace(/```[\s\S]*?```/g, '')
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target as string)) continue
+        const [file, anchor] = (target as string).split('#') as [string, string | undefined]
+        const linked =
+          file === '' ? page : new URL(file, new URL(page, ROOT)).pathname.slice(ROOT.pathname.length)
+        let linkedText: string
+        try {
+          linkedText = read(linked)
+        } catch {
+          broken.push(`${page}: ${target}`)
+          continue
+        }
+        if (anchor !== undefined && !anchorsOf(linkedText).has(anchor)) broken.push(`${page}: ${target}`)
+      }
+    }
+    expect(broken).toEqual([])
   })
 })
+
+/** The anchors GitHub gives a page's headings. */
+function anchorsOf(markdown: string): Set<string> {
+  const headings = markdown.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.+)$/gm)
+  return new Set(
+    [...headings].map(([, title]) =>
+      (title as string)
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    ),
+  )
+}
 
 interface Example {
   command: string
   shown: string[]
 }
 
-/** The curl examples of a README code block, each with the output lines shown under it. */
+/** The curl examples of a code block, each with the output lines shown under it. */
 function curlExamples(block: string): Example[] {
   const examples: Example[] = []
   const lines = block.split('\n')
@@ -32,7 +87,7 @@ function curlExamples(block: string): Example[] {
   return examples
 }
 
-/** The words of a shell command: bare, '…' or "…" (enough for the README's curl lines). */
+/** The words of a shell command: bare, '…' or "…" (enough for the docs' curl lines). */
 function words(command: string): string[] {
   return [...command.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '')
 }
@@ -40,7 +95,7 @@ function words(command: string): string[] {
 /** How the examples name the service: `$B/…` or the default address. */
 const BASE = /^(?:\$B|http:\/\/127\.0\.0\.1:8080)\//
 
-describe('the README endpoint examples', () => {
+describe('the curl examples of the README and docs/api.md', () => {
   let t: TestApp
   let token: string
   beforeAll(async () => {
@@ -57,9 +112,17 @@ describe('the README endpoint examples', () => {
   afterAll(() => t.close())
 
   it('answer as shown, ETag values and all, run in order after the quick start', async () => {
-    const examples = ['## Quick start', 'Examples, with `TOKEN`'].flatMap((heading) => {
-      const start = readme.indexOf(heading)
-      return curlExamples(readme.slice(readme.indexOf('```sh\n', start), readme.indexOf('\n```\n', start)))
+    const examples = [
+      [readme, '## Quick start'],
+      [read('docs/api.md'), '## Examples'],
+    ].flatMap(([text, heading]) => {
+      const start = (text as string).indexOf(heading as string)
+      expect(start, heading).toBeGreaterThan(-1)
+      const block = (text as string).slice(
+        (text as string).indexOf('```sh\n', start),
+        (text as string).indexOf('\n```\n', start),
+      )
+      return curlExamples(block)
     })
     expect(examples.length).toBeGreaterThanOrEqual(9)
     for (const { command, shown } of examples) {
