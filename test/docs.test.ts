@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GENERATED_PAGES, renderPage } from '../scripts/docs-tables.js'
 import { SERVE_SETTINGS } from '../src/config.js'
 import { errors } from '../src/errors.js'
 import { makeApp, postPlant, type TestApp } from './helpers/app.js'
-import { sqliteKind } from './helpers/stores.js'
+import { ROOT as REPOSITORY, startServer } from './helpers/process.js'
+import { sqliteKind, tempDir } from './helpers/stores.js'
 
 const ROOT = new URL('../', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8')
@@ -154,6 +157,42 @@ describe('the curl examples of the README and docs/api.md', () => {
           expect(response.headers[(header[1] as string).toLowerCase()], command).toBe(header[2])
         } else expect(response.body, command).toBe(line)
       }
+    }
+  })
+})
+
+describe('the README quick start', () => {
+  it('runs as written: the CLI issues a token, and the curl lines answer as shown', async () => {
+    const start = readme.indexOf('```sh\n', readme.indexOf('## Quick start'))
+    const lines = readme.slice(start + 6, readme.indexOf('\n```\n', start)).split('\n')
+    const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
+    // On a free port rather than npm start's 8080, which another run may hold.
+    const server = await startServer(['--database-url', databaseUrl])
+    try {
+      const script: string[] = []
+      const shown: string[] = []
+      for (let i = 0; i < lines.length; i++) {
+        let line = lines[i] as string
+        while (line.endsWith('\\')) line = `${line.slice(0, -1)} ${lines[++i]?.trim()}`
+        if (line.startsWith('# ')) shown.push(line.slice(2))
+        else if (line.startsWith('npm ')) continue
+        else if (line.startsWith('curl '))
+          script.push(`${line.replaceAll('http://127.0.0.1:8080', server.url)}; echo`)
+        else script.push(line)
+      }
+      expect(script.some((line) => line.includes('./bin/plantstore token create'))).toBe(true)
+      const output = await new Promise<string>((resolve, reject) => {
+        execFile(
+          'sh',
+          ['-ec', script.join('\n')],
+          { cwd: REPOSITORY, env: { ...process.env, DATABASE_URL: databaseUrl } },
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        )
+      })
+      expect(output.trimEnd().split('\n')).toEqual(shown)
+    } finally {
+      await server.end()
     }
   })
 })
