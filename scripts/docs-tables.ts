@@ -1,5 +1,6 @@
-// The README's configuration and error tables are generated from the code's own tables.
-// `npm run docs` rewrites them in place; a test fails when the README is out of date.
+// docs/configuration.md and docs/errors.md carry tables generated from the code's own tables, so the
+// pages cannot drift from what the service does. `npm run docs` rewrites them in place; a test fails
+// when a committed page differs from what this writes.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { envName, SERVE_SETTINGS } from '../src/config.js'
 import { errors } from '../src/errors.js'
@@ -19,20 +20,28 @@ export function errorTable(): string {
   return ['| error | status | name | default message |', '|---|---|---|---|', ...rows].join('\n')
 }
 
-const TABLES: Record<string, () => string> = { 'config-table': configTable, 'error-table': errorTable }
+/** Each generated page, by its path from the repository root, with the tables it carries. */
+export const GENERATED_PAGES: Record<string, Record<string, () => string>> = {
+  'docs/configuration.md': { 'config-table': configTable },
+  'docs/errors.md': { 'error-table': errorTable },
+}
 
-/** The README text with every generated table replaced by its current content. */
-export function renderReadme(readme: string): string {
-  let text = readme
-  for (const [name, render] of Object.entries(TABLES)) {
+/** A page's text with every table it carries replaced by its current content. */
+export function renderPage(path: string, text: string): string {
+  const tables = GENERATED_PAGES[path]
+  if (tables === undefined) throw new Error(`${path} is not a generated page`)
+  let rendered = text
+  for (const [name, render] of Object.entries(tables)) {
     const pattern = new RegExp(`(<!-- ${name}:start -->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`)
-    if (!pattern.test(text)) throw new Error(`README.md lacks the ${name} markers`)
-    text = text.replace(pattern, (_m, start: string, end: string) => `${start}${render()}\n${end}`)
+    if (!pattern.test(rendered)) throw new Error(`${path} lacks the ${name} markers`)
+    rendered = rendered.replace(pattern, (_m, start: string, end: string) => `${start}${render()}\n${end}`)
   }
-  return text
+  return rendered
 }
 
 if (process.argv[1]?.endsWith('docs-tables.ts')) {
-  const path = new URL('../README.md', import.meta.url)
-  writeFileSync(path, renderReadme(readFileSync(path, 'utf8')))
+  for (const path of Object.keys(GENERATED_PAGES)) {
+    const url = new URL(`../${path}`, import.meta.url)
+    writeFileSync(url, renderPage(path, readFileSync(url, 'utf8')))
+  }
 }

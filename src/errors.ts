@@ -1,5 +1,5 @@
 // The one catalog of error conditions. Every `error` code the service can answer with is listed here,
-// with its HTTP status and default message; the README table and the OpenAPI document are generated
+// with its HTTP status and default message; docs/errors.md and the OpenAPI document are generated
 // from it. Codes are stable: never renumber one, only add.
 
 export interface CatalogEntry {

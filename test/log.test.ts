@@ -103,7 +103,7 @@ describe('a line longer than one pipe write', () => {
     expect(fitLine(many)).toBe(many)
   })
 
-  it("is cut to the README's 4,096 bytes, newline included, and no further", () => {
+  it('is cut to the documented 4,096 bytes, newline included, and no further', () => {
     const fitted = fitLine(`${JSON.stringify({ msg: 'a'.repeat(5000) })}\n`)
     expect(bytes(fitted)).toBe(4096)
   })

@@ -5,7 +5,7 @@ import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
 import { type CliDatabaseOptions, databaseLocation, withStoreToRead } from './database.js'
 import { whyNotWritable } from './private-file.js'
 
-/** A consistent copy of the live database, taken without stopping the server (see README: restore). */
+/** A consistent copy of the live database, taken without stopping the server (docs/operations.md says how to restore it). */
 export async function backupDatabase(file: string, options: CliDatabaseOptions): Promise<void> {
   // Said before connecting: opening would first create or migrate the schema of a database that
   // this command can only refuse.

@@ -74,7 +74,7 @@ export function startCluster(
   /** When each listening worker started to listen. */
   const listenedAt = new Map<Worker, number>()
   // A worker that dies on every start (a request it cannot survive, a database that fails it) costs
-  // a core for a second or so each time it is forked. Each worker's backoff passes to its
+  // a core for its whole start each time it is forked. Each worker's backoff passes to its
   // replacement and to no other: one that keeps crashing must not delay the replacement of a sibling
   // that crashed once, nor a sibling's long run reset its own wait.
   const backoffs = new Map<Worker, RestartBackoff>()

@@ -93,7 +93,7 @@ export function createDispatcher(
 /**
  * Webhook delivery for a serving process, started at the first sign of work: at start or at a later
  * check (every poll interval) a subscription exists or an event awaits fan-out, or a commit of this
- * process queued deliveries. Until then the process has no dispatcher thread (about 11 MB of
+ * process queued deliveries. Until then the process has no dispatcher thread (its
  * memory, and its polling) and holds no dispatcher lease; once started it runs until stop, its
  * thread started again if it ends before.
  */

@@ -152,7 +152,7 @@ describe('import, export and backup commands in process', () => {
     const file = join(dir, 'p.csv')
     writeFileSync(file, 'title\nx\n')
     await expect(importPlants(file, { databaseUrl, batchSize: '0' })).rejects.toThrow(ConfigError)
-    // The README's range, 1 to 100,000, at its upper end.
+    // The documented range, 1 to 100,000, at its upper end.
     await expect(importPlants(file, { databaseUrl, batchSize: '100001' })).rejects.toThrow(
       /expected 1 to 100000/,
     )

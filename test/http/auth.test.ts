@@ -147,7 +147,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     expect(await exists('507')).toBe(false)
   })
 
-  it('holds every plant operation to the scope the README gives it', async () => {
+  it('holds every plant operation to the scope the endpoint table gives it', async () => {
     const reader = await t.token(['plants:read'])
     const other = await t.token(['webhooks:manage', 'metrics:read'])
     await postPlant(t.app, token, '{"id": 514, "name": "a"}')

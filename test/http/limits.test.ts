@@ -416,7 +416,7 @@ describe('abuse limits and response headers', () => {
     for (const header of named) expect(allowed).toContain(header)
   })
 
-  it('lets a browser on an allowed origin read every header the README documents', async () => {
+  it('lets a browser on an allowed origin read every header the docs document', async () => {
     const { app: a, token } = await app({
       corsOrigins: ['https://app.example.com'],
       rateLimit: { max: 100, windowMs: 60_000 },

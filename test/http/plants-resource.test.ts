@@ -503,7 +503,7 @@ describe.each(storeKinds)('the plant resource on $name', (kind) => {
   )
 
   it.each(['PUT', 'PATCH'] as const)(
-    '%s on an id nobody stored: 400 for an invalid body, 404 for a valid one (README, Errors)',
+    '%s on an id nobody stored: 400 for an invalid body, 404 for a valid one (docs/errors.md)',
     async (method) => {
       const url = '/plants/777000111'
       const invalid = await call(method, url, { body: '{"name":""}' })

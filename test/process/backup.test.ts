@@ -133,7 +133,7 @@ describe('plantstore backup (SQLite)', () => {
     live.close()
   })
 
-  it("restores by the README's steps while another process still has the database open", async () => {
+  it('restores by the documented steps while another process still has the database open', async () => {
     const dir = tempDir()
     const db = join(dir, 'data', 'plantstore.db')
     const tokenFile = join(dir, 'token')
@@ -160,10 +160,12 @@ describe('plantstore backup (SQLite)', () => {
     // Written after the backup, so not restored: some of them live only in the write-ahead log.
     for (let id = 21; id <= 40; id++) expect(await create(other.url, id)).toBe(200)
 
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-    const start = readme.indexOf('```sh\n', readme.indexOf('To restore, stop the server'))
-    const steps = readme
-      .slice(start + 6, readme.indexOf('\n```\n', start))
+    const operations = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8')
+    const restore = operations.indexOf('To restore, stop the server')
+    expect(restore).toBeGreaterThan(-1)
+    const start = operations.indexOf('```sh\n', restore)
+    const steps = operations
+      .slice(start + 6, operations.indexOf('\n```\n', start))
       .split('\n')
       .filter((line) => !line.startsWith('./bin/plantstore serve'))
       .map((line) => line.replaceAll(' /backups/', ' ./backups/'))

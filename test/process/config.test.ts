@@ -96,7 +96,7 @@ describe('off, written with spaces around it', () => {
   })
 })
 
-describe('the ranges the README gives for counts, sizes and proxy ranges', () => {
+describe('the ranges docs/configuration.md gives for counts, sizes and proxy ranges', () => {
   it('take both ends and refuse one past either', () => {
     const ok = (env: Record<string, string>) => resolveServeConfig({}, env)
     const refused = (env: Record<string, string>) => expect(() => ok(env)).toThrow(ConfigError)

@@ -307,34 +307,26 @@ describe('a serve process on a database of an older schema', () => {
   })
 })
 
-describe("a serve process's memory and collector settings", () => {
-  // Without them resident memory under a sustained create load rose past the 120 MB the
-  // benchmark holds it to, and V8's background collector threads took CPU the service needs (README:
-  // Performance): bin/plantstore's first line gives them.
-  const settingsOf = (pid: number) => ({
-    argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'),
-    env: readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0'),
-  })
-  const expectSettings = (pid: number) => {
-    const { argv, env } = settingsOf(pid)
-    expect(argv).toEqual(
-      expect.arrayContaining([
-        '--max-semi-space-size=4',
-        '--heap-growing-percent=50',
-        '--single-threaded-gc',
-      ]),
-    )
-    expect(env).toContain('MALLOC_ARENA_MAX=2')
+describe("a serve process's Node settings", () => {
+  // The launcher runs Node with its own defaults: a flag tuned for one machine size would cost
+  // another (docs/performance.md shows small-machine tuning as NODE_OPTIONS instead).
+  const expectNodeDefaults = (pid: number) => {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    const launcher = argv.findIndex((arg) => arg.endsWith('bin/plantstore'))
+    expect(launcher).toBe(1)
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    if (!('MALLOC_ARENA_MAX' in process.env))
+      expect(env.some((v) => v.startsWith('MALLOC_ARENA_MAX='))).toBe(false)
   }
 
   it('holds for the process npm start runs and for each of its workers', async () => {
     const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
     const server = await start(['--database-url', databaseUrl, '--workers', '2'])
     const pid = server.process.pid as number
-    expectSettings(pid)
+    expectNodeDefaults(pid)
     const workers = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
     expect(workers).toHaveLength(2)
-    for (const worker of workers) expectSettings(worker)
+    for (const worker of workers) expectNodeDefaults(worker)
     expect(await server.stop()).toBe(0)
   })
 })

@@ -529,7 +529,7 @@ describe.each(storeKinds)('serve --workers on $name', (kind) => {
       }
     }
     // SQLite re-reads a token whose file another process wrote to, from the next request on;
-    // PostgreSQL tells each worker by NOTIFY, within the 5 seconds the README promises.
+    // PostgreSQL tells each worker by NOTIFY, within the 5 seconds docs/postgresql.md promises.
     if (kind.name === 'sqlite') await refused()
     else await vi.waitFor(refused, { timeout: 5000, interval: 50 })
     // And every worker keeps refusing it: the next requests reach both, and each answers 401.

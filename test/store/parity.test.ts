@@ -7,7 +7,7 @@ import { postgresKind, sqliteKind } from '../helpers/stores.js'
 
 // Generated sequences of operations run against one service on SQLite and one on PostgreSQL: every
 // answer is the same status, body and headers, once what each store makes up on its own (webhook,
-// delivery and message ids, secrets, times) is named by order of appearance. The README promises the
+// delivery and message ids, secrets, times) is named by order of appearance. The docs promise the
 // same HTTP behaviour on both; where a store may differ, it says so, and nothing here touches that.
 
 const IDS = [

@@ -100,8 +100,8 @@ const MAX_BATCH = 500
  * events and holds it through its COMMIT, so batches commit one after another whatever this is; a
  * second batch in flight only splits the writes that arrive during a commit into more, smaller
  * transactions, each waiting for the lock and flushing the WAL on its own. With one, everything that
- * arrives during a commit goes into the next batch, and an instance answered about 1.5 times the
- * creates a second it answered with five batches at once (the README's Performance section).
+ * arrives during a commit goes into the next batch, and an instance answered more creates a second
+ * than with several batches at once.
  */
 const BATCHES_AT_ONCE = 1
 
@@ -219,8 +219,8 @@ export class PostgresPlantStore implements PlantStore {
 
   /**
    * Every point read of the turn in one query: one round trip, and one statement for the database to
-   * parse, plan and run, where a query per read made the database the bottleneck of a load of reads
-   * (the README's Performance section). The query is sent once the turn has received every request
+   * parse, plan and run, where a query per read made the database the bottleneck of a load of reads.
+   * The query is sent once the turn has received every request
    * it serves, so a read never misses a write whose answer went out before its request came.
    */
   private async readGathered(reads: PendingRead[]): Promise<void> {
@@ -606,8 +606,7 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
  * Reads each distinct page of a turn once, however many asked for it: under a load of the same page
  * (a first page many clients poll), a query per request made the database the bottleneck. Different
  * pages still go as queries of their own, which the pool runs side by side; one query for them all
- * (LATERAL) ran them one after another in one database process, and was slower with a million
- * plants stored (the README's Performance section).
+ * (LATERAL) ran them one after another in one database process, and was slower on a large table.
  */
 function readEachOnce<T>(pages: PendingPage<T>[], read: (page: PageQuery) => Promise<T>): void {
   const distinct = new Map<string, PendingPage<T>[]>()

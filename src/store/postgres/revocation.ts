@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../errors.js'
 
 export const REVOCATION_CHANNEL = 'plantstore_token_revoked'
 
-/** The README's promise: every instance refuses a revoked token at most this long after the revocation. */
+/** The documented promise (docs/postgresql.md): every instance refuses a revoked token at most this long after the revocation. */
 export const REVOCATION_BOUND_MS = 5000
 
 /**
