@@ -3,7 +3,7 @@
 // with ascending ones, that is the durable reference (bench/reference.mjs): the smallest server giving
 // a create the same guarantees, which the service is held to (bench/verdicts.ts). The bare node:http
 // ceiling (bench/ceiling.mjs), which stores nothing, is measured beside every scenario for scale.
-// Every ratio is taken within a round, between runs minutes apart on the same machine, so a noisy,
+// Every ratio is taken within a round, between runs moments apart on the same machine, so a noisy,
 // shared machine still gives comparable figures.
 // Options: `npm run bench -- --help`; the parts of the run are in the files this one imports.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
