@@ -84,6 +84,7 @@ async function measureSetup(
           process.stderr.write(
             `bench: ${scenario.label}, ${fmt(rows)} stored, workers ${workers}, round ${round} of ${options.rounds}: ${name}\n`,
           )
+          // Only the service is profiled: it is the one whose time is in question.
           const perf: PerfRecording | undefined =
             profiling && name === 'plantstore'
               ? {
@@ -93,14 +94,7 @@ async function measureSetup(
               : undefined
           const m = await measure(servers[name] as Server, scenario, options, env, perf)
           measured[name] = m
-          if (perf) {
-            const summary = await report(perf.file)
-            const file = perf.file.replace(/\.data$/, '.txt')
-            writeFileSync(file, summaryText(summary, m.requests))
-            profiles.push({ round, file, pids: perf.sampled ?? [], summary })
-            const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
-            process.stderr.write(`bench: perf profile of the service's event loop: ${file} (${frames})\n`)
-          }
+          if (perf) profiles.push({ round, ...(await summarizePerf(perf, m.requests)) })
         }
         rounds.push(measured)
       }
@@ -115,6 +109,16 @@ async function measureSetup(
     rmSync(referenceDir, { recursive: true, force: true })
   }
   return results
+}
+
+/** perf's recording of one run, summarized beside it (a .txt of the same name) and in the results. */
+async function summarizePerf(perf: PerfRecording, requests: number) {
+  const summary = await report(perf.file)
+  const file = perf.file.replace(/\.data$/, '.txt')
+  writeFileSync(file, summaryText(summary, requests))
+  const frames = summary.frames.map((f) => `${f.meaning} ${fmt(f.percent, 1)} %`).join(', ')
+  process.stderr.write(`bench: perf profile of the service's event loop: ${file} (${frames})\n`)
+  return { file, pids: perf.sampled ?? [], summary }
 }
 
 /** Removes what perf's recordings left beside them: V8's logs and the service's JIT maps. */
