@@ -36,6 +36,8 @@ export interface Ratios {
   rps: number
   /** The service's p99 ÷ the other's. */
   p99: number
+  /** Each round's own: how far apart they lie says how far to trust the medians. */
+  rounds: Array<{ rps: number; p99: number }>
 }
 
 export interface ResultRow {
@@ -79,10 +81,11 @@ export function combine(runs: Measured[]): Measured {
 export function ratios(rounds: Round[], other: ServerName): Ratios | undefined {
   const paired = rounds.flatMap((r) => (r.plantstore && r[other] ? [[r.plantstore, r[other]] as const] : []))
   if (paired.length === 0) return undefined
-  return {
-    rps: median(paired.map(([service, them]) => service.rps / them.rps)),
-    p99: median(paired.map(([service, them]) => service.p99Ms / them.p99Ms)),
-  }
+  const each = paired.map(([service, them]) => ({
+    rps: service.rps / them.rps,
+    p99: service.p99Ms / them.p99Ms,
+  }))
+  return { rps: median(each.map((r) => r.rps)), p99: median(each.map((r) => r.p99)), rounds: each }
 }
 
 /** A scenario's row from its rounds. */

@@ -68,7 +68,7 @@ describe('npm run bench', () => {
       }
       expect(stdout).toMatch(
         new RegExp(
-          `^(met    |NOT met)  required  POST /plants, ${label}: req/s ≥ 0.75 × reference, measured [0-9.]+$`,
+          `^(met    |NOT met)  required  POST /plants, ${label}: req/s ≥ 0.75 × reference, measured [0-9.]+ \\(rounds: [0-9.]+, [0-9.]+\\)$`,
           'm',
         ),
       )

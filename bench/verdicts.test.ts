@@ -57,9 +57,17 @@ describe("the benchmark's figures", () => {
       { plantstore: run(16_000, 6), reference: run(20_000, 5) },
       { plantstore: run(3_000, 20), reference: run(5_000, 10) },
     ]
-    expect(ratios(rounds, 'reference')).toEqual({ rps: 0.8, p99: 1.2 })
+    expect(ratios(rounds, 'reference')).toEqual({
+      rps: 0.8,
+      p99: 1.2,
+      rounds: [
+        { rps: 0.8, p99: 1.2 },
+        { rps: 0.8, p99: 1.2 },
+        { rps: 0.6, p99: 2 },
+      ],
+    })
     // A round without the other server does not count; none at all gives no ratio.
-    expect(ratios([...rounds, { plantstore: run(1, 1) }], 'reference')).toEqual({ rps: 0.8, p99: 1.2 })
+    expect(ratios([...rounds, { plantstore: run(1, 1) }], 'reference')).toMatchObject({ rps: 0.8, p99: 1.2 })
     expect(ratios(rounds, 'ceiling')).toBeUndefined()
   })
 })
@@ -81,6 +89,19 @@ describe('the verdicts on creates against the durable reference', () => {
     expect(unjudged(rows)).toEqual([])
     const goal = verdicts([compared('create-random', [[run(9_100, 16), run(10_000, 10)]])])
     expect(goal.map((v) => v.met)).toEqual([true, false, true])
+  })
+
+  it("prints each verdict with the rounds' own ratios beside their median", () => {
+    const row = compared('create-ascending', [
+      [run(8_000, 12), run(10_000, 10)],
+      [run(9_000, 11), run(10_000, 10)],
+      [run(7_000, 13), run(10_000, 10)],
+    ])
+    expect(verdicts([row])[0]).toMatchObject({ measured: 0.8, rounds: [0.8, 0.9, 0.7], met: true })
+    expect(verdictLines([row]).slice(0, 2)).toEqual([
+      'met      required  POST /plants, ascending ids: req/s ≥ 0.75 × reference, measured 0.8 (rounds: 0.8, 0.9, 0.7)',
+      'met      required  POST /plants, ascending ids: p99 ≤ 1.5 × reference, measured 1.2 (rounds: 1.2, 1.1, 1.3)',
+    ])
   })
 
   it('judges only creates measured against the reference, and names an id order left unjudged', () => {

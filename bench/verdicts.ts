@@ -17,6 +17,8 @@ export interface Verdict {
   scenario: string
   target: string
   measured: number
+  /** The rounds' own ratios, of which `measured` is the median. */
+  rounds: number[]
   met: boolean
 }
 
@@ -27,12 +29,15 @@ export const JUDGED = SCENARIOS.filter((s) => s.creates).map((s) => s.name)
 export function verdicts(rows: ResultRow[]): Verdict[] {
   return rows.flatMap(({ scenario, vsReference }) => {
     if (!vsReference || !JUDGED.includes(scenario)) return []
+    const rps = vsReference.rounds.map((r) => r.rps)
+    const p99 = vsReference.rounds.map((r) => r.p99)
     return [
       {
         level: 'required',
         scenario,
         target: `req/s ≥ ${REQUIRED_RPS} × reference`,
         measured: vsReference.rps,
+        rounds: rps,
         met: vsReference.rps >= REQUIRED_RPS,
       },
       {
@@ -40,6 +45,7 @@ export function verdicts(rows: ResultRow[]): Verdict[] {
         scenario,
         target: `p99 ≤ ${REQUIRED_P99} × reference`,
         measured: vsReference.p99,
+        rounds: p99,
         met: vsReference.p99 <= REQUIRED_P99,
       },
       {
@@ -47,6 +53,7 @@ export function verdicts(rows: ResultRow[]): Verdict[] {
         scenario,
         target: `req/s ≥ ${GOAL_RPS} × reference`,
         measured: vsReference.rps,
+        rounds: rps,
         met: vsReference.rps >= GOAL_RPS,
       },
     ]
@@ -65,9 +72,12 @@ export function unjudged(rows: ResultRow[]): string[] {
 /** The verdicts as the report prints them, one a line. */
 export function verdictLines(rows: ResultRow[]): string[] {
   const label = (name: string) => SCENARIOS.find((s) => s.name === name)?.label ?? name
+  // The rounds beside the median: on a noisy machine they spread, and a verdict they straddle is one
+  // the next run may turn.
   const lines = verdicts(rows).map(
     (v) =>
-      `${v.met ? 'met    ' : 'NOT met'}  ${v.level.padEnd(8)}  ${label(v.scenario)}: ${v.target}, measured ${fmt(v.measured, 2)}`,
+      `${v.met ? 'met    ' : 'NOT met'}  ${v.level.padEnd(8)}  ${label(v.scenario)}: ${v.target}, measured ${fmt(v.measured, 2)}` +
+      (v.rounds.length > 1 ? ` (rounds: ${v.rounds.map((r) => fmt(r, 2)).join(', ')})` : ''),
   )
   for (const name of unjudged(rows)) {
     lines.push(`not judged         ${label(name)}: not measured against the reference in this run`)
