@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'bench/**/*.test.ts'],
     // Enables the PostgreSQL suite when TEST_DATABASE_URL is set (and says loudly when it is not);
     // checks that the tests exercise every documented operation; with coverage on, empties the
     // directory the processes the tests start write their coverage to.

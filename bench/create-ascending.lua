@@ -4,8 +4,8 @@
 -- random leaves cost the same server.
 --
 -- Each thread counts up in steps of 2^11 from a random multiple of 2^31 between 2^62 and 2^62 + 2^61.
--- Every id is then a number a double holds exactly, so servers that parse JSON into doubles (the
--- references) store the id sent, not a neighbour rounded onto it. Two threads or runs meet only if
+-- Every id is then a number a double holds exactly, so a server that parses JSON into doubles stores
+-- the id sent, not a neighbour rounded onto it. Two threads or runs meet only if
 -- their random starts fall within each other's span: a run of 100 million creates spans 2^38, and
 -- starts 2^31 apart over 2^30 places make that about one chance in four million for any two.
 package.path = (os.getenv("BENCH_DIR") or ".") .. "/?.lua;" .. package.path

@@ -1,5 +1,4 @@
-// What a measured load yields, and how a run's rows are made of the rounds.
-import type { CpuBudget } from './cpu-budget.js'
+// What a measured load yields, and how a scenario's rounds become one row of the report.
 import { median } from './median.js'
 import type { PerfSummary } from './perf-profile.js'
 
@@ -15,75 +14,52 @@ export interface Load {
 
 export interface Measured extends Load {
   peakRssMb: number
+  /** All of the server's processes and threads together: 100 is one core busy. */
   serverCpuPercent: number
-  /** The CPU share of the server's busiest thread alone (its event loop, as a rule): at most 100. */
-  busiestThreadCpuPercent: number
   /** When the measured load began (after the warm-up): one run's, not a combination's. */
   startedAt?: string
 }
 
 /**
- * One round of a scenario for one setup: after a ceiling run, (for creates on an empty store) the
- * references, then the service, then the ceiling again, whose run also opens the next setup's turn.
+ * The servers of a run: the service; the durable reference (bench/reference.mjs), which it is held
+ * to for creates; the ceiling (bench/ceiling.mjs), which stores nothing and is shown for scale.
  */
-export interface Round {
-  /** The mean of the ceiling runs just before and just after this round's servers (see bracket). */
-  ceiling: Measured
-  /** The reference servers' runs, by name (see REFERENCES). */
-  references?: Record<string, Measured>
-  service: Measured
-}
+export const SERVERS = ['plantstore', 'reference', 'ceiling'] as const
+export type ServerName = (typeof SERVERS)[number]
 
-/** A reference server over the rounds: its figures combined, and its medians of the rounds' ratios. */
-export interface ReferenceRow {
-  name: string
-  measured: Measured
-  ratio: number
-  p99VsCeiling: number
+/** One round of a scenario: each server's run, taken one after the other. */
+export type Round = Partial<Record<ServerName, Measured>>
+
+/** The service against another server: the medians of the rounds' own ratios. */
+export interface Ratios {
+  /** The service's req/s ÷ the other's. */
+  rps: number
+  /** The service's p99 ÷ the other's. */
+  p99: number
+  /** Each round's own: how far apart they lie says how far to trust the medians. */
+  rounds: Array<{ rps: number; p99: number }>
 }
 
 export interface ResultRow {
   scenario: string
   rows: number
   workers: string
-  /** Each server's figures over the rounds: medians, but the peak RSS is the highest. */
-  ceiling: Measured | null
-  service: Measured | null
-  /** The REFERENCES, measured for creates on an empty store with one worker. */
-  references?: ReferenceRow[]
   skipped?: string
-  /** The median of the rounds' service req/s ÷ that round's ceiling req/s. */
-  ratio?: number
-  /** The median of the rounds' service p99 ÷ that round's ceiling p99. */
-  p99VsCeiling?: number
-  rounds?: Round[]
-  /**
-   * The ceiling's runs next to this row's rounds, in order: the one just before and the one just
-   * after each round (with one setup, one before each round and one after the last).
-   */
-  ceilingRuns?: Measured[]
-  /** For creates with one worker: the CPU a create may use at the target rate, and what each server used. */
-  cpu?: CpuFigures
+  rounds: Round[]
+  /** Each server's rounds combined (see combine). */
+  servers: Round
+  /** Creates on an empty store with one worker: the service against the durable reference. */
+  vsReference?: Ratios
+  /** For scale: the service against the ceiling. */
+  vsCeiling?: Ratios
   /** With --perf: where the service's event loop spent each round's measured run. */
   profiles?: Array<{ round: number; file: string; pids: number[]; summary: PerfSummary }>
 }
 
-/** CPU per request in µs: all of a server's threads together, and its busiest thread alone. */
-export interface CpuUse {
-  server: string
-  allThreadsUs: number
-  busiestThreadUs: number
-}
-
-export interface CpuFigures {
-  budget: CpuBudget
-  used: CpuUse[]
-}
-
-/** One server's rounds as one row: counts summed, the peak RSS the highest, the rest medians. */
-export function combine(rounds: Measured[]): Measured {
-  const mid = (pick: (m: Measured) => number) => median(rounds.map(pick))
-  const sum = (pick: (m: Measured) => number) => rounds.reduce((total, m) => total + pick(m), 0)
+/** One server's runs as one: counts summed, the peak RSS the highest, the rest medians. */
+export function combine(runs: Measured[]): Measured {
+  const mid = (pick: (m: Measured) => number) => median(runs.map(pick))
+  const sum = (pick: (m: Measured) => number) => runs.reduce((total, m) => total + pick(m), 0)
   return {
     requests: sum((m) => m.requests),
     rps: mid((m) => m.rps),
@@ -92,32 +68,34 @@ export function combine(rounds: Measured[]): Measured {
     non2xx: sum((m) => m.non2xx),
     socketErrors: sum((m) => m.socketErrors),
     wrkCpuPercent: mid((m) => m.wrkCpuPercent),
-    peakRssMb: Math.max(...rounds.map((m) => m.peakRssMb)),
+    peakRssMb: Math.max(...runs.map((m) => m.peakRssMb)),
     serverCpuPercent: mid((m) => m.serverCpuPercent),
-    busiestThreadCpuPercent: mid((m) => m.busiestThreadCpuPercent),
   }
 }
 
 /**
- * The ceiling as it stood around a measurement: its runs just before and just after, combined (the
- * median of two figures is their mean). On a shared machine the capacity left to the servers drifts
- * within minutes (one round's ceiling answered 6,688 req/s and the next 19,838); a ratio to a run on
- * one side only takes that drift in whole, one to both sides' mean takes only its curvature.
+ * The service against another server, round by round. A shared machine's spare capacity drifts
+ * within minutes; two servers measured in the same round, one right after the other, share most of
+ * that drift, so the median of the rounds' ratios is steadier than a ratio of two medians.
  */
-export const bracket = (before: Measured, after: Measured): Measured => combine([before, after])
+export function ratios(rounds: Round[], other: ServerName): Ratios | undefined {
+  const paired = rounds.flatMap((r) => (r.plantstore && r[other] ? [[r.plantstore, r[other]] as const] : []))
+  if (paired.length === 0) return undefined
+  const each = paired.map(([service, them]) => ({
+    rps: service.rps / them.rps,
+    p99: service.p99Ms / them.p99Ms,
+  }))
+  return { rps: median(each.map((r) => r.rps)), p99: median(each.map((r) => r.p99)), rounds: each }
+}
 
-/**
- * A server's rounds, each beside the ceiling measured in the same round: its combined figures, and the
- * medians of its per-round req/s and p99 ratios to that ceiling.
- */
-export function againstCeiling(rounds: Array<{ ceiling: Measured; measured: Measured }>): {
-  combined: Measured
-  ratio: number
-  p99Ratio: number
-} {
-  return {
-    combined: combine(rounds.map((r) => r.measured)),
-    ratio: median(rounds.map((r) => r.measured.rps / r.ceiling.rps)),
-    p99Ratio: median(rounds.map((r) => r.measured.p99Ms / r.ceiling.p99Ms)),
+/** A scenario's row from its rounds. */
+export function settle(row: Omit<ResultRow, 'servers'>): ResultRow {
+  const servers: Round = {}
+  for (const name of SERVERS) {
+    const runs = row.rounds.flatMap((r) => r[name] ?? [])
+    if (runs.length > 0) servers[name] = combine(runs)
   }
+  const vsReference = ratios(row.rounds, 'reference')
+  const vsCeiling = ratios(row.rounds, 'ceiling')
+  return { ...row, servers, ...(vsReference ? { vsReference } : {}), ...(vsCeiling ? { vsCeiling } : {}) }
 }

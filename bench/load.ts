@@ -3,7 +3,6 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { once } from 'node:events'
-import { busiestThreadSeconds, threadCpuSeconds } from './cpu-budget.js'
 import type { Load, Measured } from './figures.js'
 import { BENCH, WRK } from './paths.js'
 import { recordThreads } from './perf-profile.js'
@@ -93,9 +92,8 @@ export async function measure(
   perf?: PerfRecording,
 ): Promise<Measured> {
   const { duration, warmup } = shape
-  // Whatever earlier runs left for the disk to write is written first. Right after a reference's run
-  // (its log and database deleted with its folder) the service's creates were 7–9 % fewer, most
-  // likely its fsyncs waiting behind what the disk still had to write of that run.
+  // Whatever earlier runs left for the disk to write is written first, so that one server's fsyncs do
+  // not wait behind the writes of the server measured before it.
   execFileSync('sync')
   const root = server.process.pid as number
   // A worker replaced during the warm-up leaves a map too.
@@ -103,7 +101,6 @@ export async function measure(
   if (warmup > 0) await runWrk(server.url, scenario.script, warmup, shape, env)
   let pids = processTree(root)
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
-  const threadsBefore = threadCpuSeconds(pids)
   let peakKb = 0
   const sample = () => {
     pids = processTree(root)
@@ -126,13 +123,11 @@ export async function measure(
     const measured = runWrk(server.url, scenario.script, duration, shape, env).then((load): Measured => {
       sample()
       const cpuAfter = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
-      const threadsAfter = threadCpuSeconds(pids)
       const wall = Number(process.hrtime.bigint() - started) / 1e9
       return {
         ...load,
         peakRssMb: peakKb / 1024,
         serverCpuPercent: (100 * (cpuAfter - cpuBefore)) / wall,
-        busiestThreadCpuPercent: (100 * busiestThreadSeconds(threadsBefore, threadsAfter)) / wall,
         startedAt,
       }
     })

@@ -2,14 +2,17 @@
 import { parseArgs } from 'node:util'
 import { parseDatabaseUrl } from '../src/store/open.js'
 import type { LoadShape } from './load.js'
-import { SCENARIOS, type Scenario } from './scenarios.js'
+import { GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
 
 const HELP = `usage: npm run bench -- [options]
 
+  --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
+                        list-after, update (default all). Creates on an empty store with one worker
+                        are measured against the durable reference (bench/reference.mjs) and judged
   --duration <s>        seconds measured per round, scenario and server (default 10)
-  --rounds <n>          rounds per scenario, each measuring every setup's service in turn, each
-                        run between two runs of the ceiling; the ratios reported are the medians
-                        of the rounds' (default 3)
+  --rounds <n>          rounds per scenario; each loads every server once, one after the other, in
+                        an order that turns each round; the ratios are the medians of the rounds'
+                        (default 3)
   --warmup <s>          seconds of unmeasured load before each measurement (default 2)
   --connections <n>     wrk connections (default 50)
   --threads <n>         wrk threads (default 1)
@@ -18,18 +21,23 @@ const HELP = `usage: npm run bench -- [options]
                         CREATE on the database); default a fresh SQLite file per setup
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
-  --scenarios <list>    create,create-ascending,get,list,list-after,update (default all);
-                        create sends random ids, create-ascending ids that ascend
-  --cpu-prof            write a V8 CPU profile of the service (in profiles/ beside the results)
   --perf                sample the service's event loop with Linux perf during each measured run
                         and summarize where its time went (profiles/perf-*.txt beside the results)
-  --out <file>          JSON results (default bench/results/bench-<time>.json; profiles then go
-                        to bench/results/profiles/)`
+  --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
-/** Refuses the run before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
+/** A run refused before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
+export class Refusal extends Error {
+  constructor(
+    message: string,
+    /** The exit code: 2, or 0 for --help. */
+    readonly code = 2,
+  ) {
+    super(message)
+  }
+}
+
 export function refuse(message: string): never {
-  process.stderr.write(`bench: ${message}\n`)
-  process.exit(2)
+  throw new Refusal(`bench: ${message}`)
 }
 
 /** A comma-separated option: an empty one would make a run that measured nothing. */
@@ -55,7 +63,6 @@ export interface Options extends LoadShape {
   scenarios: Scenario[]
   /** PostgreSQL's URL; undefined for SQLite, each setup on a fresh file. */
   databaseUrl: string | undefined
-  cpuProf: boolean
   perf: boolean
   out: string | undefined
 }
@@ -76,7 +83,6 @@ export function readOptions(args: string[]): Options {
           prefill: { type: 'string', default: '0' },
           workers: { type: 'string', default: '1' },
           scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
-          'cpu-prof': { type: 'boolean', default: false },
           perf: { type: 'boolean', default: false },
           out: { type: 'string' },
           help: { type: 'boolean', default: false },
@@ -88,10 +94,7 @@ export function readOptions(args: string[]): Options {
     }
   })()
   const opts = parsed.values
-  if (opts.help) {
-    process.stdout.write(`${HELP}\n`)
-    process.exit(0)
-  }
+  if (opts.help) throw new Refusal(HELP, 0)
 
   // wrk refuses a zero duration, no threads, and fewer connections than threads.
   const duration = whole(opts.duration, 'duration', 1)
@@ -101,7 +104,7 @@ export function readOptions(args: string[]): Options {
   const connections = whole(opts.connections, 'connections', threads)
   const prefills = list(opts.prefill, 'prefill').map((p) => whole(p, 'prefill', 0))
   const workerCounts = list(opts.workers, 'workers')
-  const scenarioNames = list(opts.scenarios, 'scenarios')
+  const scenarioNames = list(opts.scenarios, 'scenarios').flatMap((name) => GROUPS[name] ?? [name])
   const given = opts['database-url']
   const location = given === undefined ? undefined : parseDatabaseUrl(given)
   if (given !== undefined && location?.kind !== 'postgres') {
@@ -114,7 +117,7 @@ export function readOptions(args: string[]): Options {
   if (unknownScenarios.length > 0) {
     // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
     refuse(
-      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`,
+      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name)].join(', ')}`,
     )
   }
   return {
@@ -127,7 +130,6 @@ export function readOptions(args: string[]): Options {
     workerCounts,
     scenarios: SCENARIOS.filter((s) => scenarioNames.includes(s.name)),
     databaseUrl,
-    cpuProf: opts['cpu-prof'],
     perf: opts.perf,
     out: opts.out,
   }

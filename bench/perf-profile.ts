@@ -1,9 +1,8 @@
 // `npm run bench -- --perf`: where a server's event loop spends its time, sampled by Linux perf.
-// V8's own profiler (--cpu-prof) slowed the service's creates by about a quarter, too much to say
-// where a measured run's time went; perf samples a thread a thousand times a second from the kernel,
-// and node's --perf-basic-prof names the JIT-compiled JavaScript in its samples. Only the main
-// thread (the event loop, whose thread id is the process id) of each process is sampled: it is the
-// thread that sets the rate.
+// V8's own profiler (--cpu-prof) slows the service too much to say where a measured run's time
+// went; perf samples a thread a thousand times a second from the kernel, and node's
+// --perf-basic-prof names the JIT-compiled JavaScript in its samples. Only the main thread (the
+// event loop, whose thread id is the process id) of each process is sampled: it sets the rate.
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { promisify } from 'node:util'

@@ -3,7 +3,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
-import { statCpuSeconds } from './cpu-budget.js'
 import { BIN, ROOT } from './paths.js'
 
 // Stopped if the run is interrupted, so that no server outlives the benchmark.
@@ -85,7 +84,14 @@ export function rssKb(pid: number): number {
   }
 }
 
-/** CPU seconds (user + system) a process has used so far. */
+/** utime + stime of a /proc stat line, in seconds (clock ticks of 1/100 s, as Linux reports them). */
+export function statCpuSeconds(stat: string): number {
+  // The command name in parentheses may hold spaces; the fields after it are space separated.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** CPU seconds (user + system) a process and all its threads have used so far. */
 export function cpuSeconds(pid: number): number {
   try {
     return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'))
@@ -94,13 +100,25 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** The environment and node flags of the launcher's `#!/usr/bin/env -S VAR=… node --flag…` line. */
-const LAUNCHER = (() => {
-  const words = (readFileSync(BIN, 'utf8').split('\n')[0] ?? '').replace(/^#!\S+ -S /, '').split(/\s+/)
+/**
+ * The environment and node flags of the launcher's first line, `#!/usr/bin/env [-S] [VAR=…] node
+ * [--flag…]`: what the service runs with when the benchmark starts node itself.
+ */
+export function launcherSettings(firstLine: string): { env: Record<string, string>; nodeFlags: string[] } {
+  const words = firstLine
+    .replace(/^#!\S+\s*(-S\s+)?/, '')
+    .split(/\s+/)
+    .filter(Boolean)
   const at = words.indexOf('node')
-  const env = Object.fromEntries(words.slice(0, at).map((w) => w.split('=', 2) as [string, string]))
-  return { env, nodeFlags: words.slice(at + 1).filter(Boolean) }
-})()
+  const before = at < 0 ? [] : words.slice(0, at)
+  const env = Object.fromEntries(
+    before
+      .filter((w) => w.includes('='))
+      .map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]),
+  )
+  return { env, nodeFlags: at < 0 ? [] : words.slice(at + 1) }
+}
+const LAUNCHER = launcherSettings(readFileSync(BIN, 'utf8').split('\n')[0] ?? '')
 
 /** A token for the load, issued with the CLI as an operator would. */
 export function issueToken(databaseUrl: string): string {
@@ -111,8 +129,8 @@ export function issueToken(databaseUrl: string): string {
 
 /**
  * `plantstore serve` on its own port, the one token never limited. Started through the launcher, as
- * `npm start` does, so its V8 and malloc settings apply; with node flags (Node refuses --cpu-prof and
- * --perf-basic-prof in NODE_OPTIONS) it starts node itself with the launcher's settings and them.
+ * `npm start` does, so its settings apply; with node flags (Node refuses --perf-basic-prof in
+ * NODE_OPTIONS) it starts node itself with the launcher's settings and them.
  */
 export function startService(
   databaseUrl: string,

@@ -53,9 +53,9 @@ export async function freshDatabase(databaseUrl: string | undefined): Promise<Se
       // The tables' pages stay in memory while the rows go in out of order (a million in seconds).
       db.pragma('cache_size = -524288')
       const now = Date.now()
-      // One statement, one transaction, the rows in a random order: stored in id order they filled the
-      // plants' leaves to 99 % (dbstat, a million plants), so that nearly every leaf split at its first
-      // create; stored at random they fill them to 90 %, as a store grown by random creates is.
+      // One statement, one transaction, the rows in a random order: stored in id order they would pack
+      // the plants' leaves full, so that nearly every leaf split at its first create; stored at random
+      // they leave room in each leaf, as a store grown by random creates does.
       db.prepare(
         `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
          INSERT OR IGNORE INTO plants (id, name, tag, created_at, updated_at)

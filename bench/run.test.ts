@@ -1,0 +1,120 @@
+import pg from 'pg'
+import { describe, expect, it } from 'vitest'
+import type { Measured, ResultRow } from './figures.js'
+import { median } from './median.js'
+import { shortRun } from './short-run.js'
+
+const POSTGRES = process.env.TEST_DATABASE_URL
+
+const allRuns = (row: ResultRow): Measured[] => row.rounds.flatMap((r) => Object.values(r))
+
+// The benchmark with wrk for real, kept light (two connections, one-second rounds) so that it does not
+// crowd the test files running beside it.
+describe('npm run bench', () => {
+  it('measures creates with both id orders against the durable reference in the same rounds, and judges them', async () => {
+    const { report, stdout } = await shortRun('--scenarios', 'create', '--rounds', '2')
+    expect(report.results.map((r) => [r.scenario, r.rows, r.workers])).toEqual([
+      ['create-random', 0, '1'],
+      ['create-ascending', 0, '1'],
+    ])
+    for (const row of report.results) {
+      expect(row.rounds).toHaveLength(2)
+      for (const round of row.rounds)
+        expect(Object.keys(round).sort()).toEqual(['ceiling', 'plantstore', 'reference'])
+      // Every wrk run has ids of its own: a repeat, or one the reference stored inexactly, is a 409.
+      for (const m of allRuns(row)) {
+        expect(m.rps).toBeGreaterThan(0)
+        expect(m.non2xx + m.socketErrors).toBe(0)
+      }
+      // The order turns each round: no server is always measured first.
+      const first = row.rounds.map(
+        (round) =>
+          Object.entries(round).sort(
+            ([, a], [, b]) => Date.parse(a.startedAt ?? '') - Date.parse(b.startedAt ?? ''),
+          )[0]?.[0],
+      )
+      expect(first).toEqual(['plantstore', 'reference'])
+      // The ratios are the medians of each round's own.
+      const per = (pick: (m: Measured) => number, other: 'reference' | 'ceiling') =>
+        median(row.rounds.map((r) => pick(r.plantstore as Measured) / pick(r[other] as Measured)))
+      expect(row.vsReference?.rps).toBeCloseTo(
+        per((m) => m.rps, 'reference'),
+        10,
+      )
+      expect(row.vsReference?.p99).toBeCloseTo(
+        per((m) => m.p99Ms, 'reference'),
+        10,
+      )
+      expect(row.vsCeiling?.rps).toBeCloseTo(
+        per((m) => m.rps, 'ceiling'),
+        10,
+      )
+      expect(row.servers.reference?.rps).toBe(median(row.rounds.map((r) => (r.reference as Measured).rps)))
+    }
+    expect(report.verdicts.map((v) => [v.scenario, v.level, v.target])).toEqual(
+      ['create-random', 'create-ascending'].flatMap((scenario) => [
+        [scenario, 'required', 'req/s ≥ 0.75 × reference'],
+        [scenario, 'required', 'p99 ≤ 1.5 × reference'],
+        [scenario, 'goal', 'req/s ≥ 0.9 × reference'],
+      ]),
+    )
+    const [random] = report.results as [ResultRow]
+    expect(report.verdicts[0]?.measured).toBe(random.vsReference?.rps)
+    for (const label of ['random ids', 'ascending ids']) {
+      for (const server of ['plantstore', 'reference', 'ceiling']) {
+        expect(stdout).toMatch(
+          new RegExp(`^\\| POST /plants, ${label} \\| 0 \\| 1 \\| ${server} \\| [0-9,]+ \\|`, 'm'),
+        )
+      }
+      expect(stdout).toMatch(
+        new RegExp(
+          `^(met    |NOT met)  required  POST /plants, ${label}: req/s ≥ 0.75 × reference, measured [0-9.]+ \\(rounds: [0-9.]+, [0-9.]+\\)$`,
+          'm',
+        ),
+      )
+    }
+    expect(stdout).not.toContain('not judged')
+  }, 150_000)
+
+  it('loads reads and updates on stored plants beside the ceiling alone, every answer a 2xx', async () => {
+    const { report, stdout } = await shortRun('--scenarios', 'get,update')
+    expect(report.results.map((r) => r.scenario)).toEqual(['get', 'update'])
+    for (const row of report.results) {
+      expect(Object.keys(row.servers).sort()).toEqual(['ceiling', 'plantstore'])
+      expect(row.vsReference).toBeUndefined()
+      expect(row.vsCeiling?.rps).toBeGreaterThan(0)
+      for (const m of allRuns(row)) expect(m.non2xx + m.socketErrors).toBe(0)
+    }
+    expect(report.verdicts).toEqual([])
+    expect(stdout).not.toContain('against the durable reference')
+  }, 150_000)
+
+  it.skipIf(!POSTGRES)(
+    'measures a PostgreSQL service in a schema of its own, beside the ceiling, and drops the schema',
+    async () => {
+      const { report } = await shortRun(
+        '--scenarios',
+        'create-random,update',
+        '--database-url',
+        POSTGRES as string,
+      )
+      expect(report.results.map((r) => r.scenario)).toEqual(['create-random', 'update'])
+      for (const row of report.results) {
+        expect(row.servers.plantstore?.rps).toBeGreaterThan(0)
+        expect(row.vsReference).toBeUndefined()
+        for (const m of allRuns(row)) expect(m.non2xx + m.socketErrors).toBe(0)
+      }
+      const client = new pg.Client({ connectionString: POSTGRES })
+      await client.connect()
+      try {
+        const left = await client.query(
+          `SELECT nspname FROM pg_namespace WHERE starts_with(nspname, 'plantstore_bench_')`,
+        )
+        expect(left.rows).toEqual([])
+      } finally {
+        await client.end()
+      }
+    },
+    150_000,
+  )
+})

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest'
+import { combine, type Measured, type ResultRow, type Round, ratios, settle } from './figures.js'
+import { median } from './median.js'
+import { Refusal, readOptions } from './options.js'
+import { launcherSettings } from './processes.js'
+import { unjudged, verdictLines, verdicts } from './verdicts.js'
+
+const run = (rps: number, p99Ms: number, extra: Partial<Measured> = {}): Measured => ({
+  requests: rps * 10,
+  rps,
+  p50Ms: p99Ms / 4,
+  p99Ms,
+  non2xx: 0,
+  socketErrors: 0,
+  wrkCpuPercent: 50,
+  peakRssMb: 80,
+  serverCpuPercent: 100,
+  ...extra,
+})
+
+/** A row of creates against the reference, from the service's and the reference's rounds. */
+const compared = (scenario: string, rounds: Array<[Measured, Measured]>): ResultRow =>
+  settle({
+    scenario,
+    rows: 0,
+    workers: '1',
+    rounds: rounds.map(([plantstore, reference]) => ({ plantstore, reference, ceiling: run(40_000, 5) })),
+  })
+
+describe("the benchmark's figures", () => {
+  it('takes the middle of an odd count and the mean of the two middles of an even one', () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+    expect(median([5])).toBe(5)
+  })
+
+  it("combines a server's runs: counts summed, the peak RSS the highest, the rest medians", () => {
+    const combined = combine([
+      run(100, 10, { peakRssMb: 90, non2xx: 1 }),
+      run(300, 30),
+      run(200, 20, { socketErrors: 2 }),
+    ])
+    expect(combined).toMatchObject({
+      requests: 6000,
+      rps: 200,
+      p99Ms: 20,
+      peakRssMb: 90,
+      non2xx: 1,
+      socketErrors: 2,
+    })
+  })
+
+  it("takes the median of the rounds' own ratios, not the ratio of the medians", () => {
+    // The machine drifts between rounds: each round's pair moves together.
+    const rounds: Round[] = [
+      { plantstore: run(8_000, 12), reference: run(10_000, 10) },
+      { plantstore: run(16_000, 6), reference: run(20_000, 5) },
+      { plantstore: run(3_000, 20), reference: run(5_000, 10) },
+    ]
+    expect(ratios(rounds, 'reference')).toEqual({
+      rps: 0.8,
+      p99: 1.2,
+      rounds: [
+        { rps: 0.8, p99: 1.2 },
+        { rps: 0.8, p99: 1.2 },
+        { rps: 0.6, p99: 2 },
+      ],
+    })
+    // A round without the other server does not count; none at all gives no ratio.
+    expect(ratios([...rounds, { plantstore: run(1, 1) }], 'reference')).toMatchObject({ rps: 0.8, p99: 1.2 })
+    expect(ratios(rounds, 'ceiling')).toBeUndefined()
+  })
+})
+
+describe('the verdicts on creates against the durable reference', () => {
+  it('requires 0.75 of its rate and at most 1.5 × its p99, and aims at 0.90', () => {
+    const rows = [
+      compared('create-random', [[run(7_600, 15), run(10_000, 10)]]),
+      compared('create-ascending', [[run(7_400, 14), run(10_000, 10)]]),
+    ]
+    expect(verdicts(rows).map((v) => [v.scenario, v.level, v.target, v.measured, v.met])).toEqual([
+      ['create-random', 'required', 'req/s ≥ 0.75 × reference', 0.76, true],
+      ['create-random', 'required', 'p99 ≤ 1.5 × reference', 1.5, true],
+      ['create-random', 'goal', 'req/s ≥ 0.9 × reference', 0.76, false],
+      ['create-ascending', 'required', 'req/s ≥ 0.75 × reference', 0.74, false],
+      ['create-ascending', 'required', 'p99 ≤ 1.5 × reference', 1.4, true],
+      ['create-ascending', 'goal', 'req/s ≥ 0.9 × reference', 0.74, false],
+    ])
+    expect(unjudged(rows)).toEqual([])
+    const goal = verdicts([compared('create-random', [[run(9_100, 16), run(10_000, 10)]])])
+    expect(goal.map((v) => v.met)).toEqual([true, false, true])
+  })
+
+  it("prints each verdict with the rounds' own ratios beside their median", () => {
+    const row = compared('create-ascending', [
+      [run(8_000, 12), run(10_000, 10)],
+      [run(9_000, 11), run(10_000, 10)],
+      [run(7_000, 13), run(10_000, 10)],
+    ])
+    expect(verdicts([row])[0]).toMatchObject({ measured: 0.8, rounds: [0.8, 0.9, 0.7], met: true })
+    expect(verdictLines([row]).slice(0, 2)).toEqual([
+      'met      required  POST /plants, ascending ids: req/s ≥ 0.75 × reference, measured 0.8 (rounds: 0.8, 0.9, 0.7)',
+      'met      required  POST /plants, ascending ids: p99 ≤ 1.5 × reference, measured 1.2 (rounds: 1.2, 1.1, 1.3)',
+    ])
+  })
+
+  it('judges only creates measured against the reference, and names an id order left unjudged', () => {
+    const read = settle({
+      scenario: 'get',
+      rows: 0,
+      workers: '1',
+      rounds: [{ plantstore: run(1, 1), ceiling: run(2, 1) }],
+    })
+    const twoWorkers = settle({
+      scenario: 'create-ascending',
+      rows: 0,
+      workers: '2',
+      rounds: [{ plantstore: run(1, 1), ceiling: run(2, 1) }],
+    })
+    const random = compared('create-random', [[run(5_000, 30), run(10_000, 10)]])
+    expect(verdicts([read, twoWorkers, random]).map((v) => v.scenario)).toEqual([
+      'create-random',
+      'create-random',
+      'create-random',
+    ])
+    expect(unjudged([read, twoWorkers, random])).toEqual(['create-ascending'])
+    // A run that judged no creates at all has nothing to say of them.
+    expect(unjudged([read, twoWorkers])).toEqual([])
+    expect(verdictLines([read, twoWorkers, random])).toEqual([
+      'NOT met  required  POST /plants, random ids: req/s ≥ 0.75 × reference, measured 0.5',
+      'NOT met  required  POST /plants, random ids: p99 ≤ 1.5 × reference, measured 3',
+      'NOT met  goal      POST /plants, random ids: req/s ≥ 0.9 × reference, measured 0.5',
+      'not judged         POST /plants, ascending ids: not measured against the reference in this run',
+    ])
+  })
+})
+
+describe("the benchmark's options", () => {
+  const refusal = (...args: string[]) => {
+    try {
+      readOptions(args)
+    } catch (error) {
+      if (error instanceof Refusal) return { code: error.code, message: error.message }
+      throw error
+    }
+    throw new Error('not refused')
+  }
+
+  it('reads `create` as both id orders, and keeps the scenarios in their own order', () => {
+    expect(readOptions(['--scenarios', 'create']).scenarios.map((s) => s.name)).toEqual([
+      'create-random',
+      'create-ascending',
+    ])
+    expect(readOptions(['--scenarios', 'update,create-ascending']).scenarios.map((s) => s.name)).toEqual([
+      'create-ascending',
+      'update',
+    ])
+    expect(readOptions([]).scenarios).toHaveLength(6)
+    expect(refusal('--help')).toMatchObject({
+      code: 0,
+      message: expect.stringContaining('usage: npm run bench'),
+    })
+  })
+
+  it.each([
+    [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
+    // wrk would refuse these only once the servers had started, with a usage text and exit 1.
+    [['--duration', '0'], 'bench: --duration must be a whole number of at least 1, not "0"'],
+    [['--threads', '0'], 'bench: --threads must be a whole number of at least 1'],
+    [['--threads', '4', '--connections', '2'], 'bench: --connections must be a whole number of at least 4'],
+    [['--scenarios', ','], 'bench: --scenarios needs at least one value'],
+    [['--connection', '2'], "bench: Unknown option '--connection'"],
+    [['--duration'], "bench: Option '--duration <value>' argument missing"],
+    // A SQLite database is made fresh for each setup: one given would be left unused.
+    [['--database-url', 'sqlite:x.db'], 'bench: --database-url takes a postgres:// URL'],
+    // Skipped quietly, it would make a run that measured less than asked.
+    [['--scenarios', 'create,read'], 'bench: unknown scenario read: the scenarios are create, create-random'],
+  ])('refuses %j before anything starts, with exit 2', (args, message) => {
+    expect(refusal(...args)).toEqual({ code: 2, message: expect.stringContaining(message) })
+  })
+
+  it("reads the launcher's environment and node flags, with or without env -S", () => {
+    expect(launcherSettings('#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4')).toEqual({
+      env: { MALLOC_ARENA_MAX: '2' },
+      nodeFlags: ['--max-semi-space-size=4'],
+    })
+    expect(launcherSettings('#!/usr/bin/env node')).toEqual({ env: {}, nodeFlags: [] })
+  })
+})
