@@ -35,7 +35,6 @@ import {
   VALID_HOST,
 } from './http/errors.js'
 import { FailureLog } from './http/failure-log.js'
-import { FastLane } from './http/fast-lane.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { openApi } from './http/openapi.js'
 import { installRateLimit, LIMIT_KEY_KINDS, type Limiter } from './http/rate-limit.js'
@@ -294,7 +293,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
   const maxConnections = options.maxConnections ?? Number.POSITIVE_INFINITY
-  const fastLane = new FastLane()
   const security = securityHeaders()
   /**
    * Set once the app starts closing: the port is closed and idle connections too, but a request can
@@ -310,7 +308,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.headers(security)
   }
   const app = Fastify({
-    // Node's server, with the fast lane in front of Fastify's handler (see fast-lane.ts).
     serverFactory: (handler, given) => {
       // The settings Fastify would have applied to a server of its own (the options given below).
       const settings = given as unknown as ServerSettings
@@ -320,7 +317,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         ...security,
         ...corsHeaders(options.corsOrigins, req.headers.origin),
       })
-      /** How a request that cannot go on to the fast lane or Fastify is answered; undefined when it can. */
+      /** How a request that cannot go on to Fastify is answered; undefined when it can. */
       const refusal = (req: IncomingMessage) => {
         if (req.httpVersionMajor !== 1) return refuseHttpVersion
         const host = req.headers.host
@@ -341,7 +338,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         if (lifecycle.draining) res.shouldKeepAlive = false
         const refuse = refusal(req)
         if (refuse) refuse(res, stamped(req))
-        else if (!fastLane.take(req, res)) handler(req, res)
+        else handler(req, res)
       }
       /** Pipelined requests held until the answer ahead of them is sent. */
       const held = new WeakSet<IncomingMessage>()
@@ -380,8 +377,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // A connection whose answer is written once closing has begun is ended after it, unless a
       // request is already queued behind it (pipelined; that one gets the 503 above). Kept alive, a
       // connection whose client sends nothing more would hold the shutdown up until
-      // --keep-alive-timeout, past --shutdown-timeout if that is longer. Every answer, fast lane or
-      // Fastify, writes its head here.
+      // --keep-alive-timeout, past --shutdown-timeout if that is longer. Every answer writes its head here.
       class Response extends ServerResponse {
         override writeHead(statusCode: number, ...rest: unknown[]): this {
           if (closing) {
@@ -574,24 +570,5 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     for (const socket of connections) if (!(socket as ServedSocket)._httpMessage) socket.destroy()
     done()
   })
-  const shedding = app as FastifyInstance & { isUnderPressure?: () => boolean }
-  const debugging = options.logger !== undefined && logsAt(options.logger, 'debug')
-  // A request-per-line debug log is written by Fastify's request logging alone.
-  if (!debugging) {
-    const apiHeaders: Record<string, string> = { ...security, ...corsHeaders(options.corsOrigins, undefined) }
-    fastLane.bind({
-      plants: options.store.plants,
-      tokens: options.tokens,
-      bodyLimit,
-      securityHeaders: apiHeaders,
-      compressibleVary: varyAlsoByEncoding(apiHeaders.vary),
-      requestId,
-      record,
-      limit,
-      log: app.log,
-      failures,
-      open: () => !closing && !lifecycle.draining && shedding.isUnderPressure?.() !== true,
-    })
-  }
   return app
 }

@@ -96,7 +96,7 @@ export async function installRateLimit(
   })
   return async (key) => {
     // The plugin reads the key through keyGenerator and a route's group from routeOptions: a counted
-    // key is all it is given, so the create fast lane can count without a Fastify request.
+    // key is all it is given, since which key applies is known only once the token is checked.
     const result = await check({ key, routeOptions: NO_ROUTE } as unknown as FastifyRequest)
     if (result.isAllowed) return undefined
     // IETF draft RateLimit header fields: the limit, what is left, and seconds until the window resets.
