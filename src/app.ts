@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { RateLimit } from './config.js'
+import { AnswerHeaders } from './http/answer-headers.js'
 import { requireBearer } from './http/auth.js'
 import { installCompression } from './http/compression.js'
-import { installErrorHandling, refuseUnknownRoute, routerErrorHandler } from './http/errors.js'
+import { installErrorHandling, routerErrorHandler } from './http/errors.js'
 import { FailureLog } from './http/failure-log.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { nodeServer, serverOptions, type Timeouts } from './http/node-server.js'
@@ -24,7 +20,7 @@ import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
-import { corsHeaders, installCors, installLoadShedding, securityHeaders } from './http/security.js'
+import { installCors, installLoadShedding } from './http/security.js'
 import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
@@ -77,22 +73,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const requestLog = new QuietRequestLog()
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
-  const security = securityHeaders()
+  const headers = new AnswerHeaders(options.corsOrigins)
   const record = requestRecorder(metrics)
-  /** The request id and the security headers, which go on every answer. */
-  const stamp = (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('x-request-id', request.id)
-    reply.headers(security)
-  }
   const server = nodeServer({
     lifecycle,
     bodyLimit,
     maxConnections: options.maxConnections ?? Number.POSITIVE_INFINITY,
-    headersOf: (req) => ({
-      'x-request-id': requestId(req),
-      ...security,
-      ...corsHeaders(options.corsOrigins, req.headers.origin),
-    }),
+    headersOf: (req) => headers.raw(requestId(req), req.headers.origin),
   })
   const app = Fastify({
     serverFactory: server.factory,
@@ -103,14 +90,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
-    clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => ({
-      'x-request-id': randomUUID(),
-      ...security,
-      ...corsHeaders(options.corsOrigins, origin),
-    })),
+    clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => headers.raw(randomUUID(), origin)),
     frameworkErrors: routerErrorHandler((request, reply) => {
-      stamp(request, reply)
-      reply.headers(corsHeaders(options.corsOrigins, request.headers.origin))
+      headers.stamp(request, reply)
       recordUnrouted(request, reply, record, requestLog)
     }),
     ...serverOptions(options.timeouts ?? {}, maxHeaderSize),
@@ -123,14 +105,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app, failures)
   installJsonBodyParser(app)
 
-  app.addHook('onRequest', (request, reply, done) => {
-    stamp(request, reply)
-    done()
-  })
+  headers.install(app)
   recordRequestMetrics(app, record)
   await installCors(app, options.corsOrigins)
-  // After CORS's hook, so that a browser on an allowed origin can read the 404 of a path it got wrong.
-  app.addHook('onRequest', (request, _reply, done) => done(refuseUnknownRoute(request)))
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
   let limit: Limiter | undefined
   if (options.rateLimit) {
