@@ -10,7 +10,7 @@ import { installJsonBodyParser } from './http/json-body.js'
 import { nodeServer, serverOptions, type Timeouts } from './http/node-server.js'
 import { openApi } from './http/openapi.js'
 import { clientErrorHandler } from './http/pre-routing.js'
-import { installRateLimit, LIMIT_KEY_KINDS, type Limiter } from './http/rate-limit.js'
+import { installRateLimits, LIMIT_KEY_KINDS } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { QuietRequestLog } from './http/request-log.js'
 import { recordRequestMetrics, recordUnrouted, requestRecorder } from './http/request-metrics.js'
@@ -49,8 +49,10 @@ export interface AppOptions {
    * every worker's series, gathered by the primary (metrics/cluster.ts).
    */
   scrapeMetrics?: () => Promise<string>
-  /** Per token (per address without one); absent or null: no limit. */
+  /** Requests per token; absent or null: no limit. */
   rateLimit?: RateLimit | null
+  /** Requests per client address without a valid token; absent or null: no limit. */
+  unauthenticatedRateLimit?: RateLimit | null
   /** Shed load past this event-loop lag; absent or 0: never. */
   maxEventLoopDelayMs?: number
   /** Browser origins allowed by CORS; absent or null: CORS off. */
@@ -109,14 +111,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   recordRequestMetrics(app, record)
   await installCors(app, options.corsOrigins)
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
-  let limit: Limiter | undefined
-  if (options.rateLimit) {
-    limit = await installRateLimit(app, options.rateLimit, {
-      onLimited: (key) => metrics.rateLimited.inc({ key }),
-    })
-    // Each series exists from the start at 0, so a rate() over it or an alert on it has a baseline.
-    for (const key of LIMIT_KEY_KINDS) metrics.rateLimited.inc({ key }, 0)
-  }
+  const limits = await installRateLimits(
+    app,
+    { token: options.rateLimit, address: options.unauthenticatedRateLimit },
+    { onLimited: (key) => metrics.rateLimited.inc({ key }) },
+  )
+  // Each series exists from the start at 0, so a rate() over it or an alert on it has a baseline.
+  if (limits.token || limits.address) for (const key of LIMIT_KEY_KINDS) metrics.rateLimited.inc({ key }, 0)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   await installCompression(app)
@@ -131,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   await app.register(healthRoutes, { store: options.store, lifecycle, failures })
   await app.register(async (api) => {
-    requireBearer(api, options.tokens, limit)
+    requireBearer(api, options.tokens, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(metricsRoutes, {
       metrics,

@@ -23,7 +23,7 @@ describe('raw-socket clients against a real server', () => {
       '1s',
       '--request-timeout',
       '2s',
-      '--rate-limit',
+      '--unauthenticated-rate-limit',
       'off',
     ])
     token = readFileSync(join(dir, 'token'), 'utf8').trim()
