@@ -37,6 +37,7 @@ export interface ServeConfig {
   webhookLeaseTtlMs: number
   idempotencyTtlMs: number
   rateLimit: RateLimit | null
+  unauthenticatedRateLimit: RateLimit | null
   maxEventLoopDelayMs: number
   maxConnections: number
   maxHeaderSize: number
@@ -48,7 +49,7 @@ export interface ServeConfig {
   walCheckpointIntervalMs: number
 }
 
-/** At most `max` requests per `windowMs`, counted per token (per client address without one). */
+/** At most `max` requests per `windowMs`, counted per token, or per client address without one. */
 export interface RateLimit {
   max: number
   windowMs: number
@@ -123,19 +124,21 @@ function integer(flag: string, min: number, max: number) {
 }
 
 /** `COUNT/WINDOW` such as `100/1s` or `6000/1m`; `off` turns limiting off. */
-export function parseRateLimit(raw: string): RateLimit | null {
-  if (isOff(raw)) return null
-  const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
-  const max = match ? Number(match[1]) : 0
-  const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
-  if (max < 1 || windowMs === null || windowMs < 1) {
-    fail(
-      'rate-limit',
-      raw,
-      `COUNT/WINDOW such as 100/1s or 6000/1m (a window of at most ${inDays(MAX_TIMER_MS)}), or off`,
-    )
+function rateLimit(flag: string) {
+  return (raw: string): RateLimit | null => {
+    if (isOff(raw)) return null
+    const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
+    const max = match ? Number(match[1]) : 0
+    const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
+    if (max < 1 || windowMs === null || windowMs < 1) {
+      fail(
+        flag,
+        raw,
+        `COUNT/WINDOW such as 100/1s or 6000/1m (a window of at most ${inDays(MAX_TIMER_MS)}), or off`,
+      )
+    }
+    return { max, windowMs }
   }
-  return { max, windowMs }
 }
 
 /** Comma list of origins (`https://app.example.com`); absent or `off` leaves CORS off. */
@@ -353,10 +356,21 @@ export const SERVE_SETTINGS: Setting[] = [
     key: 'rateLimit',
     flag: 'rate-limit',
     placeholder: 'count/window',
+    // As self-hosted API servers do, an authenticated client is not throttled unless the operator
+    // asks: a fixed default would cap one client far below what the service answers.
+    default: 'off',
+    description: 'requests allowed per token in each window, e.g. 6000/1m; off: not limited',
+    parse: rateLimit('rate-limit'),
+  },
+  {
+    key: 'unauthenticatedRateLimit',
+    flag: 'unauthenticated-rate-limit',
+    placeholder: 'count/window',
+    // On by default, so that guessing tokens stays slow.
     default: '100/1s',
     description:
-      'requests allowed per token (per client address without a valid token) in each window, e.g. 6000/1m; off disables',
-    parse: parseRateLimit,
+      'requests allowed per client address without a valid token (missing, malformed, unknown, expired or revoked) in each window; off disables',
+    parse: rateLimit('unauthenticated-rate-limit'),
   },
   {
     key: 'maxEventLoopDelayMs',

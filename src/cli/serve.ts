@@ -79,6 +79,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     metrics,
     scrapeMetrics,
     rateLimit: config.rateLimit,
+    unauthenticatedRateLimit: config.unauthenticatedRateLimit,
     maxEventLoopDelayMs: config.maxEventLoopDelayMs,
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, errors } from '../errors.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal, TokenService } from '../tokens/service.js'
-import { addressKey, type Limiter } from './rate-limit.js'
+import { addressKey, type Limiter, type Limiters } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,21 +36,21 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
 
 /**
  * Adds bearer authentication to every route registered in this plugin scope. It runs in onRequest,
- * before any body is read, so a rejected request costs no parsing and writes nothing. Each request is
- * counted by `limit` against its token, or against its client address when it shows no valid token.
- * A token verified before is recognised without a promise: with no limiter, the common request
- * passes this hook synchronously.
+ * before any body is read, so a rejected request costs no parsing and writes nothing. A request with a
+ * valid token is counted against that token by `limits.token`, one without against its client address
+ * by `limits.address` (when each is set). A token verified before is recognised without a promise:
+ * with no token limit, the common request passes this hook synchronously.
  */
-export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?: Limiter): void {
+export function requireBearer(app: FastifyInstance, tokens: TokenService, limits: Limiters = {}): void {
   app.decorateRequest('principal', undefined)
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
   function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const counted = (key: string): Promise<void> | undefined =>
+    const counted = (limit: Limiter | undefined, key: string): Promise<void> | undefined =>
       limit?.(key).then((headers) => {
         if (headers) reply.headers(headers)
       })
-    const byAddress = () => counted(addressKey(request.ip))
+    const byAddress = () => counted(limits.address, addressKey(request.ip))
     const refuse = (error: AppError): Promise<void> => {
       const counted = byAddress()
       if (!counted) throw error
@@ -63,7 +63,7 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limit?
       return refuse(challenge(error.entry, true))
     }
     const admit = (principal: Principal): Promise<void> | undefined => {
-      const pending = counted(`token:${principal.tokenId}`)
+      const pending = counted(limits.token, `token:${principal.tokenId}`)
       if (pending) return pending.then(() => authorize(request, principal))
       authorize(request, principal)
       return undefined

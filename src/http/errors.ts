@@ -1,6 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
-import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isDatabaseUnavailable, StoreUnavailableError } from '../store/errors.js'
@@ -152,6 +149,20 @@ export function installErrorHandling(app: FastifyInstance, failures: FailureLog)
   })
 }
 
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (a bad percent-escape, an over-long path
+ * segment) never reaches a route or a hook (CORS's neither, nor the ones that count and log
+ * requests). It is answered here, in the Error shape, after `answering` has given it the headers every
+ * answer carries and had it counted and logged as a request no route matched.
+ */
+export function routerErrorHandler(answering: (request: FastifyRequest, reply: FastifyReply) => void) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    answering(request, reply)
+    const failure = classify(error)
+    sendError(reply, failure.entry, failure.message)
+  }
+}
+
 function routeNotFound(request: FastifyRequest): AppError {
   return new AppError(errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)
 }
@@ -163,236 +174,4 @@ function routeNotFound(request: FastifyRequest): AppError {
  */
 export function refuseUnknownRoute(request: FastifyRequest): AppError | undefined {
   return request.is404 ? routeNotFound(request) : undefined
-}
-
-/**
- * RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without a Host header. It is answered
- * before the router (Fastify reads Host), and the connection is closed, as Node itself would.
- */
-export function refuseWithoutHost(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'An HTTP/1.1 request needs a Host header.')
-}
-
-/**
- * RFC 9112 §3.2: a Host that is not a host and an optional port (userinfo, a list, a space) is
- * refused, as a missing one is. A proxy in front may route by one reading of it and this server act
- * on another. An empty Host is valid (a target without an authority).
- */
-export function refuseInvalidHost(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(
-    response,
-    headers,
-    errors.BAD_REQUEST,
-    'The Host header must be a host name or address, with an optional port.',
-  )
-}
-
-/** RFC 9112 §3.2.2's host [":" port]: a reg-name (or IPv4 address), or an IP literal in brackets. */
-export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'()*+,;=_~%-]*)(?::[0-9]*)?$/
-
-const HTTP_VERSION_MESSAGE = 'Only HTTP/1.1 and HTTP/1.0 are served.'
-
-/**
- * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
- * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
- */
-export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
-}
-
-/**
- * RFC 9112 §3.2 (Host) and RFC 9110 §5.3 (fields that are not lists): a request with two of them is
- * ambiguous. Node keeps the first of each and drops the rest silently, where a proxy in front may have
- * acted on the last; answered 400, and the connection closed, instead of guessing which was meant.
- */
-export function refuseRepeatedField(name: string) {
-  return (response: ServerResponse, headers: Record<string, string>): void =>
-    refuseBeforeRouting(response, headers, errors.BAD_REQUEST, `A request may carry only one ${name} header.`)
-}
-
-/**
- * RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node's own answer is a
- * bare 417 that keeps the connection open, so a body the client sent anyway would be read as the
- * next request; this one has the Error shape and closes the connection.
- */
-export function refuseExpectation(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.EXPECTATION_FAILED)
-}
-
-/**
- * RFC 9112 §6.1: a transfer coding the server does not apply cannot be read. The connection is closed
- * too: where such a body ends is not something to guess.
- */
-export function refuseTransferCoding(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Transfer-Encoding may only be chunked.')
-}
-
-/** The app is closing: the client should send this request again, to another instance or later. */
-export function refuseWhileClosing(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(
-    response,
-    { ...headers, 'retry-after': '1' },
-    errors.UNAVAILABLE,
-    'The service is shutting down: retry after the time given.',
-  )
-}
-
-function refuseBeforeRouting(
-  response: ServerResponse,
-  headers: Record<string, string>,
-  entry: CatalogEntry,
-  message: string = entry.message,
-): void {
-  const body = JSON.stringify(errorBody(entry, message))
-  response.writeHead(entry.status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    connection: 'close',
-  })
-  response.end(body)
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  414: 'URI Too Long',
-  431: 'Request Header Fields Too Large',
-}
-
-const METHOD = /^[A-Z]{3,10} /
-const CR = 13
-const LF = 10
-const SPACE = 32
-
-/**
- * Node reports one overflow for the request line and the headers together. It was the URL alone that
- * was too long when the bytes it choked on begin with a request line whose URL already fills the
- * whole allowance (`maxHeaderSize`), whatever the allowance is.
- */
-function overflowEntry(error: Error, maxHeaderSize: number) {
-  const packet = (error as { rawPacket?: unknown }).rawPacket
-  if (!Buffer.isBuffer(packet)) return errors.HEADERS_TOO_LARGE
-  const method = METHOD.exec(packet.subarray(0, 11).toString('latin1'))
-  if (method === null) return errors.HEADERS_TOO_LARGE
-  const url = packet.subarray(method[0].length, method[0].length + maxHeaderSize)
-  const whole = url.length === maxHeaderSize && !url.includes(CR) && !url.includes(LF) && !url.includes(SPACE)
-  return whole ? errors.URI_TOO_LONG : errors.HEADERS_TOO_LARGE
-}
-
-/**
- * Answers the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
- * an oversized header block, a timeout) with the Error shape, then closes the connection.
- */
-export function clientErrorHandler(
-  maxHeaderSize: number,
-  headers: (origin: string | undefined) => Record<string, string>,
-) {
-  return (error: Error & { code?: string }, socket: Socket): void => {
-    // Bytes after a request that closes the connection (Connection: close, or HTTP/1.0): that
-    // request is carried out, and its answer, under way, is the connection's last; the bytes are
-    // ignored (RFC 9112 §9.6). A 400 instead would stand in for the answer of a request made all
-    // the same (a create the client is told failed), or cut that answer off mid-way.
-    if (error.code === 'HPE_CLOSED_CONNECTION' && (socket as ServedSocket)._httpMessage) return
-    if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
-      socket.destroy()
-      return
-    }
-    // A well-formed version this server does not speak (HTTP/1.2, HTTP/3.0) is told so, as HTTP/2.0
-    // is where Node lets it through (refuseHttpVersion); only a broken version is "malformed".
-    if (
-      error.code === 'HPE_INVALID_VERSION' &&
-      (error as { reason?: unknown }).reason === 'Invalid HTTP version'
-    ) {
-      endWithError(socket, headers(originRead(error, socket)), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
-      return
-    }
-    const entry =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? overflowEntry(error, maxHeaderSize)
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? errors.REQUEST_TIMEOUT
-          : errors.BAD_REQUEST
-    endWithError(socket, headers(originRead(error, socket)), entry)
-  }
-}
-
-const ORIGIN_FIELD = /\r\norigin[ \t]*:[ \t]*([^\r\n]*)/gi
-
-/**
- * The Origin of a request the parser gave up on, when it can still be read: without it a browser is
- * shown a network error in place of the 400, 408, 414 or 431 the service answered. Node keeps a
- * request's fields in JavaScript only once the request is whole (a body that stalled) or past 32 fields
- * (`parser._headers`); otherwise they are in the bytes of the read the parser failed in (`rawPacket`).
- * Fields of earlier reads of an unfinished head are held inside the parser, out of reach. An Origin
- * given twice, or not found, is none.
- */
-function originRead(error: Error, socket: Socket): string | undefined {
-  const parser = (socket as { parser?: { incoming?: IncomingMessage | null; _headers?: unknown } | null })
-    .parser
-  const found: string[] = []
-  const incoming = parser?.incoming?.headers.origin
-  if (incoming !== undefined) found.push(incoming)
-  const flushed = parser?._headers
-  if (Array.isArray(flushed)) {
-    for (let i = 0; i + 1 < flushed.length; i += 2) {
-      if (String(flushed[i]).toLowerCase() === 'origin') found.push(String(flushed[i + 1]))
-    }
-  }
-  const packet = (error as { rawPacket?: unknown }).rawPacket
-  if (Buffer.isBuffer(packet)) {
-    for (const match of packet.toString('latin1').matchAll(ORIGIN_FIELD)) {
-      found.push((match[1] as string).replace(/[ \t]+$/, ''))
-    }
-  }
-  return found.length === 1 ? found[0] : undefined
-}
-
-/** A connection with the answer being written on it, if any (as Node's clientError fallback reads it). */
-type ServedSocket = Socket & { _httpMessage?: ServerResponse | null }
-
-/**
- * Whether the request being received already has its answer, in whole or begun: one refused before its
- * body (401, 404, …) is answered at once while Node reads on to discard the body, and a body that then
- * stalls or breaks must not get a second answer, which the client would take for its next request's.
- * Node's parser keeps the request it is reading (`parser.incoming`); a socket without a response in
- * progress (`_httpMessage`, as Node's own clientError fallback reads it) has sent that request's answer.
- */
-function answered(socket: Socket): boolean {
-  const inProgress = (socket as ServedSocket)._httpMessage
-  if (inProgress?.headersSent) return true
-  const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
-  return incoming != null && !incoming.complete && !inProgress
-}
-
-/**
- * CONNECT asks for a tunnel, which only a proxy makes; Node hands such a request to a `connect`
- * listener or, without one, closes the connection without a word. The client is told why instead.
- */
-export function refuseConnect(socket: Duplex, headers: Record<string, string>): void {
-  endWithError(socket, headers, errors.BAD_REQUEST, 'CONNECT is not served: this is not a proxy.')
-}
-
-/**
- * An answer written straight to the socket, for requests no HTTP response object exists for. It
- * carries the headers every answer does (request id, security headers): a browser sniffs or frames
- * this one as readily as any other.
- */
-function endWithError(
-  socket: Duplex,
-  headers: Record<string, string>,
-  entry: CatalogEntry,
-  message: string = entry.message,
-): void {
-  const body = JSON.stringify(errorBody(entry, message))
-  let fields = ''
-  for (const [name, value] of Object.entries(headers)) fields += `${name}: ${value}\r\n`
-  socket.end(
-    `HTTP/1.1 ${entry.status} ${STATUS_TEXT[entry.status]}\r\n` +
-      fields +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  )
 }

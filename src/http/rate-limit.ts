@@ -7,8 +7,8 @@ import { AppError, errors } from '../errors.js'
 /**
  * Counts a request against `key` (a token id, or a client address when no valid token was shown) and
  * throws the 429 when the window's allowance is spent. Authentication calls it once it knows which
- * key applies, so a client cannot escape its token's limit by inventing tokens: every failed
- * verification is counted against its address instead.
+ * key applies, so a client cannot guess tokens faster than its address's limit allows: every failed
+ * verification is counted against its address.
  */
 export type Limiter = (key: string) => Promise<Record<string, string> | undefined>
 
@@ -83,12 +83,30 @@ class Counters implements FastifyRateLimitStore {
   }
 }
 
-export async function installRateLimit(
+/** The limiters a request is counted by: its token's, and its address's when it has no valid token. */
+export interface Limiters {
+  token?: Limiter
+  address?: Limiter
+}
+
+/**
+ * Installs the limiters of the limits given (null or absent: that kind of request is not limited).
+ * They share one set of counters, each key naming its kind.
+ */
+export async function installRateLimits(
   app: FastifyInstance,
-  limit: RateLimit,
+  limits: { token?: RateLimit | null; address?: RateLimit | null },
   hooks: RateLimitHooks = {},
-): Promise<Limiter> {
+): Promise<Limiters> {
+  if (!limits.token && !limits.address) return {}
   await app.register(rateLimit, { global: false, store: Counters })
+  return {
+    token: limits.token ? limiter(app, limits.token, hooks) : undefined,
+    address: limits.address ? limiter(app, limits.address, hooks) : undefined,
+  }
+}
+
+function limiter(app: FastifyInstance, limit: RateLimit, hooks: RateLimitHooks): Limiter {
   const check = app.createRateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
@@ -96,7 +114,7 @@ export async function installRateLimit(
   })
   return async (key) => {
     // The plugin reads the key through keyGenerator and a route's group from routeOptions: a counted
-    // key is all it is given, so the create fast lane can count without a Fastify request.
+    // key is all it is given, since which key applies is known only once the token is checked.
     const result = await check({ key, routeOptions: NO_ROUTE } as unknown as FastifyRequest)
     if (result.isAllowed) return undefined
     // IETF draft RateLimit header fields: the limit, what is left, and seconds until the window resets.

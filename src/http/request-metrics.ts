@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { bindCounter, bindHistogram } from '../metrics/bound.js'
 import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.js'
+import type { QuietRequestLog } from './request-log.js'
 
 /** Counts and times one answer: method, route template, status and seconds taken. */
 export type RequestRecorder = (method: string, route: string, status: number, seconds: number) => void
@@ -37,5 +38,24 @@ export function recordRequestMetrics(app: FastifyInstance, record: RequestRecord
       reply.elapsedTime / 1000,
     )
     done()
+  })
+}
+
+/**
+ * Counts and logs an answer given before routing, which no hook sees, as a request no route matched.
+ * Fastify starts a reply's clock only past routing, so reply.elapsedTime is 0 here: timed from now,
+ * which is as good as from arrival, the router having just given up.
+ */
+export function recordUnrouted(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  record: RequestRecorder,
+  log: QuietRequestLog,
+): void {
+  const started = performance.now()
+  reply.raw.once('finish', () => {
+    const ms = performance.now() - started
+    record(methodLabel(request.method), UNMATCHED_ROUTE, reply.statusCode, ms / 1000)
+    log.requestCompleted(undefined, request, reply, { ms })
   })
 }

@@ -87,9 +87,9 @@ export const CORS_EXPOSED_HEADERS = [
 /**
  * The headers the CORS plugin puts on an answer while CORS is on (none when it is off): Vary, because
  * an answer to a browser would differ, the request's origin when it is an allowed one, and the exposed
- * headers. For the answers the plugin's hook never runs for: the fast lane's (it takes no request with
- * an Origin) and those given before routing, such as a URL the router cannot read, which a script on
- * an allowed origin must be able to read as it reads any other error.
+ * headers. For the answers the plugin's hook never runs for: those given before routing, such as a URL
+ * the router cannot read, which a script on an allowed origin must be able to read as it reads any
+ * other error.
  */
 export function corsHeaders(
   origins: string[] | null | undefined,

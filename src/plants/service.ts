@@ -1,5 +1,5 @@
 import { AppError, errors } from '../errors.js'
-import type { JsonPage, PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
+import type { PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
 import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
@@ -39,9 +39,19 @@ export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPl
   return { plant: found.plant, etag: etagOfJson(json, found.version), json }
 }
 
-/** One page as the JSON text of the answer, and the cursor of the next page when one follows. */
-export function listPlantsJson(store: PlantStore, query: PlantListQuery): Promise<JsonPage> {
-  return store.listJson({ after: query.after, tag: query.tag, limit: query.limit })
+/** A page of plants, and the id the next page starts after when another follows. */
+export interface PlantPage {
+  plants: Plant[]
+  next?: bigint
+}
+
+export async function listPlants(store: PlantStore, query: PlantListQuery): Promise<PlantPage> {
+  // One plant beyond the page tells whether another page follows, without a second query.
+  const plants = await store.list({ after: query.after, tag: query.tag, limit: query.limit + 1 })
+  if (plants.length <= query.limit) return { plants }
+  // Copied, not cut short: a store may hand one page to every request that asked for it.
+  const page = plants.slice(0, query.limit)
+  return { plants: page, next: (page[page.length - 1] as Plant).id }
 }
 
 /** Which header's condition a write's row failed, filled in by the precondition the store asks. */

@@ -68,14 +68,6 @@ export interface VersionedPlant {
   version: number
 }
 
-/** A page of plants as JSON text. */
-export interface JsonPage {
-  /** A JSON array of plants in ascending id order. */
-  json: string
-  /** The id of the page's last plant when another plant follows it; else undefined. */
-  next?: bigint
-}
-
 export interface ListQuery {
   /** Keyset cursor: only plants with an id greater than this one. */
   after?: bigint
@@ -131,12 +123,6 @@ export interface PlantStore {
   read(id: bigint): Promise<VersionedPlant | undefined>
   /** One page in ascending id order; the cost must not grow with the position of `after`. */
   list(query: ListQuery): Promise<Plant[]>
-  /**
-   * The same page as `list`, already written as a JSON array (ids exact, absent tags absent), and
-   * whether a plant follows it. A page is the answer's whole body: written by the database where it
-   * can, it skips making an object per row only to serialize it again.
-   */
-  listJson(query: ListQuery): Promise<JsonPage>
   /**
    * Applies the change, bumps the version and writes the event, atomically with the check of
    * `precondition`. A change that leaves name and tag as they were writes nothing: the result

@@ -109,22 +109,6 @@ export class TokenService {
   }
 
   /**
-   * The principal of a token verified before that has neither expired nor been revoked and holds
-   * `scope`, counted and touched as verifyCached does. Otherwise undefined, and nothing is counted or
-   * touched: the caller leaves the request to one that verifies it, and it is counted there, once.
-   */
-  verifyCachedFor(token: string, scope: Scope): Principal | undefined {
-    this.checkRevocations()
-    const cached = this.cache.get(token)
-    if (cached === undefined || !cached.principal.scopes.has(scope)) return undefined
-    const now = this.now()
-    if (cached.expiresAt <= now) return undefined
-    this.onVerify('hit')
-    this.touch(cached, now)
-    return cached.principal
-  }
-
-  /**
    * The principal of a token verified before, without a promise (the common case on the request
    * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
    * of a remembered token that has since expired.

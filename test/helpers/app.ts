@@ -31,6 +31,7 @@ export async function makeApp(
     lifecycle?: { draining: boolean }
     allowPrivateWebhookUrls?: boolean
     rateLimit?: AppOptions['rateLimit']
+    unauthenticatedRateLimit?: AppOptions['unauthenticatedRateLimit']
     scrapeMetrics?: AppOptions['scrapeMetrics']
     timeouts?: AppOptions['timeouts']
   } = {},

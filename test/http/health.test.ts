@@ -35,7 +35,7 @@ describe.each(storeKinds)('health checks on $name', (kind) => {
     await d.close()
   })
 
-  it('closes each connection after its answer while draining, on the fast lane and the framework alike', async () => {
+  it('closes each connection after its answer while draining', async () => {
     const lifecycle = { draining: false }
     const d = await makeApp(kind, { lifecycle })
     try {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type AppOptions, buildApp } from '../../src/app.js'
+import { resolveServeConfig } from '../../src/config.js'
 import { errors } from '../../src/errors.js'
 import { createLogger } from '../../src/log.js'
 import { TokenService } from '../../src/tokens/service.js'
@@ -52,6 +53,34 @@ describe('abuse limits and response headers', () => {
     expect((await get(second)).statusCode).toBe(404)
   })
 
+  it('by default lets a token send as fast as it likes, and slows down clients without a valid token', async () => {
+    const defaults = resolveServeConfig({}, {})
+    const { app: a, token } = await app({
+      rateLimit: defaults.rateLimit,
+      unauthenticatedRateLimit: defaults.unauthenticatedRateLimit,
+    })
+    const held = await token()
+    const statuses = new Set<number>()
+    for (let i = 0; i < 300; i++) {
+      const res = await a.inject({ url: '/plants?limit=1', headers: { authorization: `Bearer ${held}` } })
+      statuses.add(res.statusCode)
+      expect(res.headers['ratelimit-limit']).toBeUndefined()
+    }
+    expect([...statuses]).toEqual([200])
+    const bogus = { authorization: `Bearer pst_${'0'.repeat(16)}_${'A'.repeat(43)}` }
+    const refused: number[] = []
+    for (let i = 0; i < 101; i++)
+      refused.push((await a.inject({ url: '/plants/1', headers: bogus })).statusCode)
+    expect(refused.slice(0, 100).every((status) => status === 401)).toBe(true)
+    const limited = await a.inject({ url: '/plants/1', headers: bogus })
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['ratelimit-limit']).toBe('100')
+    // The address is slowed down, the token still is not.
+    expect(
+      (await a.inject({ url: '/plants/1', headers: { authorization: `Bearer ${held}` } })).statusCode,
+    ).toBe(404)
+  })
+
   it('starts a new window after the wall clock steps back, with a Retry-After of at most the window', async () => {
     const { app: a, token } = await app({ rateLimit: { max: 1, windowMs: 1000 } })
     const held = await token()
@@ -73,7 +102,7 @@ describe('abuse limits and response headers', () => {
   })
 
   it('counts requests without a valid token against the client address', async () => {
-    const { app: a, token } = await app({ rateLimit: { max: 2, windowMs: 60_000 } })
+    const { app: a, token } = await app({ unauthenticatedRateLimit: { max: 2, windowMs: 60_000 } })
     const bogus = (n: number) =>
       a.inject({ url: '/plants/1', headers: { authorization: `Bearer pst_${'0'.repeat(15)}${n}_x` } })
     expect((await a.inject({ url: '/plants/1' })).statusCode).toBe(401)
@@ -101,7 +130,7 @@ describe('abuse limits and response headers', () => {
     const built = await buildApp({
       store,
       tokens: new TokenService(store.tokens),
-      rateLimit: { max: 5, windowMs: 60_000 },
+      unauthenticatedRateLimit: { max: 5, windowMs: 60_000 },
     })
     close = async () => {
       await built.close()
@@ -123,7 +152,7 @@ describe('abuse limits and response headers', () => {
   })
 
   it('does not limit when the limit is off, nor what needs no token', async () => {
-    const { app: a } = await app({ rateLimit: { max: 1, windowMs: 60_000 } })
+    const { app: a } = await app({ unauthenticatedRateLimit: { max: 1, windowMs: 60_000 } })
     for (const [url, status] of [
       ['/healthz', 200],
       ['/readyz', 200],
@@ -141,12 +170,12 @@ describe('abuse limits and response headers', () => {
     const first = await a.inject({ url: '/plants/1' })
     expect([first.statusCode, first.headers['ratelimit-remaining']]).toEqual([401, '0'])
     expect((await a.inject({ url: '/plants/1' })).statusCode).toBe(429)
-    const { app: b } = await app({ rateLimit: null })
+    const { app: b } = await app({ unauthenticatedRateLimit: null })
     for (let i = 0; i < 5; i++) expect((await b.inject({ url: '/plants/1' })).statusCode).toBe(401)
   })
 
   it('keys addresses by X-Forwarded-For only behind a trusted proxy', async () => {
-    const limits = { rateLimit: { max: 1, windowMs: 60_000 } }
+    const limits = { unauthenticatedRateLimit: { max: 1, windowMs: 60_000 } }
     const from = (a: Awaited<ReturnType<typeof app>>['app'], client: string) =>
       a.inject({ url: '/plants/1', headers: { 'x-forwarded-for': client } })
     const { app: trusting } = await app({ ...limits, trustProxy: ['127.0.0.1'] })
@@ -160,7 +189,10 @@ describe('abuse limits and response headers', () => {
   })
 
   it('counts an IPv6 client by its /64, and an address alike however a proxy writes it', async () => {
-    const { app: a } = await app({ rateLimit: { max: 2, windowMs: 60_000 }, trustProxy: ['127.0.0.1'] })
+    const { app: a } = await app({
+      unauthenticatedRateLimit: { max: 2, windowMs: 60_000 },
+      trustProxy: ['127.0.0.1'],
+    })
     const from = (client: string) => a.inject({ url: '/plants/1', headers: { 'x-forwarded-for': client } })
     // One host picks any address of the /64 it was handed: inventing addresses does not escape the limit.
     expect((await from('2001:db8:1:2::1')).statusCode).toBe(401)
@@ -176,6 +208,7 @@ describe('abuse limits and response headers', () => {
   it("keeps a token's count while thousands of other clients are counted in the same window", async () => {
     const { app: a, token } = await app({
       rateLimit: { max: 1, windowMs: 60_000 },
+      unauthenticatedRateLimit: { max: 1, windowMs: 60_000 },
       trustProxy: ['127.0.0.1'],
     })
     const held = await token()
@@ -465,8 +498,9 @@ describe('the rate limiter counters', () => {
   it('forget the key counted longest ago past 20,000 keys, so memory stays bounded', async () => {
     const fastify = (await import('fastify')).default()
     try {
-      const { installRateLimit } = await import('../../src/http/rate-limit.js')
-      const limiter = await installRateLimit(fastify, { max: 1, windowMs: 60_000 })
+      const { installRateLimits } = await import('../../src/http/rate-limit.js')
+      const limits = await installRateLimits(fastify, { token: { max: 1, windowMs: 60_000 } })
+      const limiter = limits.token as NonNullable<typeof limits.token>
       expect(await limiter('token:first')).toMatchObject({ 'ratelimit-remaining': '0' })
       await expect(limiter('token:first')).rejects.toMatchObject({ entry: errors.RATE_LIMITED })
       for (let i = 0; i < 20_000; i++) await limiter(`address:${i}`)

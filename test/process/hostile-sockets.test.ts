@@ -23,7 +23,7 @@ describe('raw-socket clients against a real server', () => {
       '1s',
       '--request-timeout',
       '2s',
-      '--rate-limit',
+      '--unauthenticated-rate-limit',
       'off',
     ])
     token = readFileSync(join(dir, 'token'), 'utf8').trim()
@@ -439,9 +439,9 @@ describe('raw-socket clients against a real server', () => {
   )
 
   it.each([
-    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close', 911, 'fast lane'],
-    ['HTTP/1.0', 'HTTP/1.0', 912, 'fast lane'],
-    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close\nIdempotency-Key: k-913', 913, 'framework'],
+    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close', 911, 'plain'],
+    ['HTTP/1.0', 'HTTP/1.0', 912, 'plain'],
+    ['Connection: close', 'HTTP/1.1\nHost: x\nConnection: close\nIdempotency-Key: k-913', 913, 'idempotent'],
   ])(
     'answers a create sent with %s as made, and ignores what the client sends after it (%i, %s)',
     async (_what, version, id, _path) => {

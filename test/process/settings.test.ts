@@ -1,13 +1,17 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { envName, resolveServeConfig, SERVE_SETTINGS } from '../../src/config.js'
 import { makeApp } from '../helpers/app.js'
 import { runCli, startServer } from '../helpers/process.js'
-import { sqliteKind } from '../helpers/stores.js'
+import { sqliteKind, tempDir } from '../helpers/stores.js'
 
 describe('operational settings and usage errors', () => {
   it('has defaults for every new limit and schedule', () => {
     const config = resolveServeConfig({}, {})
-    expect(config.rateLimit).toEqual({ max: 100, windowMs: 1000 })
+    // A token is not throttled unless the operator asks; a client without a valid token is.
+    expect(config.rateLimit).toBeNull()
+    expect(config.unauthenticatedRateLimit).toEqual({ max: 100, windowMs: 1000 })
     expect(config.corsOrigins).toBeNull()
     expect(config.trustProxy).toBeNull()
     expect(config.maxConnections).toBe(1024)
@@ -21,6 +25,8 @@ describe('operational settings and usage errors', () => {
   it.each([
     [{ RATE_LIMIT: '6000/1m' }, 'rateLimit', { max: 6000, windowMs: 60_000 }],
     [{ RATE_LIMIT: 'off' }, 'rateLimit', null],
+    [{ UNAUTHENTICATED_RATE_LIMIT: '10/1m' }, 'unauthenticatedRateLimit', { max: 10, windowMs: 60_000 }],
+    [{ UNAUTHENTICATED_RATE_LIMIT: 'off' }, 'unauthenticatedRateLimit', null],
     [
       { CORS_ORIGINS: 'https://a.example.com,http://localhost:3000' },
       'corsOrigins',
@@ -54,6 +60,7 @@ describe('operational settings and usage errors', () => {
     ['--rate-limit', '100'],
     ['--rate-limit', '0/1s'],
     ['--rate-limit', '10/forever'],
+    ['--unauthenticated-rate-limit', '0/1s'],
     ['--max-connections', '0'],
     ['--webhook-max-in-flight', '0'],
     ['--max-header-size', '10'],
@@ -147,6 +154,31 @@ describe('operational settings and usage errors', () => {
     ])
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
+  it('serves with each rate limit as set: --rate-limit per token, --unauthenticated-rate-limit per address', async () => {
+    const dir = tempDir()
+    const server = await startServer([
+      '--database-url',
+      `sqlite:${join(dir, 'p.db')}`,
+      '--bootstrap-token-file',
+      join(dir, 'token'),
+      '--rate-limit',
+      '2/1m',
+      '--unauthenticated-rate-limit',
+      '1/1m',
+    ])
+    try {
+      const token = readFileSync(join(dir, 'token'), 'utf8').trim()
+      const get = (authorization?: string) =>
+        fetch(`${server.url}/plants/1`, authorization ? { headers: { authorization } } : {})
+      const held = []
+      for (let i = 0; i < 3; i++) held.push((await get(`Bearer ${token}`)).status)
+      expect(held).toEqual([404, 404, 429])
+      expect([(await get()).status, (await get()).status]).toEqual([401, 429])
     } finally {
       expect(await server.stop()).toBe(0)
     }

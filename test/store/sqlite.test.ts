@@ -295,8 +295,8 @@ describe('SQLite store', () => {
     expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
     const reads = [
       plants.read(5n).then(() => answered.push('read')),
-      plants.listJson({ limit: 10 }).then(() => answered.push('first page')),
-      plants.listJson({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
+      plants.list({ limit: 10 }).then(() => answered.push('first page')),
+      plants.list({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
       plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
       plants.get(5n).then(() => answered.push('get')),
     ]
@@ -341,7 +341,7 @@ describe('SQLite store', () => {
     // The read, which sees the create's row, is refused as the create was, and so is every later one.
     await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
     await expect(failing.read(1n)).rejects.toThrow(/durable/)
-    await expect(failing.listJson({ limit: 10 })).rejects.toThrow(/durable/)
+    await expect(failing.list({ limit: 10 })).rejects.toThrow(/durable/)
     await failing.drain()
     await sink.close()
   })

@@ -24,6 +24,8 @@ export async function healthRoutes(
     {
       // Liveness is answered even while load is shed: a busy process is not a dead one.
       config: { pressureHandler: () => undefined },
+      // A health answer is a few bytes: compressing it would cost more than it saves.
+      compress: false,
       schema: {
         operationId: 'health',
         summary: 'Liveness: the process is up',
@@ -38,6 +40,7 @@ export async function healthRoutes(
   app.get(
     '/readyz',
     {
+      compress: false,
       schema: {
         operationId: 'ready',
         summary: 'Readiness: the database answers and the instance is not draining',

@@ -28,6 +28,8 @@ export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTT
     exposeHeadRoute: false,
     schema: { hide: true } as FastifySchema,
     config: { public: true },
+    // An error's few bytes are never worth compressing.
+    compress: false,
     // Refused in onRequest, before a body is read: 405 wins over a bad or oversized body too.
     onRequest: (request, _reply, done) => done(refuse(request.method)),
     handler: async (request) => {

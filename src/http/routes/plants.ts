@@ -9,7 +9,7 @@ import {
   changePlant,
   createPlant,
   deletePlant,
-  listPlantsJson,
+  listPlants,
   type Precondition,
   type Preconditions,
   readPlant,
@@ -226,10 +226,9 @@ export async function plantRoutes(
     },
     async (request, reply) => {
       const query = request.query as PlantListQuery
-      const page = await listPlantsJson(store.plants, query)
+      const page = await listPlants(store.plants, query)
       if (page.next !== undefined) reply.header('link', nextPageLink(query, page.next))
-      // Already JSON (the response schema still documents it): sent as is, not serialized again.
-      return reply.type('application/json; charset=utf-8').send(page.json)
+      return page.plants
     },
   )
   methodNotAllowed(app, '/plants', ['GET', 'HEAD', 'POST'])

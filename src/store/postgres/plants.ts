@@ -1,5 +1,4 @@
 import type { Pool, PoolClient } from 'pg'
-import { plantJsonOf } from '../../plants/events.js'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
 import { StoreUnavailableError } from '../errors.js'
 import { pageStart } from '../page-start.js'
@@ -10,7 +9,6 @@ import type {
   IdempotencyRecord,
   ImportItem,
   ImportOutcome,
-  JsonPage,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -85,9 +83,6 @@ interface CreatesWritten {
 
 const COLUMNS = 'id::text AS id, name, tag'
 
-/** A row of COLUMNS as an array: id (int8 as text), name, tag. */
-type RowArray = [id: string, name: string, tag: string | null]
-
 /** A page: its plants from `$1` on, at most `$2`, with tag `$3`. */
 const PAGE = `SELECT ${COLUMNS} FROM plants WHERE id >= $1 ORDER BY plants.id LIMIT $2`
 const PAGE_BY_TAG = `SELECT ${COLUMNS} FROM plants WHERE tag = $3 AND id >= $1 ORDER BY plants.id LIMIT $2`
@@ -141,10 +136,6 @@ export class PostgresPlantStore implements PlantStore {
   /** The pages asked for in this turn, each read once at its end (readEachOnce). */
   private readonly pages = new PerTurn<PendingPage<Plant[]>>((pages) =>
     readEachOnce(pages, async (page) => (await this.queryPage(page)).map(toPlant)),
-  )
-  /** The same for pages as JSON text (listJson). */
-  private readonly jsonPages = new PerTurn<PendingPage<JsonPage>>((pages) =>
-    readEachOnce(pages, (page) => this.queryJsonPage(page)),
   )
   /** The point reads of this turn, made together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => void this.readGathered(reads))
@@ -253,15 +244,6 @@ export class PostgresPlantStore implements PlantStore {
     )
   }
 
-  listJson(query: ListQuery): Promise<JsonPage> {
-    const start = pageStart(query.after)
-    if (start === undefined) return Promise.resolve({ json: '[]' })
-    const from = start.toString()
-    return new Promise((resolve, reject) =>
-      this.jsonPages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
-    )
-  }
-
   private async queryPage({ from, limit, tag }: PageQuery): Promise<PlantRow[]> {
     const result = await guarded(() =>
       tag === undefined
@@ -269,30 +251,6 @@ export class PostgresPlantStore implements PlantStore {
         : this.pool.query<PlantRow>(PAGE_BY_TAG, [from, limit, tag]),
     )
     return result.rows
-  }
-
-  /**
-   * A page and one plant past it, which tells whether another follows, written as JSON straight from
-   * the rows' text (plantJsonOf): the service's process was the busy side of a page after a cursor,
-   * and a bigint and an object per row, only to be written out again, were most of its work.
-   */
-  private async queryJsonPage({ from, limit, tag }: PageQuery): Promise<JsonPage> {
-    const result = await guarded(() =>
-      this.pool.query<RowArray>(
-        tag === undefined
-          ? { text: PAGE, values: [from, limit + 1], rowMode: 'array' }
-          : { text: PAGE_BY_TAG, values: [from, limit + 1, tag], rowMode: 'array' },
-      ),
-    )
-    const rows = result.rows
-    const size = Math.min(rows.length, limit)
-    const parts = new Array<string>(size)
-    for (let i = 0; i < size; i++) {
-      const [id, name, tag] = rows[i] as RowArray
-      parts[i] = plantJsonOf(id, name, tag)
-    }
-    const json = `[${parts.join(',')}]`
-    return rows.length > limit ? { json, next: BigInt((rows[limit - 1] as RowArray)[0]) } : { json }
   }
 
   update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
