@@ -11,11 +11,10 @@ import { SqliteMaintenanceStore } from './maintenance.js'
 import { makeFolder } from './make-folder.js'
 import { type Migration, migrate, pendingMigrations, refuseForeignDatabase } from './migrate.js'
 import { OpenedFile } from './opened-file.js'
-import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
-import { BACKSTOP_CHECKPOINT_FRAMES, type BatchSink, fileSink, inlineSink } from './writer.js'
+import { type BatchSink, groupCommit } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -29,13 +28,6 @@ export interface SqliteOptions {
    * other command.
    */
   toRead?: boolean
-  /**
-   * False for a store whose process has another store that sees to checkpoints (the webhook
-   * dispatcher's thread). Every connection checkpoints the log in its own commits only past
-   * BACKSTOP_CHECKPOINT_FRAMES (writer.ts); a store that sees to checkpoints also watches the log and
-   * has its checkpoint thread copy it back. A store that only reads watches nothing.
-   */
-  checkpoints?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -53,29 +45,18 @@ export class SqliteStore implements Store {
 
   constructor(
     readonly db: Database.Database,
-    options: { path: string; busyTimeoutMs: number; watchLog: boolean },
+    options: { path: string; busyTimeoutMs: number },
     readonly migrated: readonly string[] = [],
   ) {
-    // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
-    // only on this connection, so it commits here.
     const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
     this.file = file
-    this.sink = file
-      ? fileSink(options.path, options.busyTimeoutMs, {
-          checkFile: () => file.check(),
-          watchMs: options.watchLog ? undefined : 0,
-        })
-      : inlineSink(db)
+    const checkFile = () => file?.check()
+    this.sink = groupCommit(db, options.busyTimeoutMs, checkFile)
     this.events = new SqliteEventStore(db)
-    this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
-    this.plants = new SqlitePlantStore(
-      db,
-      this.sink,
-      (durableThrough) => this.events.appended(durableThrough),
-      () => file?.check(),
-    )
-    this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())
-    this.webhooks = new SqliteWebhookStore(db, () => this.sink.syncLog())
+    this.maintenance = new SqliteMaintenanceStore(db)
+    this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended(), checkFile)
+    this.tokens = new SqliteTokenStore(db)
+    this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)
   }
@@ -134,7 +115,6 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.plants.drain()
-    await this.sink.close()
     if (!this.db.open) return
     if (this.file?.moved()) {
       // SQLite skips its closing checkpoint for a file that is no longer at its path, and leaves the
@@ -230,7 +210,6 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
     refuseForeignDatabase(db, options.path)
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
-    db.pragma(PAGE_CACHE_PRAGMA)
     // Asked before anything writes: the switch to WAL below rewrites the header of a file in
     // rollback-journal mode (a backup copy is one), so a database a newer release migrated would be
     // changed by the very start that refuses it.
@@ -256,9 +235,9 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_FRAMES}`)
-  const watchLog = options.checkpoints !== false && !options.toRead
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs, watchLog }, migrated)
+  // SQLite's own automatic checkpoint (PASSIVE, every 1000 pages of log, in the commit that crosses
+  // it) keeps the log short; the periodic one (maintenance) also truncates it.
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
 }
 
 /**

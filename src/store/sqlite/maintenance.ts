@@ -1,7 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import { CHUNK, inChunks } from '../chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
-import { unsyncedWrites } from './unsynced.js'
 
 interface Sweep {
   kind: keyof SweepCounts
@@ -48,39 +47,25 @@ export const SWEEPS: readonly Sweep[] = [
 ]
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
-  constructor(
-    private readonly db: Database,
-    /** Runs the checkpoint in the checkpoint thread, off the event loop. */
-    private readonly checkpointLog: () => Promise<void>,
-  ) {
-    this.unsynced = unsyncedWrites(db)
-  }
-
-  private readonly unsynced: <T>(work: () => T) => T
+  constructor(private readonly db: Database) {}
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
       const remove = this.db.prepare(sweep.sql)
       const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
-      // A delete lost to a power cut is made again by the next sweep: its chunks need no fsync of
-      // their own on the event loop (2–4 ms each with one, under a create load).
-      counts[sweep.kind] = await inChunks(
-        () => this.unsynced(() => remove.run(params).changes),
-        policy.signal,
-      )
+      counts[sweep.kind] = await inChunks(() => remove.run(params).changes, policy.signal)
     }
     return counts
   }
 
   /**
-   * The automatic checkpoint is mostly PASSIVE: while some reader keeps an old snapshot open it cannot
-   * reach the end of the log, and the WAL file never shrinks. This one copies everything back once
-   * every reader is on the newest snapshot and rewinds the log, and once writes have paused it also
-   * truncates the file to zero bytes (see fileSink's QUIET_MS and checkpoint-passes.js).
+   * SQLite's automatic checkpoint is PASSIVE: it never waits for a reader, so while readers keep
+   * older snapshots it may not reach the end of the log, and it never shrinks the file. This one
+   * waits (up to the busy timeout) until it has copied the whole log back, then truncates it.
    */
   async checkpoint(): Promise<void> {
     if (this.db.memory) return
-    await this.checkpointLog()
+    this.db.pragma('wal_checkpoint(TRUNCATE)')
   }
 }

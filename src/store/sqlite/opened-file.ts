@@ -1,13 +1,9 @@
 import { realpathSync, type Stats, statSync } from 'node:fs'
 import { StoreUnavailableError } from '../errors.js'
 
-/**
- * The write-ahead log and its index (wal-index) of the database at `path`: SQLite keeps them beside
- * the file a symbolic link leads to, not beside the link.
- */
-export function logFiles(path: string): { log: string; index: string } {
-  const file = realpathSync(path)
-  return { log: `${file}-wal`, index: `${file}-shm` }
+/** The write-ahead log of the database at `path`: SQLite keeps it beside the file a symbolic link leads to. */
+function logOf(path: string): string {
+  return `${realpathSync(path)}-wal`
 }
 
 /**
@@ -16,7 +12,7 @@ export function logFiles(path: string): { log: string; index: string } {
  * write would be acknowledged into a file that the next start, the CLI and a backup no longer find.
  * The log matters as much as the database: until a checkpoint copies them back, acknowledged creates
  * live only in it, and SQLite keeps appending to a deleted log that a crash then takes with it.
- * Checked before a write transaction: two stats, about a microsecond each, once per batch of creates.
+ * Checked before each batch of writes: two stats.
  */
 export class OpenedFile {
   private readonly database: Stats
@@ -26,7 +22,7 @@ export class OpenedFile {
 
   constructor(private readonly path: string) {
     this.database = statSync(path)
-    this.logPath = logFiles(path).log
+    this.logPath = logOf(path)
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 

@@ -36,10 +36,9 @@ function idOfPlantJson(json: string): bigint {
 
 /**
  * Plants in SQLite with group commit: every create, update and delete that arrives within one turn
- * of the event loop joins one transaction, in the order they came, and each is answered only after
- * that transaction is durable (fsynced). One fsync then pays for a whole batch instead of one
- * request. Each turn's writes are committed at the end of the turn (for a file, on the sink's own
- * connection, see fileSink), and the next turn's are written while the last are being fsynced.
+ * of the event loop joins one transaction, in the order they came, committed at the end of the turn
+ * (see groupCommit), and each is answered only once that transaction is durable. One fsync then pays
+ * for a whole batch instead of one request.
  */
 export class SqlitePlantStore implements PlantStore {
   /** The writes of this turn of the event loop, written as one batch at its end (flush). */
@@ -65,11 +64,8 @@ export class SqlitePlantStore implements PlantStore {
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
-    /**
-     * Told after a commit that queued webhook deliveries, so the dispatcher sends them at once; for a
-     * batch, with the seq through which every event is durable once it resolved (see AppendSignal).
-     */
-    private readonly onDeliveriesQueued: (durableThrough?: number) => void = () => {},
+    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
+    private readonly onDeliveriesQueued: () => void = () => {},
     /** Throws when the database file is no longer the one opened (see OpenedFile). */
     private readonly checkFile: () => void = () => {},
   ) {
@@ -161,7 +157,7 @@ export class SqlitePlantStore implements PlantStore {
 
   async get(id: bigint): Promise<Plant | undefined> {
     const row = this.selectOne.get(id) as PlantRow | undefined
-    return this.onceDurable(row && toPlant(row))
+    return row && toPlant(row)
   }
 
   read(id: bigint): Promise<VersionedPlant | undefined> {
@@ -188,16 +184,10 @@ export class SqlitePlantStore implements PlantStore {
       this.settled()
       return
     }
-    const found = rows.map((row) => row && { plant: toPlant(row), version: Number(row.version) })
-    const answer = (plants: typeof found) => {
-      for (const [i, read] of reads.entries()) read.resolve(plants[i])
+    for (const [i, read] of reads.entries()) {
+      const row = rows[i]
+      read.resolve(row && { plant: toPlant(row), version: Number(row.version) })
     }
-    const durable = this.onceDurable(found)
-    if (!(durable instanceof Promise)) answer(durable)
-    else
-      void durable.then(answer, (error: unknown) => {
-        for (const read of reads) read.reject(error)
-      })
     this.settled()
   }
 
@@ -208,7 +198,7 @@ export class SqlitePlantStore implements PlantStore {
       query.tag === undefined
         ? this.pageAll.all({ from, limit: query.limit })
         : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
-    return this.onceDurable((rows as PlantRow[]).map(toPlant))
+    return (rows as PlantRow[]).map(toPlant)
   }
 
   async listJson(query: ListQuery): Promise<JsonPage> {
@@ -228,26 +218,13 @@ export class SqlitePlantStore implements PlantStore {
     // Only first pages are kept: they are what clients poll, while a client walking the list asks
     // for each later page once, and keeping those would only turn short-lived pages into old ones
     // for the garbage collector (under random cursors, p99 ×1.3 and 70 MB more resident).
-    if (query.after !== undefined) return this.onceDurable(read())
-    return this.onceDurable(this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read))
-  }
-
-  /**
-   * What a read found, once every batch committed before it is durable. The writer's commits are
-   * visible from the moment they are made, an fsync before they are answered: a read answered before
-   * that fsync could show a plant that a failed fsync or a power cut then takes back. A read that
-   * found a write is answered no sooner than the write. Reads while nothing awaits its fsync (a load
-   * of reads alone) are answered at once.
-   */
-  private onceDurable<T>(found: T): T | Promise<T> {
-    const durable = this.sink.durable()
-    return durable === undefined ? found : durable.then(() => found)
+    if (query.after !== undefined) return read()
+    return this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read)
   }
 
   /**
    * Resolves once every accepted write has been answered and every point read asked has been read,
-   * so that closing never drops one. A read waiting for a batch's fsync (onceDurable) waits for a
-   * write counted here, and is answered from what it already read.
+   * so that closing never drops one.
    */
   async drain(): Promise<void> {
     while (this.busy()) {
@@ -268,9 +245,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Sends the turn's writes as one batch, without waiting for the last one to be durable (a batch
-   * that finds the write lock taken is joined by the next). Each write is answered when its own
-   * batch is durable.
+   * Sends the turn's writes as one batch (a batch that finds the write lock taken is joined by the
+   * next). Each write is answered when its own batch is durable.
    */
   private flush(batch: PendingWrite[]): void {
     this.unanswered++
@@ -285,9 +261,9 @@ export class SqlitePlantStore implements PlantStore {
     }
     void write
       .then(
-        ({ outcomes, queued, lastSeq }) => {
+        ({ outcomes, queued }) => {
           for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as RowOutcome)
-          if (queued) this.onDeliveriesQueued(lastSeq)
+          if (queued) this.onDeliveriesQueued()
         },
         (error: unknown) => {
           for (const item of batch) item.reject(error)
