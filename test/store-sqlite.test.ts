@@ -1,4 +1,13 @@
-import { existsSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -16,7 +25,7 @@ import {
 import { makeFolder } from '../src/store/sqlite/make-folder.js'
 import { loadMigrations, migrate } from '../src/store/sqlite/migrate.js'
 import { SqlitePlantStore } from '../src/store/sqlite/plants.js'
-import { groupCommit } from '../src/store/sqlite/writer.js'
+import { type BatchSink, batchSink } from '../src/store/sqlite/writer.js'
 import { createWebhook } from '../src/webhooks/service.js'
 import { seenDuring } from './helpers/event-loop.js'
 import { createTaggedAndUntagged, tempDir } from './helpers/stores.js'
@@ -27,21 +36,31 @@ function row(id: bigint, name: string, tag: string | null): BatchRow {
   return { kind: 'create', id, name, tag, event: undefined, idempotency: undefined }
 }
 
+/** A sink committing on the given connection, each COMMIT durable itself (as on `:memory:`). */
+function inlineSink(db: Database.Database): BatchSink {
+  return batchSink({ connect: () => ({ db, close: () => {} }), busyTimeoutMs: 5000, checkFile: () => {} })
+}
+
 /**
- * The store's connection, except that every COMMIT fails as SQLite fails one whose fsync of the log
- * failed (each statement then rolls back as it would).
+ * A sink as the store makes for a file: its own connection, without a busy timeout, committing with
+ * synchronous=NORMAL and fsyncing `logPath` (the database's log unless a test gives another).
  */
-function withFailingFsync(db: Database.Database): Database.Database {
-  const fsyncFailed = () => {
-    throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_FSYNC' })
-  }
-  return new Proxy(db, {
-    get(target, key) {
-      if (key === 'prepare')
-        return (sql: string) => (sql === 'COMMIT' ? { run: fsyncFailed } : target.prepare(sql))
-      const value: unknown = Reflect.get(target, key)
-      return typeof value === 'function' ? value.bind(target) : value
+function fileSink(path: string, busyTimeoutMs = 5000, logPath = `${path}-wal`): BatchSink {
+  return batchSink({
+    connect: () => {
+      const db = new Database(path, { fileMustExist: true })
+      try {
+        db.pragma('busy_timeout = 0')
+        db.pragma('synchronous = NORMAL')
+      } catch (error) {
+        db.close()
+        throw error
+      }
+      return { db, close: () => db.close() }
     },
+    busyTimeoutMs,
+    checkFile: () => {},
+    logPath,
   })
 }
 
@@ -56,19 +75,28 @@ describe('SQLite store', () => {
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
   })
 
-  it('keeps the log short as creates commit, and truncates it on the periodic checkpoint', async () => {
+  it('copies the log back in its checkpoint thread as creates commit, and truncates it on the periodic checkpoint', async () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const frame = 4096 + 24
-    // One commit each: every one appends at least a frame, so without a checkpoint the log would
-    // pass SQLite's automatic checkpoint of 1000 pages. Their fsyncs, which checkpoints do not
-    // depend on, are left out to keep the test quick.
-    store.db.pragma('synchronous = OFF')
-    for (let id = 1n; id <= 1200n; id++) await store.plants.create({ id, name: 'p' })
-    expect(statSync(`${path}-wal`).size).toBeLessThan(1100 * frame)
+    // Each create fills a page of its own: a batch of 50 appends at least 50 frames to the log.
+    const name = 'n'.repeat(3000)
+    let next = 1n
+    const write = async (batches: number) => {
+      for (let b = 0; b < batches; b++)
+        await Promise.all(Array.from({ length: 50 }, () => store.plants.create({ id: next++, name })))
+    }
+    await write(20)
+    const first = statSync(`${path}-wal`).size
+    expect(first).toBeGreaterThan(1000 * frame)
+    // Once the thread has copied it back, the next commits write the log again from its start, and
+    // the file (never shrunk by a rewind) stops growing.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    await write(20)
+    expect(statSync(`${path}-wal`).size).toBeLessThan(first + 100 * frame)
     await store.maintenance.checkpoint()
     expect(statSync(`${path}-wal`).size).toBe(0)
-    expect((await store.plants.list({ limit: 2000 })).length).toBe(1200)
+    expect((await store.plants.list({ limit: 5000 })).length).toBe(2000)
   })
 
   it('makes a new database, its log files and its backups readable by their owner alone', async () => {
@@ -112,15 +140,18 @@ describe('SQLite store', () => {
     }
 
     it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
-      store = openSqlite({ path: path() })
-      const sink = groupCommit(store.db, 5000, () => {})
+      const location = path()
+      store = openSqlite({ path: location })
+      const sink = location === ':memory:' ? inlineSink(store.db) : fileSink(location)
       const batches: number[] = []
       const plants = new SqlitePlantStore(store.db, {
         write: (batch, now) => {
           batches.push(batch.length)
           return sink.write(batch, now)
         },
+        durable: () => sink.durable(),
         check: () => sink.check(),
+        close: () => sink.close(),
       })
       const outcomes = await Promise.all([
         plants.create({ id: 1n, name: 'a' }),
@@ -132,6 +163,7 @@ describe('SQLite store', () => {
       expect(batches).toEqual([4])
       expect((await plants.get(1n))?.name).toBe('a')
       await plants.drain()
+      await sink.close()
     })
 
     it('fails every request of a batch whose commit fails, and keeps none of its rows', async () => {
@@ -253,21 +285,21 @@ describe('SQLite store', () => {
         }),
       )
     let told = 0
-    const plants = new SqlitePlantStore(
-      opened.db,
-      groupCommit(opened.db, 5000, () => {}),
-      () => told++,
-    )
+    const healthy = fileSink(path)
+    const plants = new SqlitePlantStore(opened.db, healthy, () => told++)
     await createAll(plants, [1n, 2n, 3n])
     expect(told).toBe(1)
     await plants.drain()
 
+    await healthy.close()
+
     // A batch whose fsync fails tells nothing: its events may never reach the disk.
-    const failing = groupCommit(withFailingFsync(opened.db), 5000, () => {})
+    const failing = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
     const refused = new SqlitePlantStore(opened.db, failing, () => told++)
     await expect(createAll(refused, [4n])).rejects.toThrow(/durable/)
     expect(told).toBe(1)
     await refused.drain()
+    await failing.close()
   })
 
   it('keeps the delivery counts /metrics shows equal to the deliveries table through every change', async () => {
@@ -402,7 +434,7 @@ describe('SQLite store', () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const other = new Database(path)
-    const sink = groupCommit(store.db, 5000, () => {})
+    const sink = fileSink(path)
     try {
       // The first batch waits for the lock; the others queue behind it and are taken together.
       other.exec('BEGIN IMMEDIATE')
@@ -422,6 +454,7 @@ describe('SQLite store', () => {
     } finally {
       if (other.inTransaction) other.exec('ROLLBACK')
       other.close()
+      await sink.close()
     }
   })
 
@@ -429,8 +462,8 @@ describe('SQLite store', () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const other = new Database(path)
-    const patient = groupCommit(store.db, 5000, () => {})
-    const impatient = groupCommit(store.db, 20, () => {})
+    const patient = fileSink(path, 5000)
+    const impatient = fileSink(path, 20)
     try {
       const plants = new SqlitePlantStore(store.db, patient)
       other.exec('BEGIN IMMEDIATE')
@@ -446,7 +479,136 @@ describe('SQLite store', () => {
     } finally {
       if (other.inTransaction) other.exec('ROLLBACK')
       other.close()
+      await patient.close()
+      await impatient.close()
     }
+  })
+
+  it('answers a read that sees a committed write only once that write is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    // Commits at once, as the file sink does, and holds durability until the test releases it.
+    let release: (() => void) | undefined
+    let held: Promise<void> | undefined
+    const plants = new SqlitePlantStore(store.db, {
+      write: async (batch, now) => {
+        const result = await inline.write(batch, now)
+        held = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        await held
+        held = undefined
+        return result
+      },
+      durable: () => held,
+      check: () => inline.check(),
+      close: () => inline.close(),
+    })
+    const answered: string[] = []
+    const created = plants.create({ id: 5n, name: 'fresh', tag: 't' }).then(() => answered.push('create'))
+    await vi.waitFor(() => expect(release).toBeDefined())
+    // The row is committed and visible to the main connection, not yet durable.
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
+    const reads = [
+      plants.read(5n).then(() => answered.push('read')),
+      plants.listJson({ limit: 10 }).then(() => answered.push('first page')),
+      plants.listJson({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
+      plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
+      plants.get(5n).then(() => answered.push('get')),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(answered).toEqual([])
+    release?.()
+    await Promise.all([created, ...reads])
+    expect(answered.sort()).toEqual(['create', 'first page', 'get', 'later page', 'read', 'tag page'])
+    // Nothing awaits an fsync now: a read is answered without waiting.
+    expect((await plants.read(5n))?.plant.name).toBe('fresh')
+    await plants.drain()
+  })
+
+  it('says when everything committed is durable, and fails reads for good once an fsync failed', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path)
+    expect(healthy.durable()).toBeUndefined()
+    const written = healthy.write([row(1n, 'a', null)], Date.now())
+    await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1))
+    const durable = healthy.durable()
+    expect(durable).toBeInstanceOf(Promise)
+    let answered = false
+    void written.then(() => {
+      answered = true
+    })
+    await durable
+    expect(answered).toBe(true)
+    expect(healthy.durable()).toBeUndefined()
+    await healthy.close()
+
+    const sink = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
+    const failing = new SqlitePlantStore(store.db, sink)
+    const write = failing.create({ id: 2n, name: 'b' })
+    const read = (async () => {
+      // Committed, its fsync not yet answered.
+      await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(2))
+      return failing.read(2n)
+    })()
+    await expect(write).rejects.toThrow(/durable/)
+    // The read, which sees the create's row, is refused as the create was, and so is every later one.
+    await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.read(1n)).rejects.toThrow(/durable/)
+    await expect(failing.listJson({ limit: 10 })).rejects.toThrow(/durable/)
+    await failing.drain()
+    await sink.close()
+  })
+
+  /** A store on a new file and a sink beside it; the sink is closed once `use` is done. */
+  async function withFileSink(use: (sink: BatchSink, path: string) => Promise<void>): Promise<void> {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const sink = fileSink(path)
+    try {
+      await use(sink, path)
+    } finally {
+      await sink.close()
+    }
+  }
+
+  /** Descriptors this process holds on the database file itself: one per connection. */
+  const connectionsTo = (path: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path
+      } catch {
+        return false
+      }
+    }).length
+
+  it('opens its own connection only when the first batch comes', async () => {
+    await withFileSink(async (sink, path) => {
+      const before = connectionsTo(path)
+      await sink.write([row(1n, 'a', null)], Date.now())
+      expect(connectionsTo(path)).toBe(before + 1)
+    })
+  })
+
+  it('closes each connection it could not prepare while the database was locked, and then writes', async () => {
+    await withFileSink(async (sink, path) => {
+      // Only a process alone on the file can take it in exclusive locking mode; the sink has not
+      // connected yet.
+      store.db.close()
+      const holder = new Database(path)
+      holder.pragma('locking_mode = EXCLUSIVE')
+      holder.exec('BEGIN EXCLUSIVE')
+      const written = sink.write([row(1n, 'a', null)], Date.now())
+      // Several attempts meet the lock meanwhile, each with a connection of its own. (SQLite keeps
+      // a closed connection's descriptor until the holder's locks in this process are gone.)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      holder.exec('COMMIT')
+      holder.close()
+      expect((await written).outcomes).toEqual(['created'])
+      expect(connectionsTo(path)).toBe(1)
+    })
   })
 
   it('sees a revocation by another process after its creates, reading the epoch only when it moved', async () => {
@@ -460,9 +622,10 @@ describe('SQLite store', () => {
       get.mock.contexts.filter((s) => (s as Database.Statement).source.includes('token_epoch'))
     try {
       for (let i = 2n; i < 5n; i++) await store.plants.create({ id: i, name: 'b' })
+      // The creates were committed on the writer's connection: one read, and none while nothing commits.
       expect(store.tokens.revocationEpoch()).toBe(epoch)
-      // The creates were committed on the store's own connection: nothing to read again.
-      expect(epochReads()).toHaveLength(0)
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      expect(epochReads()).toHaveLength(1)
 
       const other = new Database(path)
       try {
@@ -471,30 +634,36 @@ describe('SQLite store', () => {
         other.close()
       }
       expect(store.tokens.revocationEpoch()).toBe(epoch + 1)
-      expect(epochReads()).toHaveLength(1)
+      expect(epochReads()).toHaveLength(2)
     } finally {
       get.mockRestore()
     }
   })
 
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
-    store = openSqlite({ path: join(tempDir(), 'p.db') })
-    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
-    // A writer whose fsync cannot succeed: the answer must not be given.
-    const sink = groupCommit(withFailingFsync(store.db), 5000, () => {})
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path)
+    const plants = new SqlitePlantStore(store.db, healthy)
+    expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
+    await healthy.close()
+    // A writer whose fsync cannot succeed: the commit happens, the answer must not.
+    const sink = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
     const failing = new SqlitePlantStore(store.db, sink)
     // Unavailable, not a bug: the HTTP layer answers 503 with Retry-After.
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.create({ id: 2n, name: 'b' })).rejects.toThrow(/durable/)
     // Fail-stop: after a failed fsync the page cache cannot be trusted, so nothing more is accepted.
     await expect(failing.create({ id: 3n, name: 'c' })).rejects.toThrow(/durable/)
     // An update or a delete is answered on the same terms as a create.
     await expect(failing.update(1n, { name: 'renamed' })).rejects.toThrow(/durable/)
     await expect(failing.remove(1n)).rejects.toThrow(/durable/)
-    expect(store.db.inTransaction).toBe(false)
-    expect(await store.plants.get(2n)).toBeUndefined()
     // Readiness asks the sink, so /readyz answers 503 from then on.
+    expect(() => healthy.check()).not.toThrow()
     expect(() => sink.check()).toThrow(StoreUnavailableError)
     await failing.drain()
+    await sink.close()
   })
 
   it('watches the log beside the file that a symbolic link given as its path leads to', async () => {

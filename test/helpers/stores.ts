@@ -15,14 +15,6 @@ export interface StoreKind {
   freshUrl(): Promise<string>
 }
 
-/**
- * The salts of a SQLite database's write-ahead log header (bytes 16–23): a log that was rewound or
- * truncated gets new ones with its next commit.
- */
-export function walSalts(path: string): string {
-  return readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
-}
-
 /** A new directory inside the run's own (removed when the run ends; see global-setup.ts). */
 export function tempDir(prefix = 'plantstore-test-'): string {
   const dir = join(process.env.PLANTSTORE_TEST_TMP ?? tmpdir(), `${prefix}${randomUUID()}`)

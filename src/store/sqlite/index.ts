@@ -1,5 +1,6 @@
 import { closeSync, constants, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
@@ -14,7 +15,7 @@ import { OpenedFile } from './opened-file.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
-import { type BatchSink, groupCommit } from './writer.js'
+import { type BatchSink, batchSink, type Connection } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -42,6 +43,8 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
   readonly leases: SqliteLeaseStore
+  /** The checkpoint thread, started with the writer's connection. */
+  private checkpointer: Worker | undefined
 
   constructor(
     readonly db: Database.Database,
@@ -51,7 +54,16 @@ export class SqliteStore implements Store {
     const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
     this.file = file
     const checkFile = () => file?.check()
-    this.sink = groupCommit(db, options.busyTimeoutMs, checkFile)
+    const { busyTimeoutMs } = options
+    // `:memory:` exists only on this connection, so it commits here, durable at COMMIT.
+    this.sink = file
+      ? batchSink({
+          connect: () => this.connectWriter(options.path),
+          busyTimeoutMs,
+          checkFile,
+          logPath: file.logPath,
+        })
+      : batchSink({ connect: () => ({ db, close: () => {} }), busyTimeoutMs, checkFile })
     this.events = new SqliteEventStore(db)
     this.maintenance = new SqliteMaintenanceStore(db)
     this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended(), checkFile)
@@ -59,6 +71,28 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)
+  }
+
+  /**
+   * The connection batches commit on (see batchSink), opened at the first batch: a command that never
+   * writes a plant never opens it. The checkpoint thread starts beside it, and from then on SQLite's
+   * automatic checkpoint, which would copy the log back inside a commit on the event loop, is off on
+   * this process's connections.
+   */
+  private connectWriter(path: string): Connection {
+    const writer = new Database(path, { fileMustExist: true })
+    try {
+      writer.pragma('busy_timeout = 0')
+      writer.pragma('synchronous = NORMAL')
+      writer.pragma('foreign_keys = ON')
+      writer.pragma('wal_autocheckpoint = 0')
+    } catch (error) {
+      writer.close()
+      throw error
+    }
+    this.db.pragma('wal_autocheckpoint = 0')
+    this.checkpointer ??= startCheckpoints(path)
+    return { db: writer, close: () => writer.close() }
   }
 
   /**
@@ -115,6 +149,8 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.plants.drain()
+    await this.sink.close()
+    await stopCheckpoints(this.checkpointer)
     if (!this.db.open) return
     if (this.file?.moved()) {
       // SQLite skips its closing checkpoint for a file that is no longer at its path, and leaves the
@@ -128,6 +164,27 @@ export class SqliteStore implements Store {
     }
     this.db.close()
   }
+}
+
+/** How often the checkpoint thread copies the log back. */
+const CHECKPOINT_INTERVAL_MS = 1000
+
+function startCheckpoints(path: string): Worker {
+  const worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
+    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS },
+  })
+  // Never what keeps the process up; a thread that fails leaves the log to the periodic checkpoint.
+  worker.unref()
+  worker.on('error', () => {})
+  return worker
+}
+
+async function stopCheckpoints(worker: Worker | undefined): Promise<void> {
+  if (!worker || worker.threadId === -1) return
+  const exited = new Promise((resolve) => worker.once('exit', resolve))
+  worker.ref()
+  worker.postMessage('close')
+  await exited
 }
 
 function alreadyBackedUp(file: string): Error {
@@ -235,8 +292,8 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  // SQLite's own automatic checkpoint (PASSIVE, every 1000 pages of log, in the commit that crosses
-  // it) keeps the log short; the periodic one (maintenance) also truncates it.
+  // Until the writer's connection opens with its checkpoint thread, SQLite's automatic checkpoint
+  // keeps the log short (a command's import); the periodic one (maintenance) also truncates it.
   return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
 }
 

@@ -1,11 +1,6 @@
 import { realpathSync, type Stats, statSync } from 'node:fs'
 import { StoreUnavailableError } from '../errors.js'
 
-/** The write-ahead log of the database at `path`: SQLite keeps it beside the file a symbolic link leads to. */
-function logOf(path: string): string {
-  return `${realpathSync(path)}-wal`
-}
-
 /**
  * The database file a store opened, and its write-ahead log. In WAL mode SQLite goes on committing to
  * a file that was deleted or renamed while open (it notices only in rollback-journal mode), so every
@@ -18,11 +13,12 @@ export class OpenedFile {
   private readonly database: Stats
   /** Undefined when there was no log at open (a database not in WAL mode). */
   private readonly log: Stats | undefined
-  private readonly logPath: string
+  /** The write-ahead log's path: beside the file a symbolic link leads to. */
+  readonly logPath: string
 
   constructor(private readonly path: string) {
     this.database = statSync(path)
-    this.logPath = logOf(path)
+    this.logPath = `${realpathSync(path)}-wal`
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 

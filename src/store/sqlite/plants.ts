@@ -36,9 +36,10 @@ function idOfPlantJson(json: string): bigint {
 
 /**
  * Plants in SQLite with group commit: every create, update and delete that arrives within one turn
- * of the event loop joins one transaction, in the order they came, committed at the end of the turn
- * (see groupCommit), and each is answered only once that transaction is durable. One fsync then pays
- * for a whole batch instead of one request.
+ * of the event loop joins one transaction, in the order they came, and each is answered only after
+ * that transaction is durable (fsynced). One fsync then pays for a whole batch instead of one
+ * request. Each turn's writes are committed at the end of the turn (see batchSink), and the next
+ * turn's are written while the last are being fsynced.
  */
 export class SqlitePlantStore implements PlantStore {
   /** The writes of this turn of the event loop, written as one batch at its end (flush). */
@@ -64,7 +65,7 @@ export class SqlitePlantStore implements PlantStore {
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
-    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
+    /** Told after a commit that queued webhook deliveries (once durable), so the dispatcher sends them at once. */
     private readonly onDeliveriesQueued: () => void = () => {},
     /** Throws when the database file is no longer the one opened (see OpenedFile). */
     private readonly checkFile: () => void = () => {},
@@ -157,7 +158,7 @@ export class SqlitePlantStore implements PlantStore {
 
   async get(id: bigint): Promise<Plant | undefined> {
     const row = this.selectOne.get(id) as PlantRow | undefined
-    return row && toPlant(row)
+    return this.onceDurable(row && toPlant(row))
   }
 
   read(id: bigint): Promise<VersionedPlant | undefined> {
@@ -184,10 +185,16 @@ export class SqlitePlantStore implements PlantStore {
       this.settled()
       return
     }
-    for (const [i, read] of reads.entries()) {
-      const row = rows[i]
-      read.resolve(row && { plant: toPlant(row), version: Number(row.version) })
+    const found = rows.map((row) => row && { plant: toPlant(row), version: Number(row.version) })
+    const answer = (plants: typeof found) => {
+      for (const [i, read] of reads.entries()) read.resolve(plants[i])
     }
+    const durable = this.onceDurable(found)
+    if (!(durable instanceof Promise)) answer(durable)
+    else
+      void durable.then(answer, (error: unknown) => {
+        for (const read of reads) read.reject(error)
+      })
     this.settled()
   }
 
@@ -198,7 +205,7 @@ export class SqlitePlantStore implements PlantStore {
       query.tag === undefined
         ? this.pageAll.all({ from, limit: query.limit })
         : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
-    return (rows as PlantRow[]).map(toPlant)
+    return this.onceDurable((rows as PlantRow[]).map(toPlant))
   }
 
   async listJson(query: ListQuery): Promise<JsonPage> {
@@ -218,13 +225,26 @@ export class SqlitePlantStore implements PlantStore {
     // Only first pages are kept: they are what clients poll, while a client walking the list asks
     // for each later page once, and keeping those would only turn short-lived pages into old ones
     // for the garbage collector (under random cursors, p99 ×1.3 and 70 MB more resident).
-    if (query.after !== undefined) return read()
-    return this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read)
+    if (query.after !== undefined) return this.onceDurable(read())
+    return this.onceDurable(this.firstPages.page(tag === undefined ? `${limit}` : `${limit} ${tag}`, read))
+  }
+
+  /**
+   * What a read found, once every batch committed before it is durable. The writer's commits are
+   * visible from the moment they are made, an fsync before they are answered: a read answered before
+   * that fsync could show a plant that a failed fsync or a power cut then takes back. A read that
+   * found a write is answered no sooner than the write. Reads while nothing awaits its fsync (a load
+   * of reads alone) are answered at once.
+   */
+  private onceDurable<T>(found: T): T | Promise<T> {
+    const durable = this.sink.durable()
+    return durable === undefined ? found : durable.then(() => found)
   }
 
   /**
    * Resolves once every accepted write has been answered and every point read asked has been read,
-   * so that closing never drops one.
+   * so that closing never drops one. A read waiting for a batch's fsync (onceDurable) waits for a
+   * write counted here, and is answered from what it already read.
    */
   async drain(): Promise<void> {
     while (this.busy()) {
@@ -245,8 +265,9 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Sends the turn's writes as one batch (a batch that finds the write lock taken is joined by the
-   * next). Each write is answered when its own batch is durable.
+   * Sends the turn's writes as one batch, without waiting for the last one to be durable (a batch
+   * that finds the write lock taken is joined by the next). Each write is answered when its own
+   * batch is durable.
    */
   private flush(batch: PendingWrite[]): void {
     this.unanswered++

@@ -228,7 +228,9 @@ export class SqliteWebhookStore implements WebhookStore {
   /**
    * Runs a queue transaction, waiting for a write lock held elsewhere (a create's commit, another
    * process) between turns of the event loop: the dispatcher's connection has no busy timeout, so
-   * SQLite's own busy handler never sleeps its thread.
+   * SQLite's own busy handler never sleeps its thread. A claim that leases deliveries commits at
+   * synchronous=FULL, and its fsync of the log also makes durable the events written to it before,
+   * whose batch may still await its own fsync: nothing is sent that a power cut could take back.
    */
   private queued<T>(work: () => T): Promise<T> {
     return retryWhileBusy(() => this.db.transaction(work).immediate(), BUSY_RETRY_MS)
