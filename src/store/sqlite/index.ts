@@ -277,7 +277,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
         // acknowledged create survives power loss, not just a process crash.
         // Processes opening a new database at once (a server starting and a `token create` beside
         // it) each switch it to WAL, and SQLite may refuse one at once with SQLITE_BUSY instead of
-        // waiting on its busy handler (7 of 80 processes started together on new files). Tried
+        // waiting on its busy handler (processes started together on new files). Tried
         // again a moment later, the switch is done, or needs doing no more.
         retryWhileBusySync(() => db.pragma('journal_mode = WAL'))
         migrated = migrate(db).map((m) => m.name)

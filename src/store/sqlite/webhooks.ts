@@ -315,8 +315,8 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * The subscription's deliveries go first, in paced chunks, and then the subscription with what it
-   * gained meanwhile: in one statement the cascade deleted them all on the event loop (280–311 ms for
-   * 22,000–37,000 deliveries, 2.1 s for 373,000). A stop midway leaves the subscription in place with
+   * gained meanwhile: in one statement the cascade deleted them all on the event loop, for as long as a
+   * large backlog takes. A stop midway leaves the subscription in place with
    * fewer deliveries, and the DELETE can be sent again.
    */
   async delete(id: string): Promise<boolean> {
@@ -391,7 +391,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * Queues the events in seq order, CHUNK at a time, each chunk its own transaction: in one statement
-   * a week of events held the event loop (410 ms for 67,000). A stop midway has queued the first
+   * a week of events held the event loop. A stop midway has queued the first
    * ones; replaying again queues the rest (and sends the first again, as any replay does).
    */
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
