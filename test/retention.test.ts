@@ -334,39 +334,6 @@ describe('the SQLite retention sweep on the event loop', () => {
       await store.close()
     }
   })
-
-  it('deletes without an fsync of its own, and leaves the connection committing with one', async () => {
-    const store = openSqlite({ path: join(tempDir(), 'p.db') })
-    try {
-      const now = Date.now()
-      const insert = store.db.prepare(
-        "INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at) VALUES ('t', ?, 'f', 200, '{}', ?)",
-      )
-      for (let i = 0; i < 10; i++) insert.run(`old-${i}`, now - 1000)
-      const modes: unknown[] = []
-      const run = store.db.prepare.bind(store.db)
-      // Each statement the sweep prepares runs under the synchronous mode then set.
-      vi.spyOn(store.db, 'prepare').mockImplementation((sql: string) => {
-        const statement = run(sql)
-        if (!/^\s*DELETE/.test(sql)) return statement
-        const original = statement.run.bind(statement)
-        return Object.assign(statement, {
-          run: (...args: unknown[]) => {
-            modes.push(store.db.pragma('synchronous', { simple: true }))
-            return original(...(args as []))
-          },
-        })
-      })
-      await sweepOnce(store, settings, new Date(now))
-      vi.restoreAllMocks()
-      // NORMAL (1) while deleting; FULL (2) for everything else.
-      expect(modes.length).toBeGreaterThan(0)
-      expect(new Set(modes)).toEqual(new Set([1]))
-      expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
-    } finally {
-      await store.close()
-    }
-  })
 })
 
 describe('deleting in chunks', () => {

@@ -11,10 +11,7 @@ export class AppendSignal {
     return () => this.listeners.delete(listener)
   }
 
-  /**
-   * Called by the plant store after a commit that wrote events; with the seq through which every
-   * event is known durable, where the store knows one (SQLite's batches, rung after their fsync).
-   */
+  /** Called by the plant store after a commit that wrote events. */
   appended(durableThrough?: number): void {
     for (const listener of this.listeners) listener(durableThrough)
   }

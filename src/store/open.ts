@@ -92,8 +92,6 @@ export interface OpenOptions {
   migrate?: boolean
   /** SQLite: the command only reads; see SqliteOptions.toRead. */
   toRead?: boolean
-  /** SQLite: see SqliteOptions.checkpoints. */
-  checkpoints?: boolean
 }
 
 /** Opens the store the location names and brings its schema up to date. */
@@ -103,7 +101,6 @@ export async function openStore(location: DatabaseLocation, options: OpenOptions
       path: location.path,
       busyTimeoutMs: options.busyTimeoutMs,
       toRead: options.toRead,
-      checkpoints: options.checkpoints,
     })
   }
   const { openPostgres } = await import('./postgres/index.js')

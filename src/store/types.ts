@@ -193,8 +193,6 @@ export interface EventStore {
    * implementation may report only its own process's commits (or others' too, e.g. LISTEN/NOTIFY),
    * and only those that left the dispatcher work (both stores: that queued a delivery). Returns a
    * function that removes the listener.
-   * SQLite's group commits call it once durable, with the seq through which every event is durable
-   * (to hand to `WebhookStore.eventsDurableThrough`).
    */
   watch?(listener: (durableThrough?: number) => void): () => void
 }
@@ -360,11 +358,6 @@ export interface WebhookStore {
     perWebhook: number
     inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]>
-  /**
-   * Every event with a seq up to `seq` is known durable (told by EventStore.watch): a claim of their
-   * deliveries need not make the log durable itself first. Optional: only SQLite's claim does that.
-   */
-  eventsDurableThrough?(seq: number): void
   /**
    * Records attempt results in one transaction. A success clears the subscription's failing state;
    * a failure starts it (if not started, or if the previous failure came before

@@ -20,7 +20,6 @@ dispatcher.start()
 
 parentPort?.on('message', (message: DispatcherCommand) => {
   if ('wake' in message) {
-    if (message.wake !== undefined) store.webhooks.eventsDurableThrough?.(message.wake)
     dispatcher.eventsWritten()
     return
   }

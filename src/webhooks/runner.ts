@@ -54,8 +54,7 @@ const DISPATCHER_POOL_SIZE = 2
 /**
  * How the dispatcher's thread opens its own connection. No busy timeout: the queue's transactions
  * wait for the write lock without sleeping the thread. It checks no tokens, so it needs no revocation
- * listener of its own, and the process that starts it has migrated the database, and sees to SQLite's
- * checkpoints.
+ * listener of its own, and the process that starts it has migrated the database.
  */
 export function dispatcherStoreOptions(settings: DispatchSettings): OpenOptions {
   return {
@@ -64,7 +63,6 @@ export function dispatcherStoreOptions(settings: DispatchSettings): OpenOptions 
     timeoutMs: settings.databaseTimeoutMs,
     watchRevocations: false,
     migrate: false,
-    checkpoints: false,
   }
 }
 

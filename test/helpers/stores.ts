@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -13,14 +13,6 @@ export interface StoreKind {
   name: 'sqlite' | 'postgres'
   /** A DATABASE_URL for a new, empty database (for tests that start real processes). */
   freshUrl(): Promise<string>
-}
-
-/**
- * The salts of a SQLite database's write-ahead log header (bytes 16–23): a log that was rewound or
- * truncated gets new ones with its next commit.
- */
-export function walSalts(path: string): string {
-  return readFileSync(`${path}-wal`).subarray(16, 24).toString('hex')
 }
 
 /** A new directory inside the run's own (removed when the run ends; see global-setup.ts). */

@@ -1,7 +1,6 @@
 import {
   existsSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   renameSync,
   rmSync,
@@ -26,12 +25,10 @@ import {
 import { makeFolder } from '../../src/store/sqlite/make-folder.js'
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/plants.js'
-import { WalIndex } from '../../src/store/sqlite/wal-index.js'
-import { SqliteWebhookStore } from '../../src/store/sqlite/webhooks.js'
-import { type BatchSink, fileSink, inlineSink } from '../../src/store/sqlite/writer.js'
+import { type BatchSink, batchSink } from '../../src/store/sqlite/writer.js'
 import { createWebhook } from '../../src/webhooks/service.js'
 import { seenDuring } from '../helpers/event-loop.js'
-import { createTaggedAndUntagged, tempDir, walSalts } from '../helpers/stores.js'
+import { createTaggedAndUntagged, tempDir } from '../helpers/stores.js'
 import { subscriptionRecord } from '../helpers/webhooks.js'
 
 /** A create of the writer's batch format, without an event or an idempotency record. */
@@ -39,9 +36,32 @@ function row(id: bigint, name: string, tag: string | null): BatchRow {
   return { kind: 'create', id, name, tag, event: undefined, idempotency: undefined }
 }
 
-/** The checkpoint modes test/helpers/recording-thread.js was asked for, in order. */
-function recordedModes(path: string): string[] {
-  return existsSync(`${path}.modes`) ? readFileSync(`${path}.modes`, 'utf8').split('\n').filter(Boolean) : []
+/** A sink committing on the given connection, each COMMIT durable itself (as on `:memory:`). */
+function inlineSink(db: Database.Database): BatchSink {
+  return batchSink({ connect: () => ({ db, close: () => {} }), busyTimeoutMs: 5000, checkFile: () => {} })
+}
+
+/**
+ * A sink as the store makes for a file: its own connection, without a busy timeout, committing with
+ * synchronous=NORMAL and fsyncing `logPath` (the database's log unless a test gives another).
+ */
+function fileSink(path: string, busyTimeoutMs = 5000, logPath = `${path}-wal`): BatchSink {
+  return batchSink({
+    connect: () => {
+      const db = new Database(path, { fileMustExist: true })
+      try {
+        db.pragma('busy_timeout = 0')
+        db.pragma('synchronous = NORMAL')
+      } catch (error) {
+        db.close()
+        throw error
+      }
+      return { db, close: () => db.close() }
+    },
+    busyTimeoutMs,
+    checkFile: () => {},
+    logPath,
+  })
 }
 
 describe('SQLite store', () => {
@@ -53,8 +73,30 @@ describe('SQLite store', () => {
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
     // 2 is FULL: every commit is fsynced before a create is acknowledged.
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2)
-    // SQLite's stock 2 MiB page cache, not the 16 MiB better-sqlite3 builds SQLite with.
-    expect(store.db.pragma('cache_size', { simple: true })).toBe(-2048)
+  })
+
+  it('copies the log back in its checkpoint thread as creates commit, and truncates it on the periodic checkpoint', async () => {
+    const path = join(tempDir(), 'p.db')
+    store = openSqlite({ path })
+    const frame = 4096 + 24
+    // Each create fills a page of its own: a batch of 50 appends at least 50 frames to the log.
+    const name = 'n'.repeat(3000)
+    let next = 1n
+    const write = async (batches: number) => {
+      for (let b = 0; b < batches; b++)
+        await Promise.all(Array.from({ length: 50 }, () => store.plants.create({ id: next++, name })))
+    }
+    await write(20)
+    const first = statSync(`${path}-wal`).size
+    expect(first).toBeGreaterThan(1000 * frame)
+    // Once the thread has copied it back, the next commits write the log again from its start, and
+    // the file (never shrunk by a rewind) stops growing.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    await write(20)
+    expect(statSync(`${path}-wal`).size).toBeLessThan(first + 100 * frame)
+    await store.maintenance.checkpoint()
+    expect(statSync(`${path}-wal`).size).toBe(0)
+    expect((await store.plants.list({ limit: 5000 })).length).toBe(2000)
   })
 
   it('makes a new database, its log files and its backups readable by their owner alone', async () => {
@@ -79,10 +121,10 @@ describe('SQLite store', () => {
     expect(mode('shared.db')).toBe(0o640)
   })
 
-  // A file commits on a connection of its own, `:memory:` on the caller's: both must batch alike.
+  // A file and `:memory:` must batch alike.
   const writers = [
-    { name: 'a file (own connection, fsync on the pool)', path: () => join(tempDir(), 'p.db') },
-    { name: ':memory: (inline)', path: () => ':memory:' },
+    { name: 'a file', path: () => join(tempDir(), 'p.db') },
+    { name: ':memory:', path: () => ':memory:' },
   ]
 
   describe.each(writers)('group commit on $name', ({ path }) => {
@@ -100,17 +142,14 @@ describe('SQLite store', () => {
     it('puts concurrent creates into one transaction, failing only the duplicate', async () => {
       const location = path()
       store = openSqlite({ path: location })
-      const sink = location === ':memory:' ? inlineSink(store.db) : fileSink(location, 5000)
+      const sink = location === ':memory:' ? inlineSink(store.db) : fileSink(location)
       const batches: number[] = []
       const plants = new SqlitePlantStore(store.db, {
         write: (batch, now) => {
           batches.push(batch.length)
           return sink.write(batch, now)
         },
-        checkpoint: () => sink.checkpoint(),
-        othersCommitted: () => sink.othersCommitted(),
         durable: () => sink.durable(),
-        syncLog: () => sink.syncLog(),
         check: () => sink.check(),
         close: () => sink.close(),
       })
@@ -229,295 +268,7 @@ describe('SQLite store', () => {
     })
   })
 
-  it('writes the next batch while the last one is being made durable, answering each when durable', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const inline = inlineSink(store.db)
-    const durable: Array<() => void> = []
-    const written: number[][] = []
-    const plants = new SqlitePlantStore(store.db, {
-      // Commits at once but holds each batch's answer until the test says it is durable.
-      write: async (batch, now) => {
-        written.push(batch.map((row) => Number(row.id)))
-        const result = await inline.write(batch, now)
-        await new Promise<void>((resolve) => durable.push(resolve))
-        return result
-      },
-      checkpoint: () => inline.checkpoint(),
-      othersCommitted: () => inline.othersCommitted(),
-      durable: () => inline.durable(),
-      syncLog: () => inline.syncLog(),
-      check: () => inline.check(),
-      close: () => inline.close(),
-    })
-    const answered: number[] = []
-    const first = plants.create({ id: 1n, name: 'a' }).then(() => answered.push(1))
-    await new Promise((resolve) => setImmediate(resolve))
-    const second = plants.create({ id: 2n, name: 'b' }).then(() => answered.push(2))
-    await vi.waitFor(() => expect(written).toEqual([[1], [2]]))
-    // Both are written, neither is durable: nobody has an answer yet.
-    expect(answered).toEqual([])
-    durable[0]?.()
-    await first
-    expect(answered).toEqual([1])
-    durable[1]?.()
-    await second
-    await plants.drain()
-    expect(answered).toEqual([1, 2])
-  })
-
-  it('answers a read that sees a committed write only once that write is durable', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const inline = inlineSink(store.db)
-    // Commits at once, as the file sink does, and holds durability until the test releases it.
-    let release: (() => void) | undefined
-    let held: Promise<void> | undefined
-    const plants = new SqlitePlantStore(store.db, {
-      write: async (batch, now) => {
-        const result = await inline.write(batch, now)
-        held = new Promise<void>((resolve) => {
-          release = resolve
-        })
-        await held
-        held = undefined
-        return result
-      },
-      checkpoint: () => inline.checkpoint(),
-      othersCommitted: () => inline.othersCommitted(),
-      durable: () => held,
-      syncLog: () => inline.syncLog(),
-      check: () => inline.check(),
-      close: () => inline.close(),
-    })
-    const answered: string[] = []
-    const created = plants.create({ id: 5n, name: 'fresh', tag: 't' }).then(() => answered.push('create'))
-    await vi.waitFor(() => expect(release).toBeDefined())
-    // The row is committed and visible to the main connection, not yet durable.
-    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
-    const reads = [
-      plants.read(5n).then(() => answered.push('read')),
-      plants.list({ limit: 10 }).then(() => answered.push('first page')),
-      plants.list({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
-      plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
-      plants.get(5n).then(() => answered.push('get')),
-    ]
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(answered).toEqual([])
-    release?.()
-    await Promise.all([created, ...reads])
-    expect(answered.sort()).toEqual(['create', 'first page', 'get', 'later page', 'read', 'tag page'])
-    // Nothing awaits an fsync now: a read is answered without waiting.
-    expect((await plants.read(5n))?.plant.name).toBe('fresh')
-    await plants.drain()
-  })
-
-  it('says when everything committed is durable, and fails reads for good once an fsync failed', async () => {
-    const dir = tempDir()
-    const path = join(dir, 'p.db')
-    store = openSqlite({ path })
-    const healthy = fileSink(path, 5000)
-    expect(healthy.durable()).toBeUndefined()
-    const written = healthy.write([row(1n, 'a', null)], Date.now())
-    await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1))
-    const durable = healthy.durable()
-    expect(durable).toBeInstanceOf(Promise)
-    let answered = false
-    void written.then(() => {
-      answered = true
-    })
-    await durable
-    expect(answered).toBe(true)
-    expect(healthy.durable()).toBeUndefined()
-    await healthy.close()
-
-    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
-    const failing = new SqlitePlantStore(store.db, sink)
-    const write = failing.create({ id: 2n, name: 'b' })
-    const read = (async () => {
-      // Committed, its fsync not yet answered.
-      await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(2))
-      return failing.read(2n)
-    })()
-    await expect(write).rejects.toThrow(/durable/)
-    // The read, which sees the create's row, is refused as the create was, and so is every later one.
-    await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(failing.read(1n)).rejects.toThrow(/durable/)
-    await expect(failing.list({ limit: 10 })).rejects.toThrow(/durable/)
-    await failing.drain()
-    await sink.close()
-  })
-
-  it('hands out claimed webhook attempts only once the log holding their events is durable', async () => {
-    store = openSqlite({ path: ':memory:' })
-    let release: (() => void) | undefined
-    let asked = 0
-    // The subscription's own write is made durable at once; the claims' fsyncs are held.
-    let hold = false
-    const webhooks = new SqliteWebhookStore(store.db, async () => {
-      if (!hold) return
-      asked++
-      await new Promise<void>((resolve) => {
-        release = resolve
-      })
-    })
-    const at = new Date()
-    await webhooks.insert(subscriptionRecord('wh_durable00000000000000000', new Date(at.getTime() - 1000)))
-    hold = true
-    const plant = { id: 9n, name: 'announced' }
-    await store.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
-    const options = { owner: 't', now: at, leaseMs: 60_000, limit: 10, perWebhook: 10, inFlight: new Map() }
-    let claimed: unknown[] | undefined
-    const claiming = webhooks.claim(options).then((rows) => {
-      claimed = rows
-    })
-    await vi.waitFor(() => expect(asked).toBe(1))
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(claimed).toBeUndefined()
-    release?.()
-    await claiming
-    expect(claimed).toHaveLength(1)
-    // Nothing claimed, nothing to wait for.
-    expect(await webhooks.claim(options)).toEqual([])
-    expect(asked).toBe(1)
-  })
-
-  it('stops the sink for good when an fsync asked of it directly fails, as when a batch fsync fails', async () => {
-    const dir = tempDir()
-    const path = join(dir, 'p.db')
-    store = openSqlite({ path })
-    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
-    await expect(sink.syncLog()).rejects.toBeInstanceOf(StoreUnavailableError)
-    expect(() => sink.check()).toThrow(/durable/)
-    await expect(sink.write([row(1n, 'a', null)], Date.now())).rejects.toThrow(/durable/)
-    await expect(sink.syncLog()).rejects.toThrow(/durable/)
-    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(0)
-    await sink.close()
-  })
-
-  it('commits subscription writes without an fsync on the event loop, each answered, and seen, once the log is durable', async () => {
-    const opened = openSqlite({ path: join(tempDir(), 'p.db') })
-    store = opened
-    // The fsyncs asked for and not yet let through.
-    const held: Array<{ resolve: () => void; reject: (error: Error) => void }> = []
-    let asked = 0
-    const webhooks = new SqliteWebhookStore(opened.db, () => {
-      asked++
-      return new Promise<void>((resolve, reject) => {
-        held.push({ resolve, reject })
-      })
-    })
-    const modes: unknown[] = []
-    const prepare = opened.db.prepare.bind(opened.db)
-    // The synchronous mode each subscription write runs under.
-    vi.spyOn(opened.db, 'prepare').mockImplementation((sql: string) => {
-      const statement = prepare(sql)
-      if (!/^\s*(INSERT INTO webhooks |UPDATE webhook|DELETE FROM webhooks )/.test(sql)) return statement
-      for (const method of ['run', 'get', 'all'] as const) {
-        const original = (statement[method] as (...args: unknown[]) => unknown).bind(statement)
-        Object.assign(statement, {
-          [method]: (...args: unknown[]) => {
-            modes.push(opened.db.pragma('synchronous', { simple: true }))
-            return original(...args)
-          },
-        })
-      }
-      return statement
-    })
-    const settledWithin = async <T>(pending: Promise<T>) => {
-      let done = false
-      void pending.then(
-        () => {
-          done = true
-        },
-        () => {
-          done = true
-        },
-      )
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      return done
-    }
-    /** Runs a write: neither it nor a read asked meanwhile answers before its fsync is released. */
-    const written = async <T>(write: () => Promise<T>) => {
-      const before = asked
-      const pending = write()
-      await vi.waitFor(() => expect(asked).toBeGreaterThan(before))
-      const read = webhooks.list()
-      expect(await settledWithin(pending)).toBe(false)
-      expect(await settledWithin(read)).toBe(false)
-      // A delete's or a replay's chunks ask again as they go.
-      while (!(await settledWithin(pending))) {
-        for (const sync of held.splice(0)) sync.resolve()
-      }
-      await read
-      return pending
-    }
-    const at = new Date()
-    const id = 'wh_synced000000000000000000'
-    await written(() => webhooks.insert(subscriptionRecord(id, at)))
-    expect((await webhooks.find(id))?.url).toBeDefined()
-    expect(
-      (await written(() => webhooks.update(id, { description: 'changed', updatedAt: at })))?.description,
-    ).toBe('changed')
-    await written(() => webhooks.rotateSecret(id, 'whsec_next', new Date(at.getTime() + 1000), at))
-    // A replay's chunks: the deliveries it queued are listed once the log holding them is durable.
-    const plant = { id: 5n, name: 'replayed' }
-    await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
-    expect(await written(() => webhooks.replay(id, new Date(0), at))).toBe(1)
-    expect(await webhooks.listDeliveries(id, { limit: 10 })).toHaveLength(1)
-    expect(await written(() => webhooks.delete(id))).toBe(true)
-    vi.restoreAllMocks()
-    // NORMAL (1) for every one of them; the connection commits with FULL (2) again after.
-    expect(modes).toHaveLength(4)
-    expect(new Set(modes)).toEqual(new Set([1]))
-    expect(opened.db.pragma('synchronous', { simple: true })).toBe(2)
-
-    // An fsync that fails fails its write, and every later read and write of subscriptions.
-    const failing = webhooks.insert(subscriptionRecord('wh_lost0000000000000000000', at))
-    await vi.waitFor(() => expect(held).toHaveLength(1))
-    const waiting = webhooks.list()
-    held.pop()?.reject(new StoreUnavailableError('the write-ahead log could not be made durable: EIO'))
-    await expect(failing).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(waiting).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(webhooks.find(id)).rejects.toBeInstanceOf(StoreUnavailableError)
-    await expect(
-      webhooks.insert(subscriptionRecord('wh_later000000000000000000', at)),
-    ).rejects.toBeInstanceOf(StoreUnavailableError)
-  })
-
-  it('claims without an fsync of its own the attempts of events told durable, and only those', async () => {
-    store = openSqlite({ path: ':memory:' })
-    const opened = store
-    let asked = 0
-    const webhooks = new SqliteWebhookStore(opened.db, async () => {
-      asked++
-    })
-    const at = new Date()
-    await webhooks.insert(subscriptionRecord('wh_watermark000000000000000', new Date(at.getTime() - 1000)))
-    // That write's own fsync; from here on, only claims ask.
-    asked = 0
-    const create = async (id: bigint) => {
-      const plant = { id, name: `p${id}` }
-      await opened.plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
-      return opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
-    }
-    const claimOne = () =>
-      webhooks.claim({ owner: 't', now: at, leaseMs: 60_000, limit: 1, perWebhook: 10, inFlight: new Map() })
-    const first = await create(1n)
-    webhooks.eventsDurableThrough(first)
-    expect(await claimOne()).toHaveLength(1)
-    expect(asked).toBe(0)
-    // The second event is past what was told: its claim makes the log durable first.
-    const second = await create(2n)
-    expect(await claimOne()).toHaveLength(1)
-    expect(asked).toBe(1)
-    // A lower seq told later does not take back what an earlier one said.
-    await create(3n)
-    webhooks.eventsDurableThrough(second + 1)
-    webhooks.eventsDurableThrough(first)
-    expect(await claimOne()).toHaveLength(1)
-    expect(asked).toBe(1)
-  })
-
-  it("tells the dispatcher, once a batch is durable, the seq through which the batch's events are", async () => {
+  it('tells the dispatcher once a batch that queued deliveries is durable, and never of one whose fsync failed', async () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')
     const opened = openSqlite({ path })
@@ -533,22 +284,20 @@ describe('SQLite store', () => {
           return plants.create(plant, { event: () => plantEvent('plant.created', plant, at) })
         }),
       )
-    const healthy = fileSink(path, 5000)
-    const told: Array<{ seq: number | undefined; durable: boolean }> = []
-    const plants = new SqlitePlantStore(opened.db, healthy, (seq) =>
-      told.push({ seq, durable: healthy.durable() === undefined }),
-    )
+    let told = 0
+    const healthy = fileSink(path)
+    const plants = new SqlitePlantStore(opened.db, healthy, () => told++)
     await createAll(plants, [1n, 2n, 3n])
-    const last = opened.db.prepare('SELECT max(seq) FROM events').pluck().get() as number
-    expect(told).toEqual([{ seq: last, durable: true }])
+    expect(told).toBe(1)
     await plants.drain()
+
     await healthy.close()
 
     // A batch whose fsync fails tells nothing: its events may never reach the disk.
-    const failing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
-    const refused = new SqlitePlantStore(opened.db, failing, (seq) => told.push({ seq, durable: false }))
+    const failing = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
+    const refused = new SqlitePlantStore(opened.db, failing, () => told++)
     await expect(createAll(refused, [4n])).rejects.toThrow(/durable/)
-    expect(told).toHaveLength(1)
+    expect(told).toBe(1)
     await refused.drain()
     await failing.close()
   })
@@ -681,24 +430,11 @@ describe('SQLite store', () => {
     expect(await opened.webhooks.delete('wh_chunks00000000000000000')).toBe(false)
   })
 
-  it('fsyncs the log on request, and says when it cannot', async () => {
-    const dir = tempDir()
-    const path = join(dir, 'p.db')
-    store = openSqlite({ path })
-    expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
-    const sink = fileSink(path, 5000)
-    await expect(sink.syncLog()).resolves.toBeUndefined()
-    await sink.close()
-    const missing = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
-    await expect(missing.syncLog()).rejects.toThrow(/ENOENT/)
-    await missing.close()
-  })
-
   it('writes batches that queued behind a held lock in one transaction, each answered with its own outcomes', async () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     const other = new Database(path)
-    const sink = fileSink(path, 5000)
+    const sink = fileSink(path)
     try {
       // The first batch waits for the lock; the others queue behind it and are taken together.
       other.exec('BEGIN IMMEDIATE')
@@ -707,9 +443,9 @@ describe('SQLite store', () => {
       const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
       const third = sink.write([row(3n, 'c', 'x')], 2000)
       setTimeout(() => other.exec('COMMIT'), 30)
-      expect(await first).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
-      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false, lastSeq: 0 })
-      expect(await third).toEqual({ outcomes: ['created'], queued: false, lastSeq: 0 })
+      expect(await first).toEqual({ outcomes: ['created'], queued: false })
+      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false })
+      expect(await third).toEqual({ outcomes: ['created'], queued: false })
       // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
       const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
       expect(stamps).toHaveLength(2)
@@ -748,14 +484,89 @@ describe('SQLite store', () => {
     }
   })
 
-  /** A store on a new file and a fileSink beside it; the sink is closed once `use` is done. */
-  async function withFileSink(
-    options: Parameters<typeof fileSink>[2],
-    use: (sink: BatchSink, path: string) => Promise<void>,
-  ): Promise<void> {
+  it('answers a read that sees a committed write only once that write is durable', async () => {
+    store = openSqlite({ path: ':memory:' })
+    const inline = inlineSink(store.db)
+    // Commits at once, as the file sink does, and holds durability until the test releases it.
+    let release: (() => void) | undefined
+    let held: Promise<void> | undefined
+    const plants = new SqlitePlantStore(store.db, {
+      write: async (batch, now) => {
+        const result = await inline.write(batch, now)
+        held = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        await held
+        held = undefined
+        return result
+      },
+      durable: () => held,
+      check: () => inline.check(),
+      close: () => inline.close(),
+    })
+    const answered: string[] = []
+    const created = plants.create({ id: 5n, name: 'fresh', tag: 't' }).then(() => answered.push('create'))
+    await vi.waitFor(() => expect(release).toBeDefined())
+    // The row is committed and visible to the main connection, not yet durable.
+    expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1)
+    const reads = [
+      plants.read(5n).then(() => answered.push('read')),
+      plants.list({ limit: 10 }).then(() => answered.push('first page')),
+      plants.list({ limit: 10, tag: 't' }).then(() => answered.push('tag page')),
+      plants.list({ limit: 10, after: 1n }).then(() => answered.push('later page')),
+      plants.get(5n).then(() => answered.push('get')),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(answered).toEqual([])
+    release?.()
+    await Promise.all([created, ...reads])
+    expect(answered.sort()).toEqual(['create', 'first page', 'get', 'later page', 'read', 'tag page'])
+    // Nothing awaits an fsync now: a read is answered without waiting.
+    expect((await plants.read(5n))?.plant.name).toBe('fresh')
+    await plants.drain()
+  })
+
+  it('says when everything committed is durable, and fails reads for good once an fsync failed', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'p.db')
+    store = openSqlite({ path })
+    const healthy = fileSink(path)
+    expect(healthy.durable()).toBeUndefined()
+    const written = healthy.write([row(1n, 'a', null)], Date.now())
+    await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(1))
+    const durable = healthy.durable()
+    expect(durable).toBeInstanceOf(Promise)
+    let answered = false
+    void written.then(() => {
+      answered = true
+    })
+    await durable
+    expect(answered).toBe(true)
+    expect(healthy.durable()).toBeUndefined()
+    await healthy.close()
+
+    const sink = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
+    const failing = new SqlitePlantStore(store.db, sink)
+    const write = failing.create({ id: 2n, name: 'b' })
+    const read = (async () => {
+      // Committed, its fsync not yet answered.
+      await vi.waitFor(() => expect(store?.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(2))
+      return failing.read(2n)
+    })()
+    await expect(write).rejects.toThrow(/durable/)
+    // The read, which sees the create's row, is refused as the create was, and so is every later one.
+    await expect(read).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(failing.read(1n)).rejects.toThrow(/durable/)
+    await expect(failing.list({ limit: 10 })).rejects.toThrow(/durable/)
+    await failing.drain()
+    await sink.close()
+  })
+
+  /** A store on a new file and a sink beside it; the sink is closed once `use` is done. */
+  async function withFileSink(use: (sink: BatchSink, path: string) => Promise<void>): Promise<void> {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
-    const sink = fileSink(path, 5000, options)
+    const sink = fileSink(path)
     try {
       await use(sink, path)
     } finally {
@@ -774,69 +585,15 @@ describe('SQLite store', () => {
     }).length
 
   it('opens its own connection only when the first batch comes', async () => {
-    await withFileSink({}, async (sink, path) => {
+    await withFileSink(async (sink, path) => {
       const before = connectionsTo(path)
       await sink.write([row(1n, 'a', null)], Date.now())
       expect(connectionsTo(path)).toBe(before + 1)
     })
   })
 
-  it("moves its commit counter for every other connection's commit and never for its own creates", async () => {
-    await withFileSink({}, async (sink, path) => {
-      expect(sink.othersCommitted()).toBeUndefined()
-      await sink.write([row(1n, 'a', null)], Date.now())
-      const opened = sink.othersCommitted()
-      expect(opened).toEqual(expect.any(Number))
-      await sink.write([row(2n, 'b', 'x'), row(3n, 'c', null)], Date.now())
-      await sink.write([row(4n, 'd', null)], Date.now())
-      expect(sink.othersCommitted()).toBe(opened)
-
-      // The store's own connection, as a revocation in this process writes.
-      store.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
-      const afterOwn = sink.othersCommitted()
-      expect(afterOwn).not.toBe(opened)
-
-      // Another process's connection, as the CLI writes.
-      const other = new Database(path)
-      try {
-        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
-      } finally {
-        other.close()
-      }
-      expect(sink.othersCommitted()).not.toBe(afterOwn)
-    })
-  })
-
-  it('sees a revocation by another process after its creates, reading the epoch only when it moved', async () => {
-    const path = join(tempDir(), 'p.db')
-    store = openSqlite({ path })
-    await store.plants.create({ id: 1n, name: 'a' })
-    const epoch = store.tokens.revocationEpoch()
-    const statement = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as Database.Statement
-    const get = vi.spyOn(statement, 'get')
-    const epochReads = () =>
-      get.mock.contexts.filter((s) => (s as Database.Statement).source.includes('token_epoch'))
-    try {
-      for (let i = 2n; i < 5n; i++) await store.plants.create({ id: i, name: 'b' })
-      expect(store.tokens.revocationEpoch()).toBe(epoch)
-      // The creates were committed by the batch writer's connection: nothing to read again.
-      expect(epochReads()).toHaveLength(0)
-
-      const other = new Database(path)
-      try {
-        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
-      } finally {
-        other.close()
-      }
-      expect(store.tokens.revocationEpoch()).toBe(epoch + 1)
-      expect(epochReads()).toHaveLength(1)
-    } finally {
-      get.mockRestore()
-    }
-  })
-
   it('closes each connection it could not prepare while the database was locked, and then writes', async () => {
-    await withFileSink({}, async (sink, path) => {
+    await withFileSink(async (sink, path) => {
       // Only a process alone on the file can take it in exclusive locking mode; the sink has not
       // connected yet.
       store.db.close()
@@ -854,178 +611,45 @@ describe('SQLite store', () => {
     })
   })
 
-  it('checkpoints in its thread as the log grows, so the log restarts instead of growing', async () => {
-    await withFileSink({ checkpointFrames: 10, restartFrames: 20 }, async (sink, path) => {
-      // A restarted log gets a new header.
-      await sink.write([row(1n, 'a', null)], Date.now())
-      const first = walSalts(path)
-      let next = 2n
-      await vi.waitFor(
-        async () => {
-          const batch = Array.from({ length: 10 }, () => row(next++, 'p', null))
-          expect((await sink.write(batch, Date.now())).outcomes).toHaveLength(10)
-          expect(walSalts(path)).not.toBe(first)
-        },
-        { timeout: 5000, interval: 10 },
-      )
-      // Every create is there: the checkpoint copied them all before the log restarted.
-      expect(store.db.prepare('SELECT count(*) FROM plants').pluck().get()).toBe(Number(next) - 1)
-    })
-  })
-
-  it('asks for a PASSIVE checkpoint every so many frames of log, and a RESTART once the log is long', async () => {
-    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
-    const frames = 100
-    await withFileSink(
-      // Never quiet-gated here: every explicit checkpoint truncates (the next test covers the gate).
-      { checkpointFrames: frames, restartFrames: 3 * frames, checkpointThread: thread, quietMs: 0 },
-      async (sink, path) => {
-        // The log starts empty, without the migrations' frames.
-        store.db.pragma('wal_checkpoint(TRUNCATE)')
-        const log = new WalIndex(`${path}-shm`)
-        const batch = (from: bigint) => Array.from({ length: 10 }, (_, i) => row(from + BigInt(i), 'p', null))
-        const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-        // The recording thread copies nothing back, so the log only grows: the sink asks once per
-        // `frames` of growth, PASSIVE until the log is three times that long.
-        let next = 1n
-        const lengths: number[] = []
-        for (let i = 0; i < 4; i++) {
-          while (recordedModes(path).length === i) {
-            await sink.write(batch(next), Date.now())
-            next += 10n
-            await pause(2)
-          }
-          lengths.push(log.read()?.frames ?? 0)
-          // The recording thread answers 50 ms after it records: the sink can ask again after that.
-          await pause(60)
-        }
-        expect(recordedModes(path)).toEqual(['PASSIVE', 'PASSIVE', 'RESTART', 'RESTART'])
-        for (const [i, length] of lengths.entries()) expect(length).toBeGreaterThanOrEqual((i + 1) * frames)
-        // And it asked as each of those lengths was reached, not later.
-        expect((log.read()?.frames ?? 0) / frames).toBeLessThan(5)
-        log.close()
-        // The explicit checkpoint (--wal-checkpoint-interval) always truncates.
-        await sink.checkpoint()
-        expect(recordedModes(path).at(-1)).toBe('TRUNCATE')
-        // Even when it is asked for while an automatic one runs: it follows that one.
-        const modes = recordedModes(path).length
-        await vi.waitFor(
-          async () => {
-            await sink.write(batch(next), Date.now())
-            next += 10n
-            expect(recordedModes(path)).toHaveLength(modes + 1)
-          },
-          { timeout: 5000, interval: 1 },
-        )
-        await sink.checkpoint()
-        expect(recordedModes(path).slice(-2)).toEqual(['RESTART', 'TRUNCATE'])
-      },
-    )
-  })
-
-  it("reads the log's length and how much of it a checkpoint copied back from the shared wal-index", () => {
+  it('sees a revocation by another process after its creates, reading the epoch only when it moved', async () => {
     const path = join(tempDir(), 'p.db')
-    const missing = new WalIndex(`${path}-shm`)
-    expect(missing.read()).toBeUndefined()
-    // One that opens but cannot be read (here a folder: EISDIR) is as unknown, never a throw, which in
-    // the batch writer would leave a commit's requests unanswered.
-    const unreadable = new WalIndex(tempDir())
-    expect(unreadable.read()).toBeUndefined()
-    unreadable.close()
     store = openSqlite({ path })
-    const log = new WalIndex(`${path}-shm`)
-    const insert = store.db.prepare(
-      'INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)',
-    )
-    insert.run(1n, 'a')
-    const written = log.read()
-    expect(written?.frames).toBeGreaterThan(0)
-    expect(written?.backfilled).toBe(0)
-    insert.run(2n, 'b')
-    expect(log.read()?.frames).toBeGreaterThan(written?.frames ?? 0)
-    const [result] = store.db.pragma('wal_checkpoint(PASSIVE)') as Array<{
-      log: number
-      checkpointed: number
-    }>
-    expect(log.read()).toEqual({ frames: result?.log, backfilled: result?.checkpointed })
-    store.db.pragma('wal_checkpoint(TRUNCATE)')
-    // The next commit restarts the log from its first frame.
-    insert.run(3n, 'c')
-    expect(log.read()?.frames).toBeLessThan(result?.log ?? 0)
-    log.close()
-  })
+    await store.plants.create({ id: 1n, name: 'a' })
+    const epoch = store.tokens.revocationEpoch()
+    const statement = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as Database.Statement
+    const get = vi.spyOn(statement, 'get')
+    const epochReads = () =>
+      get.mock.contexts.filter((s) => (s as Database.Statement).source.includes('token_epoch'))
+    try {
+      for (let i = 2n; i < 5n; i++) await store.plants.create({ id: i, name: 'b' })
+      // The creates were committed on the writer's connection: one read, and none while nothing commits.
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      expect(store.tokens.revocationEpoch()).toBe(epoch)
+      expect(epochReads()).toHaveLength(1)
 
-  it('counts the log every connection wrote, so a process that wrote little checkpoints what others wrote', async () => {
-    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
-    await withFileSink({ checkpointFrames: 30, checkpointThread: thread, watchMs: 0 }, async (sink, path) => {
-      store.db.pragma('wal_checkpoint(TRUNCATE)')
-      // Another worker's writer on the same file, which never asks for a checkpoint itself.
-      const other = fileSink(path, 5000, { checkpointFrames: 1e9, checkpointThread: thread })
+      const other = new Database(path)
       try {
-        await sink.write([row(1n, 'a', null)], Date.now())
-        let next = 2n
-        const log = new WalIndex(`${path}-shm`)
-        while ((log.read()?.frames ?? 0) < 30) {
-          await other.write([row(next++, 'b', null), row(next++, 'c', null)], Date.now())
-        }
-        log.close()
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        expect(recordedModes(path)).toEqual([])
-        // One create of this sink's own is far from 30 frames of its own, but the log is past them.
-        await sink.write([row(next, 'd', null)], Date.now())
-        await vi.waitFor(() => expect(recordedModes(path)).toEqual(['PASSIVE']), {
-          timeout: 5000,
-          interval: 10,
-        })
+        other.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
       } finally {
-        await other.close()
+        other.close()
       }
-    })
-  })
-
-  it('rewinds the log on the periodic checkpoint under a write load, and truncates it once writes pause', async () => {
-    const thread = new URL('../helpers/recording-thread.js', import.meta.url)
-    await withFileSink({ checkpointThread: thread, quietMs: 300 }, async (sink, path) => {
-      const quiet = () => new Promise((resolve) => setTimeout(resolve, 350))
-      await quiet()
-      await sink.checkpoint()
-      expect(recordedModes(path)).toEqual(['TRUNCATE'])
-      // A create of this sink's, then a write by another connection (another worker, an update):
-      // either one is a write load.
-      await sink.write([row(1n, 'a', null)], Date.now())
-      await sink.checkpoint()
-      await quiet()
-      store.db.prepare("UPDATE plants SET name = 'b' WHERE id = 1").run()
-      await sink.checkpoint()
-      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART'])
-      await quiet()
-      await sink.checkpoint()
-      expect(recordedModes(path)).toEqual(['TRUNCATE', 'RESTART', 'RESTART', 'TRUNCATE'])
-    })
-  })
-
-  it('keeps taking creates when its checkpoint thread dies, and reports each checkpoint it missed', async () => {
-    const thread = new URL('../helpers/exiting-thread.js', import.meta.url)
-    await withFileSink({ checkpointFrames: 1, checkpointThread: thread }, async (sink) => {
-      // The automatic checkpoint this triggers fails quietly; the create is answered all the same.
-      expect((await sink.write([row(1n, 'a', null)], Date.now())).outcomes).toEqual(['created'])
-      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
-      expect((await sink.write([row(2n, 'b', null)], Date.now())).outcomes).toEqual(['created'])
-      // A new thread is started for the next checkpoint (and ends again): never a hang.
-      await expect(sink.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
-    })
+      expect(store.tokens.revocationEpoch()).toBe(epoch + 1)
+      expect(epochReads()).toHaveLength(2)
+    } finally {
+      get.mockRestore()
+    }
   })
 
   it('answers a batch only once its log is on disk, and stops writing for good if that fails', async () => {
     const dir = tempDir()
     const path = join(dir, 'p.db')
     store = openSqlite({ path })
-    const healthy = fileSink(path, 5000)
+    const healthy = fileSink(path)
     const plants = new SqlitePlantStore(store.db, healthy)
     expect(await plants.create({ id: 1n, name: 'a' })).toBe('created')
     await healthy.close()
     // A writer whose fsync cannot succeed: the commit happens, the answer must not.
-    const sink = fileSink(path, 5000, { syncPath: join(dir, 'missing', 'p.db-wal') })
+    const sink = fileSink(path, 5000, join(dir, 'missing', 'p.db-wal'))
     const failing = new SqlitePlantStore(store.db, sink)
     // Unavailable, not a bug: the HTTP layer answers 503 with Retry-After.
     await expect(failing.create({ id: 2n, name: 'b' })).rejects.toBeInstanceOf(StoreUnavailableError)
@@ -1042,57 +666,35 @@ describe('SQLite store', () => {
     await sink.close()
   })
 
-  it('fsyncs, counts and watches the log beside the file that a symbolic link given as its path leads to', async () => {
+  it('watches the log beside the file that a symbolic link given as its path leads to', async () => {
     const dir = tempDir()
     const link = join(dir, 'p.db')
     const file = join(dir, 'volume.db')
     symlinkSync(file, link)
     store = openSqlite({ path: link })
-    // SQLite writes its log as volume.db-wal: there is none beside the link to make durable.
+    // SQLite writes its log as volume.db-wal, none beside the link.
     expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
-    // The log's length is read from volume.db-shm: the automatic checkpoint restarts the log.
-    const sink = fileSink(link, 5000, { checkpointFrames: 10, restartFrames: 20 })
-    try {
-      await sink.write([row(2n, 'b', null)], Date.now())
-      const first = walSalts(file)
-      let next = 3n
-      await vi.waitFor(
-        async () => {
-          await sink.write(
-            Array.from({ length: 10 }, () => row(next++, 'p', null)),
-            Date.now(),
-          )
-          expect(walSalts(file)).not.toBe(first)
-        },
-        { timeout: 5000, interval: 10 },
-      )
-    } finally {
-      await sink.close()
-    }
-    // And it is the log whose deletion is noticed.
+    expect(existsSync(`${file}-wal`)).toBe(true)
+    // And it is that log whose deletion is noticed.
     rmSync(`${file}-wal`)
     await expect(store.plants.create({ id: 0n, name: 'z' })).rejects.toThrow(
       /write-ahead log .*volume\.db-wal was moved or deleted/,
     )
   })
 
-  it('starts no checkpoint thread on a database file moved away, which would make an empty one and drop its log', async () => {
+  it('checkpoints a database file moved away into that file, making none at its path', async () => {
     const path = join(tempDir(), 'p.db')
     store = openSqlite({ path })
     expect(await store.plants.create({ id: 1n, name: 'a' })).toBe('created')
-    const unchecked = fileSink(path, 5000)
     renameSync(path, `${path}.moved`)
-    // The first checkpoint starts the thread, which opens the path anew.
-    await expect(store.maintenance.checkpoint()).rejects.toThrow(/p\.db was moved or deleted while open/)
+    await expect(store.plants.create({ id: 2n, name: 'b' })).rejects.toThrow(
+      /p\.db was moved or deleted while open/,
+    )
+    await store.maintenance.checkpoint()
     expect(existsSync(path)).toBe(false)
-    // Even a thread asked by a sink that does not check the file makes none.
-    await expect(unchecked.checkpoint()).rejects.toThrow(/checkpoint thread has stopped/)
-    await unchecked.close()
-    expect(existsSync(path)).toBe(false)
-    // Put back, it is the file opened, with its log: writes resume, and checkpoints too.
+    // Put back, it is the file opened: writes resume.
     renameSync(`${path}.moved`, path)
     expect(await store.plants.create({ id: 2n, name: 'b' })).toBe('created')
-    await store.maintenance.checkpoint()
     expect((await store.plants.list({ limit: 10 })).map((p) => p.id)).toEqual([1n, 2n])
   })
 

@@ -39,14 +39,10 @@ export interface ChangeRow {
 /** A create's outcome, or a change's (for a delete, the plant and version it had). */
 export type RowOutcome = CreateOutcome | WriteResult
 
-/**
- * What a committed batch did: each row's outcome, whether it queued any webhook delivery, and the
- * seq of the last event it wrote (0: none).
- */
+/** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
 export interface BatchResult {
   outcomes: RowOutcome[]
   queued: boolean
-  lastSeq: number
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
@@ -159,6 +155,6 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       if (db.inTransaction) rollback.run()
       throw error
     }
-    return { outcomes, queued, lastSeq }
+    return { outcomes, queued }
   }
 }

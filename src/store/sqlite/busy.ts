@@ -14,9 +14,8 @@ export function isBusy(error: unknown): boolean {
  * blocking the thread: it tries again on the next two turns of the event loop (another connection's
  * transaction is usually over by then), then after 1 ms and every 2 ms, for at most `limitMs`.
  * Meant for connections opened with a busy timeout of 0, where SQLite's own busy handler would
- * otherwise sleep the thread. Waits that grew to 8 ms left the lock free for up to 8 ms after another
- * process's commit or a checkpoint's RESTART; with two workers creating, the create p99 was 32-33 ms
- * with them and 21-24 ms with waits of at most 2 ms, at the same CPU (an attempt costs microseconds).
+ * otherwise sleep the thread. Waits kept short leave the lock free only briefly after another
+ * process's commit or a checkpoint's RESTART, and an attempt costs next to nothing.
  */
 export async function retryWhileBusy<T>(work: () => T, limitMs = 5000): Promise<T> {
   // On the monotonic clock: by the wall clock, a step back kept a request retrying for as long as the step.

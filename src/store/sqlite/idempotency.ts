@@ -1,7 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { CHUNK, inChunks } from '../chunks.js'
 import type { IdempotencyRecord, IdempotencyStore } from '../types.js'
-import { unsyncedWrites } from './unsynced.js'
 
 interface KeyRow {
   token_id: string
@@ -16,13 +15,11 @@ interface KeyRow {
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly selectOne: Statement
   private readonly purge: Statement
-  private readonly unsynced: <T>(work: () => T) => T
 
   constructor(db: Database) {
     this.selectOne = db.prepare(
       'SELECT * FROM idempotency_keys WHERE token_id = ? AND key = ? AND expires_at > ?',
     )
-    this.unsynced = unsyncedWrites(db)
     this.purge = db.prepare(
       'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)',
     )
@@ -44,7 +41,6 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   async purgeExpired(now: Date, signal?: AbortSignal): Promise<number> {
     // A day of keys can expire at once (a bulk load with keys, then quiet).
-    // Expired keys are never replayed, so a delete lost to a power cut only means deleting it again.
-    return inChunks(() => this.unsynced(() => this.purge.run(now.getTime(), CHUNK).changes), signal)
+    return inChunks(() => this.purge.run(now.getTime(), CHUNK).changes, signal)
   }
 }

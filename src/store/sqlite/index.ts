@@ -1,5 +1,6 @@
 import { closeSync, constants, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
@@ -11,11 +12,10 @@ import { SqliteMaintenanceStore } from './maintenance.js'
 import { makeFolder } from './make-folder.js'
 import { type Migration, migrate, pendingMigrations, refuseForeignDatabase } from './migrate.js'
 import { OpenedFile } from './opened-file.js'
-import { PAGE_CACHE_PRAGMA } from './page-cache.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
-import { BACKSTOP_CHECKPOINT_FRAMES, type BatchSink, fileSink, inlineSink } from './writer.js'
+import { type BatchSink, batchSink, type Connection } from './writer.js'
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for a throwaway store. */
@@ -29,13 +29,6 @@ export interface SqliteOptions {
    * other command.
    */
   toRead?: boolean
-  /**
-   * False for a store whose process has another store that sees to checkpoints (the webhook
-   * dispatcher's thread). Every connection checkpoints the log in its own commits only past
-   * BACKSTOP_CHECKPOINT_FRAMES (writer.ts); a store that sees to checkpoints also watches the log and
-   * has its checkpoint thread copy it back. A store that only reads watches nothing.
-   */
-  checkpoints?: boolean
 }
 
 export class SqliteStore implements Store {
@@ -50,34 +43,56 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
   readonly leases: SqliteLeaseStore
+  /** The checkpoint thread, started with the writer's connection. */
+  private checkpointer: Worker | undefined
 
   constructor(
     readonly db: Database.Database,
-    options: { path: string; busyTimeoutMs: number; watchLog: boolean },
+    options: { path: string; busyTimeoutMs: number },
     readonly migrated: readonly string[] = [],
   ) {
-    // A file commits on a connection of its own and fsyncs off the event loop; `:memory:` exists
-    // only on this connection, so it commits here.
     const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
     this.file = file
+    const checkFile = () => file?.check()
+    const { busyTimeoutMs } = options
+    // `:memory:` exists only on this connection, so it commits here, durable at COMMIT.
     this.sink = file
-      ? fileSink(options.path, options.busyTimeoutMs, {
-          checkFile: () => file.check(),
-          watchMs: options.watchLog ? undefined : 0,
+      ? batchSink({
+          connect: () => this.connectWriter(options.path),
+          busyTimeoutMs,
+          checkFile,
+          logPath: file.logPath,
         })
-      : inlineSink(db)
+      : batchSink({ connect: () => ({ db, close: () => {} }), busyTimeoutMs, checkFile })
     this.events = new SqliteEventStore(db)
-    this.maintenance = new SqliteMaintenanceStore(db, () => this.sink.checkpoint())
-    this.plants = new SqlitePlantStore(
-      db,
-      this.sink,
-      (durableThrough) => this.events.appended(durableThrough),
-      () => file?.check(),
-    )
-    this.tokens = new SqliteTokenStore(db, () => this.sink.othersCommitted())
-    this.webhooks = new SqliteWebhookStore(db, () => this.sink.syncLog())
+    this.maintenance = new SqliteMaintenanceStore(db)
+    this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended(), checkFile)
+    this.tokens = new SqliteTokenStore(db)
+    this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)
+  }
+
+  /**
+   * The connection batches commit on (see batchSink), opened at the first batch: a command that never
+   * writes a plant never opens it. The checkpoint thread starts beside it, and from then on SQLite's
+   * automatic checkpoint, which would copy the log back inside a commit on the event loop, is off on
+   * this process's connections.
+   */
+  private connectWriter(path: string): Connection {
+    const writer = new Database(path, { fileMustExist: true })
+    try {
+      writer.pragma('busy_timeout = 0')
+      writer.pragma('synchronous = NORMAL')
+      writer.pragma('foreign_keys = ON')
+      writer.pragma('wal_autocheckpoint = 0')
+    } catch (error) {
+      writer.close()
+      throw error
+    }
+    this.db.pragma('wal_autocheckpoint = 0')
+    this.checkpointer ??= startCheckpoints(path)
+    return { db: writer, close: () => writer.close() }
   }
 
   /**
@@ -135,6 +150,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.plants.drain()
     await this.sink.close()
+    await stopCheckpoints(this.checkpointer)
     if (!this.db.open) return
     if (this.file?.moved()) {
       // SQLite skips its closing checkpoint for a file that is no longer at its path, and leaves the
@@ -148,6 +164,27 @@ export class SqliteStore implements Store {
     }
     this.db.close()
   }
+}
+
+/** How often the checkpoint thread copies the log back. */
+const CHECKPOINT_INTERVAL_MS = 1000
+
+function startCheckpoints(path: string): Worker {
+  const worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
+    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS },
+  })
+  // Never what keeps the process up; a thread that fails leaves the log to the periodic checkpoint.
+  worker.unref()
+  worker.on('error', () => {})
+  return worker
+}
+
+async function stopCheckpoints(worker: Worker | undefined): Promise<void> {
+  if (!worker || worker.threadId === -1) return
+  const exited = new Promise((resolve) => worker.once('exit', resolve))
+  worker.ref()
+  worker.postMessage('close')
+  await exited
 }
 
 function alreadyBackedUp(file: string): Error {
@@ -230,7 +267,6 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
     refuseForeignDatabase(db, options.path)
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
-    db.pragma(PAGE_CACHE_PRAGMA)
     // Asked before anything writes: the switch to WAL below rewrites the header of a file in
     // rollback-journal mode (a backup copy is one), so a database a newer release migrated would be
     // changed by the very start that refuses it.
@@ -241,7 +277,7 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
         // acknowledged create survives power loss, not just a process crash.
         // Processes opening a new database at once (a server starting and a `token create` beside
         // it) each switch it to WAL, and SQLite may refuse one at once with SQLITE_BUSY instead of
-        // waiting on its busy handler (7 of 80 processes started together on new files). Tried
+        // waiting on its busy handler (processes started together on new files). Tried
         // again a moment later, the switch is done, or needs doing no more.
         retryWhileBusySync(() => db.pragma('journal_mode = WAL'))
         migrated = migrate(db).map((m) => m.name)
@@ -256,9 +292,9 @@ export function openSqlite(options: SqliteOptions): SqliteStore {
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_FRAMES}`)
-  const watchLog = options.checkpoints !== false && !options.toRead
-  return new SqliteStore(db, { path: options.path, busyTimeoutMs, watchLog }, migrated)
+  // Until the writer's connection opens with its checkpoint thread, SQLite's automatic checkpoint
+  // keeps the log short (a command's import); the periodic one (maintenance) also truncates it.
+  return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
 }
 
 /**

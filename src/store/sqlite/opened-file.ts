@@ -2,31 +2,23 @@ import { realpathSync, type Stats, statSync } from 'node:fs'
 import { StoreUnavailableError } from '../errors.js'
 
 /**
- * The write-ahead log and its index (wal-index) of the database at `path`: SQLite keeps them beside
- * the file a symbolic link leads to, not beside the link.
- */
-export function logFiles(path: string): { log: string; index: string } {
-  const file = realpathSync(path)
-  return { log: `${file}-wal`, index: `${file}-shm` }
-}
-
-/**
  * The database file a store opened, and its write-ahead log. In WAL mode SQLite goes on committing to
  * a file that was deleted or renamed while open (it notices only in rollback-journal mode), so every
  * write would be acknowledged into a file that the next start, the CLI and a backup no longer find.
  * The log matters as much as the database: until a checkpoint copies them back, acknowledged creates
  * live only in it, and SQLite keeps appending to a deleted log that a crash then takes with it.
- * Checked before a write transaction: two stats, about a microsecond each, once per batch of creates.
+ * Checked before each batch of writes: two stats.
  */
 export class OpenedFile {
   private readonly database: Stats
   /** Undefined when there was no log at open (a database not in WAL mode). */
   private readonly log: Stats | undefined
-  private readonly logPath: string
+  /** The write-ahead log's path: beside the file a symbolic link leads to. */
+  readonly logPath: string
 
   constructor(private readonly path: string) {
     this.database = statSync(path)
-    this.logPath = logFiles(path).log
+    this.logPath = `${realpathSync(path)}-wal`
     this.log = statSync(this.logPath, { throwIfNoEntry: false })
   }
 

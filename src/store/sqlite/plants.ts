@@ -31,8 +31,8 @@ interface PendingWrite {
  * Plants in SQLite with group commit: every create, update and delete that arrives within one turn
  * of the event loop joins one transaction, in the order they came, and each is answered only after
  * that transaction is durable (fsynced). One fsync then pays for a whole batch instead of one
- * request. Each turn's writes are committed at the end of the turn (for a file, on the sink's own
- * connection, see fileSink), and the next turn's are written while the last are being fsynced.
+ * request. Each turn's writes are committed at the end of the turn (see batchSink), and the next
+ * turn's are written while the last are being fsynced.
  */
 export class SqlitePlantStore implements PlantStore {
   /** The writes of this turn of the event loop, written as one batch at its end (flush). */
@@ -55,11 +55,8 @@ export class SqlitePlantStore implements PlantStore {
   constructor(
     private readonly db: Database,
     private readonly sink: BatchSink,
-    /**
-     * Told after a commit that queued webhook deliveries, so the dispatcher sends them at once; for a
-     * batch, with the seq through which every event is durable once it resolved (see AppendSignal).
-     */
-    private readonly onDeliveriesQueued: (durableThrough?: number) => void = () => {},
+    /** Told after a commit that queued webhook deliveries (once durable), so the dispatcher sends them at once. */
+    private readonly onDeliveriesQueued: () => void = () => {},
     /** Throws when the database file is no longer the one opened (see OpenedFile). */
     private readonly checkFile: () => void = () => {},
   ) {
@@ -240,9 +237,9 @@ export class SqlitePlantStore implements PlantStore {
     }
     void write
       .then(
-        ({ outcomes, queued, lastSeq }) => {
+        ({ outcomes, queued }) => {
           for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as RowOutcome)
-          if (queued) this.onDeliveriesQueued(lastSeq)
+          if (queued) this.onDeliveriesQueued()
         },
         (error: unknown) => {
           for (const item of batch) item.reject(error)

@@ -33,23 +33,13 @@ export class SqliteTokenStore implements TokenStore {
   private readonly dataVersion: Statement
   private readonly readEpoch: Statement
   private readonly touch: Statement
-  private lastDataVersion = ''
+  private lastDataVersion = -1
   private epoch = 0
 
-  /**
-   * @param othersCommitted the batch writer's own data_version (BatchSink.othersCommitted), when it
-   * has a connection. Under a create load the writer commits every turn, which moves this
-   * connection's data_version each time and makes every check read the epoch from a page cache the
-   * commit just emptied (~40 µs); the writer's own counter moves only when another connection
-   * commits, and the writer never writes tokens.
-   */
-  constructor(
-    private readonly db: Database,
-    private readonly othersCommitted: () => number | undefined = () => undefined,
-  ) {
+  constructor(private readonly db: Database) {
     this.selectOne = db.prepare('SELECT * FROM tokens WHERE id = ?')
-    // data_version moves when another connection (the CLI, another worker) commits; only then is the
-    // epoch worth reading. Both statements cost microseconds and touch no table page when idle.
+    // data_version moves when another connection (the CLI, another worker) commits, never for this
+    // one's own (the creates): only then is the epoch worth reading.
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.readEpoch = db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck()
     this.touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?')
@@ -107,7 +97,7 @@ export class SqliteTokenStore implements TokenStore {
     })
     const revoked = run.immediate()
     // data_version does not move for this connection's own commits: force a fresh read of the epoch.
-    this.lastDataVersion = ''
+    this.lastDataVersion = -1
     return revoked
   }
 
@@ -129,9 +119,7 @@ export class SqliteTokenStore implements TokenStore {
   }
 
   revocationEpoch(): number {
-    // Each counter is its own connection's: tagged, so that one never passes for the other.
-    const writers = this.othersCommitted()
-    const version = writers === undefined ? `own ${this.dataVersion.get()}` : `writer ${writers}`
+    const version = this.dataVersion.get() as number
     if (version !== this.lastDataVersion) {
       this.lastDataVersion = version
       this.epoch = this.readEpoch.get() as number

@@ -14,9 +14,8 @@ import type {
   WebhookStore,
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
-import { isBusy } from './busy.js'
+import { retryWhileBusy } from './busy.js'
 import { deliveryId, TYPE_MATCHES } from './fan-out.js'
-import { unsyncedWrites } from './unsynced.js'
 
 interface WebhookRow {
   id: string
@@ -144,25 +143,8 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly startFailing: Statement
   private readonly disableFailing: Statement
   private readonly unlease: Statement
-  private readonly unsynced: <T>(work: () => T) => T
-  /** Every event up to this seq is known durable (see eventsDurableThrough). */
-  private durableThrough = 0
-  /** The fsync of the latest subscription write, while it runs (see durably). */
-  private pendingSync: Promise<void> | undefined
-  /** What a failed fsync threw: from then on nothing committed can be trusted to be durable. */
-  private syncFailure: unknown
 
-  constructor(
-    private readonly db: Database,
-    /**
-     * Makes durable what was committed before the call (see BatchSink.syncLog); the claim waits for
-     * it before handing its attempts out. Creates commit without an fsync and are fsynced after, and
-     * another connection sees them in between: an event sent from there could announce a plant
-     * whose create a failed fsync then refused, or a power cut then took back.
-     */
-    private readonly logDurable: () => Promise<void>,
-  ) {
-    this.unsynced = unsyncedWrites(db)
+  constructor(private readonly db: Database) {
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
     this.anyWork = db.prepare(HAS_WORK).pluck()
@@ -244,103 +226,45 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   /**
-   * Runs a dispatcher's bookkeeping transaction without its own fsync. Losing one to a power cut
-   * only means an event is fanned out or an attempt made again, which at-least-once delivery allows;
-   * the next fsynced commit (any create) makes it durable too, as the WAL is appended in order.
-   * Skipping the fsync keeps the dispatcher from competing with creates for the disk.
-   *
-   * When the write lock is taken (a create's commit, another process) it retries after 1, 2, 4, then
-   * every 8 ms, without blocking the thread: creates go first, and the dispatcher follows within a
-   * few milliseconds. SQLite's own busy handler would sleep the thread, with waits that grow to
-   * 100 ms; a connection opened with a busy timeout of 0 leaves the waiting to this loop.
+   * Runs a queue transaction, waiting for a write lock held elsewhere (a create's commit, another
+   * process) between turns of the event loop: the dispatcher's connection has no busy timeout, so
+   * SQLite's own busy handler never sleeps its thread. A claim that leases deliveries commits at
+   * synchronous=FULL, and its fsync of the log also makes durable the events written to it before,
+   * whose batch may still await its own fsync: nothing is sent that a power cut could take back.
    */
-  private async relaxed<T>(work: () => T): Promise<T> {
-    const deadline = performance.now() + BUSY_RETRY_MS
-    for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
-      try {
-        return this.unsynced(() => this.db.transaction(work).immediate())
-      } catch (error) {
-        if (!isBusy(error) || performance.now() > deadline) throw error
-      }
-      await new Promise((resolve) => setTimeout(resolve, wait))
-    }
-  }
-
-  /**
-   * Commits a subscription write without an fsync on the event loop, then waits for the log's next
-   * fsync on libuv's pool (BatchSink.syncLog) before the caller answers: committed at
-   * synchronous=FULL, each write held every request for its fsync (about a millisecond, hundreds
-   * while another process kept the disk busy). Until that fsync is done the write is visible though
-   * not durable, so reads of subscriptions and deliveries wait for it (settled).
-   */
-  private async durably<T>(work: () => T): Promise<T> {
-    const result = this.committed(work)
-    await this.settled()
-    return result
-  }
-
-  /**
-   * Commits the write unsynced and asks for the log's next fsync, without waiting for it: a replay's
-   * or a delete's chunks each ask, and reads wait only for the latest chunk's (settled), not for the
-   * whole operation.
-   */
-  private committed<T>(work: () => T): T {
-    if (this.syncFailure !== undefined) throw this.syncFailure
-    const result = this.unsynced(work)
-    const sync = this.logDurable().then(
-      () => {
-        if (this.pendingSync === sync) this.pendingSync = undefined
-      },
-      (error: unknown) => {
-        this.syncFailure ??= error
-        if (this.pendingSync === sync) this.pendingSync = undefined
-      },
-    )
-    this.pendingSync = sync
-    return result
-  }
-
-  /**
-   * Resolves once every subscription write committed so far is durable. An fsync started after a
-   * commit covers every commit before it, so the latest one is enough. Rejects, then and from then
-   * on, once one has failed.
-   */
-  private async settled(): Promise<void> {
-    if (this.pendingSync) await this.pendingSync
-    if (this.syncFailure !== undefined) throw this.syncFailure
+  private queued<T>(work: () => T): Promise<T> {
+    return retryWhileBusy(() => this.db.transaction(work).immediate(), BUSY_RETRY_MS)
   }
 
   async insert(webhook: WebhookRecord): Promise<void> {
-    await this.durably(() =>
-      this.db
-        .prepare(
-          `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
+    this.db
+      .prepare(
+        `INSERT INTO webhooks (id, url, events, description, secret, previous_secret, previous_secret_expires_at,
            disabled_at, disabled_reason, failing_since, after_seq, created_at, updated_at)
          VALUES (@id, @url, @events, @description, @secret, @previousSecret, @previousSecretExpiresAt,
            @disabledAt, @disabledReason, @failingSince,
            (SELECT coalesce(max(seq), 0) FROM events), @createdAt, @updatedAt)`,
-        )
-        .run({
-          id: webhook.id,
-          url: webhook.url,
-          events: webhook.events.join(' '),
-          description: webhook.description,
-          secret: webhook.secret,
-          previousSecret: webhook.previousSecret,
-          previousSecretExpiresAt: ms(webhook.previousSecretExpiresAt),
-          disabledAt: ms(webhook.disabledAt),
-          disabledReason: webhook.disabledReason,
-          failingSince: ms(webhook.failingSince),
-          createdAt: webhook.createdAt.getTime(),
-          updatedAt: webhook.updatedAt.getTime(),
-        }),
-    )
+      )
+      .run({
+        id: webhook.id,
+        url: webhook.url,
+        events: webhook.events.join(' '),
+        description: webhook.description,
+        secret: webhook.secret,
+        previousSecret: webhook.previousSecret,
+        previousSecretExpiresAt: ms(webhook.previousSecretExpiresAt),
+        disabledAt: ms(webhook.disabledAt),
+        disabledReason: webhook.disabledReason,
+        failingSince: ms(webhook.failingSince),
+        createdAt: webhook.createdAt.getTime(),
+        updatedAt: webhook.updatedAt.getTime(),
+      })
   }
 
   /**
    * The subscription as the change left it, read in the same synchronous step as the change: read
-   * after the change's fsync, it could show a change made meanwhile (two rotations crossing would
-   * each answer the later one's secret).
+   * later, it could show a change made meanwhile (two rotations crossing would each answer the later
+   * one's secret).
    */
   private changedWebhook(id: string, change: { changes: number }): WebhookRecord | undefined {
     if (change.changes === 0) return undefined
@@ -348,13 +272,11 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async find(id: string): Promise<WebhookRecord | undefined> {
-    await this.settled()
     const row = this.selectOne.get(id) as WebhookRow | undefined
     return row && toWebhook(row)
   }
 
   async list(): Promise<WebhookRecord[]> {
-    await this.settled()
     const rows = this.db.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as WebhookRow[]
     return rows.map(toWebhook)
   }
@@ -368,11 +290,9 @@ export class SqliteWebhookStore implements WebhookStore {
       sets.push(`${column} = @${key}`)
       values[key] = value instanceof Date ? value.getTime() : Array.isArray(value) ? value.join(' ') : value
     }
-    return this.durably(() =>
-      this.changedWebhook(
-        id,
-        this.db.prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`).run(values),
-      ),
+    return this.changedWebhook(
+      id,
+      this.db.prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = @id`).run(values),
     )
   }
 
@@ -382,31 +302,29 @@ export class SqliteWebhookStore implements WebhookStore {
     previousExpiresAt: Date,
     at: Date,
   ): Promise<WebhookRecord | undefined> {
-    return this.durably(() =>
-      this.changedWebhook(
-        id,
-        this.db
-          .prepare(
-            `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_expires_at = ?,
-               updated_at = ? WHERE id = ?`,
-          )
-          .run(secret, previousExpiresAt.getTime(), at.getTime(), id),
-      ),
+    return this.changedWebhook(
+      id,
+      this.db
+        .prepare(
+          `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_expires_at = ?,
+             updated_at = ? WHERE id = ?`,
+        )
+        .run(secret, previousExpiresAt.getTime(), at.getTime(), id),
     )
   }
 
   /**
    * The subscription's deliveries go first, in paced chunks, and then the subscription with what it
-   * gained meanwhile: in one statement the cascade deleted them all on the event loop (280–311 ms for
-   * 22,000–37,000 deliveries, 2.1 s for 373,000). A stop midway leaves the subscription in place with
+   * gained meanwhile: in one statement the cascade deleted them all on the event loop, for as long as a
+   * large backlog takes. A stop midway leaves the subscription in place with
    * fewer deliveries, and the DELETE can be sent again.
    */
   async delete(id: string): Promise<boolean> {
     const deleteSome = this.db.prepare(
       'DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE webhook_id = ? LIMIT ?)',
     )
-    await inChunks(() => this.committed(() => deleteSome.run(id, CHUNK).changes))
-    return this.durably(() => this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0)
+    await inChunks(() => deleteSome.run(id, CHUNK).changes)
+    return this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0
   }
 
   async hasWork(): Promise<boolean> {
@@ -432,7 +350,6 @@ export class SqliteWebhookStore implements WebhookStore {
     webhookId: string,
     options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]> {
-    await this.settled()
     const rows = this.db
       .prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
@@ -466,19 +383,15 @@ export class SqliteWebhookStore implements WebhookStore {
     at: Date,
   ): Promise<DeliveryRecord | undefined> {
     // Read with the change, as for a subscription (see changedWebhook).
-    return this.durably(() => {
-      const changed = this.db
-        .prepare(
-          `UPDATE webhook_deliveries SET ${REQUEUE} WHERE id = @deliveryId AND webhook_id = @webhookId`,
-        )
-        .run({ at: at.getTime(), deliveryId, webhookId }).changes
-      return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
-    })
+    const changed = this.db
+      .prepare(`UPDATE webhook_deliveries SET ${REQUEUE} WHERE id = @deliveryId AND webhook_id = @webhookId`)
+      .run({ at: at.getTime(), deliveryId, webhookId }).changes
+    return changed === 0 ? undefined : this.findDelivery(webhookId, deliveryId)
   }
 
   /**
    * Queues the events in seq order, CHUNK at a time, each chunk its own transaction: in one statement
-   * a week of events held the event loop (410 ms for 67,000). A stop midway has queued the first
+   * a week of events held the event loop. A stop midway has queued the first
    * ones; replaying again queues the rest (and sends the first again, as any replay does).
    */
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
@@ -502,15 +415,11 @@ export class SqliteWebhookStore implements WebhookStore {
          RETURNING event_seq`,
       )
       .pluck()
-    const queued = await inChunks(() =>
-      this.committed(() => {
-        const chunk = queueSome.all(params) as number[]
-        params.after = Math.max(params.after, ...chunk)
-        return chunk.length
-      }),
-    )
-    await this.settled()
-    return queued
+    return inChunks(() => {
+      const chunk = queueSome.all(params) as number[]
+      params.after = Math.max(params.after, ...chunk)
+      return chunk.length
+    })
   }
 
   async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
@@ -535,25 +444,19 @@ export class SqliteWebhookStore implements WebhookStore {
         .pluck()
         .get({ webhookId, seq, at }) as string
     })
-    return this.durably(() => {
-      const id = insert.immediate()
-      return id === undefined ? undefined : this.findDelivery(webhookId, id)
-    })
+    const id = insert.immediate()
+    return id === undefined ? undefined : this.findDelivery(webhookId, id)
   }
 
   async fanOut(limit: number, at: Date): Promise<number> {
     if (this.anyAwaitingFanOut.get() === undefined) return 0
-    return this.relaxed(() => {
+    return this.queued(() => {
       const upTo = this.lastAwaitingFanOut.get(limit) as number | null
       if (upTo === null) return 0
       const range = { upTo, at: at.getTime() }
       this.fanOutEvents.run(range)
       return this.markFannedOut.run(range).changes
     })
-  }
-
-  eventsDurableThrough(seq: number): void {
-    this.durableThrough = Math.max(this.durableThrough, seq)
   }
 
   async claim(options: {
@@ -566,7 +469,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }): Promise<ClaimedDelivery[]> {
     const now = options.now.getTime()
     if (options.limit <= 0 || this.anyDue.get(now) === undefined) return []
-    const claimed = await this.relaxed(() => {
+    const claimed = await this.queued(() => {
       const candidates: Array<{ id: string; next_attempt_at: number }> = []
       for (const webhookId of this.enabledWebhooks.all() as string[]) {
         const room = options.perWebhook - (options.inFlight.get(webhookId) ?? 0)
@@ -579,8 +482,6 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const row of rows) this.lease.run({ owner: options.owner, until, id: row.id })
       return rows
     })
-    // Those known durable are sent at once: the process's own creates, fsynced before they were told.
-    if (claimed.some((row) => row.event_seq > this.durableThrough)) await this.logDurable()
     return claimed.map((row) => ({
       id: row.id,
       webhookId: row.webhook_id,
@@ -597,7 +498,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async complete(results: AttemptResult[]): Promise<string[]> {
     if (results.length === 0) return []
-    return this.relaxed(() => {
+    return this.queued(() => {
       const disabled: string[] = []
       for (const r of results) {
         const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
@@ -634,7 +535,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async release(owner: string, deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return
-    await this.relaxed(() => {
+    await this.queued(() => {
       for (const id of deliveryIds) this.unlease.run({ id, owner, now: Date.now() })
     })
   }
