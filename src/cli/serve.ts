@@ -151,7 +151,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Webhook delivery runs beside requests, never in their path: see startDispatcher.
   dispatcher = startDispatcher(store, config, logger)
   const started = dispatcher
-  store.events.watch?.((durableThrough) => started.eventsWritten(durableThrough))
+  store.events.watch?.(() => started.eventsWritten())
 }
 
 /** Opens the store with serve's settings, retrying an unreachable database for --database-startup-timeout. */

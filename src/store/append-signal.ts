@@ -4,15 +4,15 @@
  * found by polling.
  */
 export class AppendSignal {
-  private readonly listeners = new Set<(durableThrough?: number) => void>()
+  private readonly listeners = new Set<() => void>()
 
-  watch(listener: (durableThrough?: number) => void): () => void {
+  watch(listener: () => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
   }
 
   /** Called by the plant store after a commit that wrote events. */
-  appended(durableThrough?: number): void {
-    for (const listener of this.listeners) listener(durableThrough)
+  appended(): void {
+    for (const listener of this.listeners) listener()
   }
 }

@@ -194,7 +194,7 @@ export interface EventStore {
    * and only those that left the dispatcher work (both stores: that queued a delivery). Returns a
    * function that removes the listener.
    */
-  watch?(listener: (durableThrough?: number) => void): () => void
+  watch?(listener: () => void): () => void
 }
 
 export type WebhookDisabledReason = 'manual' | 'failing'

@@ -9,11 +9,8 @@ import { WebhookSender } from './sender.js'
 
 /** The serve command's handle on webhook delivery, wherever it runs. */
 export interface DispatcherHandle {
-  /**
-   * New events were committed in this process; with the seq through which every event is durable,
-   * where the store knows one (see WebhookStore.eventsDurableThrough).
-   */
-  eventsWritten(durableThrough?: number): void
+  /** New events were committed in this process: look for their deliveries now, not at the next poll. */
+  eventsWritten(): void
   /** Stops within about `graceMs`, handing unfinished attempts back to the queue. */
   stop(graceMs: number): Promise<void>
   /** Whether this process holds the dispatcher lease, so that it is the one sending webhooks. */
@@ -26,7 +23,7 @@ export interface DispatcherThreadMessage {
 }
 
 /** What the thread that started the dispatcher's worker thread tells it. */
-export type DispatcherCommand = { wake: number | undefined } | { stop: number }
+export type DispatcherCommand = { wake: true } | { stop: number }
 
 /** What a dispatcher needs from the serve settings; also what the worker thread receives. */
 export type DispatchSettings = Pick<
@@ -145,8 +142,8 @@ export function startDispatcher(
   checks.unref()
   void check()
   return {
-    eventsWritten: (durableThrough) => {
-      if (running) running.eventsWritten(durableThrough)
+    eventsWritten: () => {
+      if (running) running.eventsWritten()
       // Its first pass, at start (or at its restart), takes these events.
       else start()
     },
@@ -210,8 +207,8 @@ function runDispatcher(
   })
   worker.on('error', (err) => logger.error({ err }, 'webhook dispatcher failed'))
   return {
-    eventsWritten: (durableThrough) => {
-      if (!exited) worker.postMessage({ wake: durableThrough } satisfies DispatcherCommand)
+    eventsWritten: () => {
+      if (!exited) worker.postMessage({ wake: true } satisfies DispatcherCommand)
     },
     stop: async (graceMs) => {
       if (exited) return
