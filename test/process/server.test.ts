@@ -8,7 +8,15 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../../src/errors.js'
 import { admin, whileLocked } from '../helpers/postgres.js'
-import { BIN, exitCode, ROOT, type RunningServer, runCli, startServer } from '../helpers/process.js'
+import {
+  BIN,
+  exitCode,
+  issueToken,
+  ROOT,
+  type RunningServer,
+  runCli,
+  startServer,
+} from '../helpers/process.js'
 import {
   afterContinue,
   bodyOf,
@@ -37,9 +45,7 @@ async function start(args: string[], env: Record<string, string> = {}): Promise<
 
 async function newDatabase(kind: StoreKind): Promise<{ url: string; token: string }> {
   const url = await kind.freshUrl()
-  const res = await runCli(['token', 'create', '--name', 'process-test', '--database-url', url])
-  if (res.code !== 0) throw new Error(res.stderr)
-  return { url, token: res.stdout.trim() }
+  return { url, token: await issueToken(url, 'process-test') }
 }
 
 function create(server: RunningServer, token: string, body: string): Promise<Response> {
