@@ -5,9 +5,12 @@ import type { CliResult } from './process.js'
 /**
  * Runs a command in this process, through the same entry point bin/plantstore calls, and returns what
  * it wrote and the exit code it set: what the real CLI does, without a second of process start, and
- * where coverage sees it. A command that serves or must end its process is run as a real one instead.
+ * where coverage sees it. `env` is set for the command only, as for a real one. A command that serves
+ * or must end its process is run as a real one instead.
  */
-export async function runHere(args: string[]): Promise<CliResult> {
+export async function runHere(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const before = Object.keys(env).map((name) => [name, process.env[name]] as const)
+  Object.assign(process.env, env)
   let stdout = ''
   let stderr = ''
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk, ...rest: unknown[]) => {
@@ -27,6 +30,10 @@ export async function runHere(args: string[]): Promise<CliResult> {
   } finally {
     out.mockRestore()
     err.mockRestore()
+    for (const [name, value] of before) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
   }
   const code = Number(process.exitCode ?? 0)
   process.exitCode = undefined

@@ -295,6 +295,23 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
   })
 })
 
+describe('a serve process with the longest timeouts', () => {
+  // Node's own request timeout is 5m: the server must be made with the ones configured, whose
+  // longest (a timer's limit) must not end the start (test/settings.test.ts checks them in process).
+  it('serves with a request and headers timeout of 24 days', async () => {
+    const server = await start([
+      '--database-url',
+      'sqlite::memory:',
+      '--request-timeout',
+      '24d',
+      '--headers-timeout',
+      '24d',
+    ])
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    expect(await server.stop()).toBe(0)
+  })
+})
+
 describe('a serve process on a database of an older schema', () => {
   it('logs the migrations it applied at start, and none on the next start', async () => {
     const databaseUrl = `sqlite:${join(tempDir(), 'p.db')}`
