@@ -6,36 +6,13 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { main } from '../../src/cli/main.js'
 import { makeApp } from '../helpers/app.js'
+import { runHere } from '../helpers/cli.js'
 import { BIN, ROOT } from '../helpers/process.js'
 import { tempDir } from '../helpers/stores.js'
 
 // The token commands run in this process (the same code bin/plantstore runs), so that what they print
 // can be read and the token they issue used against an app on the same database.
-async function cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  let stdout = ''
-  let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk, ...rest: unknown[]) => {
-    stdout += String(chunk)
-    // A writer that waits for its text to be taken is told at once, as a stream would.
-    const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined
-    done?.()
-    return true
-  })
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk)
-    return true
-  })
-  process.exitCode = undefined
-  try {
-    await main(['node', 'plantstore', ...args])
-  } finally {
-    out.mockRestore()
-    err.mockRestore()
-  }
-  const code = Number(process.exitCode ?? 0)
-  process.exitCode = undefined
-  return { stdout, stderr, code }
-}
+const cli = runHere
 
 describe('token commands', () => {
   afterEach(() => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { afterAll, beforeAll } from 'vitest'
 import { type AppOptions, buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/types.js'
 import type { Scope } from '../../src/tokens/scopes.js'
@@ -21,21 +22,20 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function makeApp(
-  kind: StoreKind,
-  options: {
-    bodyLimit?: number
-    maxHeaderSize?: number
-    maxConnections?: number
-    idempotencyTtlMs?: number
-    lifecycle?: { draining: boolean }
-    allowPrivateWebhookUrls?: boolean
-    rateLimit?: AppOptions['rateLimit']
-    unauthenticatedRateLimit?: AppOptions['unauthenticatedRateLimit']
-    scrapeMetrics?: AppOptions['scrapeMetrics']
-    timeouts?: AppOptions['timeouts']
-  } = {},
-): Promise<TestApp> {
+export interface TestAppOptions {
+  bodyLimit?: number
+  maxHeaderSize?: number
+  maxConnections?: number
+  idempotencyTtlMs?: number
+  lifecycle?: { draining: boolean }
+  allowPrivateWebhookUrls?: boolean
+  rateLimit?: AppOptions['rateLimit']
+  unauthenticatedRateLimit?: AppOptions['unauthenticatedRateLimit']
+  scrapeMetrics?: AppOptions['scrapeMetrics']
+  timeouts?: AppOptions['timeouts']
+}
+
+export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
   const tokens = new TokenService(store.tokens)
   const app = await buildApp({ store, tokens, ...options })
@@ -55,6 +55,54 @@ export async function makeApp(
       await app.close()
       await store.close()
     },
+  }
+}
+
+/** A describe block's app and a token for it, shared by the block's tests. */
+export interface SuiteApp extends TestApp {
+  /** A token with the scopes the block asked for (default: read and write plants). */
+  readonly bearer: string
+}
+
+/**
+ * One app on a fresh store for every test of the describe block that calls it: built, with its
+ * token, before the block's first test and closed after its last. Its fields are read inside tests.
+ */
+export function appForSuite(
+  kind: StoreKind,
+  options: TestAppOptions = {},
+  scopes: Scope[] = ['plants:read', 'plants:write'],
+): SuiteApp {
+  let built: { t: TestApp; bearer: string } | undefined
+  beforeAll(async () => {
+    const t = await makeApp(kind, options)
+    built = { t, bearer: await t.token(scopes) }
+  })
+  afterAll(() => built?.t.close())
+  const current = () => {
+    if (!built) throw new Error('the suite app is read before its describe block started')
+    return built
+  }
+  return {
+    get app() {
+      return current().t.app
+    },
+    get store() {
+      return current().t.store
+    },
+    get tokens() {
+      return current().t.tokens
+    },
+    get url() {
+      return current().t.url
+    },
+    get bearer() {
+      return current().bearer
+    },
+    checkedFetch: (request) => current().t.checkedFetch(request),
+    checkAnswer: (method, url, response) => current().t.checkAnswer(method, url, response),
+    token: (scopes, expiresInMs) => current().t.token(scopes, expiresInMs),
+    close: () => current().t.close(),
   }
 }
 

@@ -1,6 +1,9 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
+import { DEFAULT_SCOPES, type Scope } from '../../src/tokens/scopes.js'
+import { TokenService } from '../../src/tokens/service.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const BIN = `${ROOT}bin/plantstore`
@@ -46,12 +49,20 @@ export function runCliWithFileLimit(blocks: number, args: string[]): Promise<Cli
   })
 }
 
-/** A token issued by `plantstore token create`, as an operator would, for tests that only need one. */
+/**
+ * A token made on the database at `url` in this process, as `plantstore token create` makes one (that
+ * command has tests of its own), for tests that only need one: a process start less for each.
+ */
 export async function issueToken(url: string, name: string, scopes?: string): Promise<string> {
-  const scoped = scopes === undefined ? [] : ['--scopes', scopes]
-  const created = await runCli(['token', 'create', '--name', name, ...scoped, '--database-url', url])
-  if (created.code !== 0) throw new Error(`token create failed: ${created.stderr}`)
-  return created.stdout.trim()
+  const location = parseDatabaseUrl(url)
+  if (!location) throw new Error(`bad test database url ${url}`)
+  const store = await openStore(location)
+  try {
+    const wanted = scopes === undefined ? DEFAULT_SCOPES : (scopes.split(',') as Scope[])
+    return (await new TokenService(store.tokens).create(name, wanted)).token
+  } finally {
+    await store.close()
+  }
 }
 
 /**

@@ -1,27 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { errors } from '../../src/errors.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Revocation, TokenRecord, TokenStore } from '../../src/store/types.js'
 import { TokenService } from '../../src/tokens/service.js'
-import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
+import { appForSuite, errorOf, makeApp, postPlant } from '../helpers/app.js'
 import { openFresh, storeKinds } from '../helpers/stores.js'
 
 describe.each(storeKinds)('bearer authentication on $name', (kind) => {
-  let t: TestApp
-  let token: string
-  beforeAll(async () => {
-    t = await makeApp(kind)
-    token = await t.token()
-  })
-  afterAll(() => t.close())
+  const t = appForSuite(kind)
 
   const exists = async (id: string) =>
     (
       await t.app.inject({
         method: 'GET',
         url: `/plants/${id}`,
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${t.bearer}` },
       })
     ).statusCode === 200
 
@@ -41,7 +35,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
   it.each(['Basic dXNlcjpwYXNz', 'Token abc', 'Bearer_x'])(
     'answers credentials of another scheme (%s) as no bearer token: the bare challenge',
     async (header) => {
-      const res = await postPlant(t.app, token, '{"id": 508, "name": "a"}', { authorization: header })
+      const res = await postPlant(t.app, t.bearer, '{"id": 508, "name": "a"}', { authorization: header })
       expect(res.statusCode).toBe(401)
       expect(res.headers['www-authenticate']).toBe('Bearer realm="plantstore"')
       expect(errorOf(res).error).toBe(errors.TOKEN_MISSING.code)
@@ -56,7 +50,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     ['Bearer not-a-plantstore-token', errors.TOKEN_MALFORMED],
     [`Bearer pst_0123456789abcdef_${'A'.repeat(43)}`, errors.TOKEN_UNKNOWN],
   ])('answers 401 invalid_token for %s', async (header, entry) => {
-    const res = await postPlant(t.app, token, '{"id": 501, "name": "a"}', { authorization: header })
+    const res = await postPlant(t.app, t.bearer, '{"id": 501, "name": "a"}', { authorization: header })
     expect(res.statusCode).toBe(401)
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore", error="invalid_token"/)
     expect(errorOf(res).error).toBe(entry.code)
@@ -64,8 +58,8 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
   })
 
   it('answers a token set off by a tab as a malformed bearer token, not as none sent', async () => {
-    const res = await postPlant(t.app, token, '{"id": 509, "name": "a"}', {
-      authorization: `Bearer\t${token}`,
+    const res = await postPlant(t.app, t.bearer, '{"id": 509, "name": "a"}', {
+      authorization: `Bearer\t${t.bearer}`,
     })
     expect(res.statusCode).toBe(401)
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore", error="invalid_token"/)
@@ -74,15 +68,15 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
   })
 
   it('refuses a known token id with the wrong secret', async () => {
-    const wrong = `${token.slice(0, 'pst_0123456789abcdef_'.length)}${'B'.repeat(43)}`
+    const wrong = `${t.bearer.slice(0, 'pst_0123456789abcdef_'.length)}${'B'.repeat(43)}`
     const res = await postPlant(t.app, wrong, '{"id": 502, "name": "a"}')
     expect(res.statusCode).toBe(401)
     expect(errorOf(res).error).toBe(errors.TOKEN_UNKNOWN.code)
   })
 
   it('accepts the scheme name in any case', async () => {
-    const res = await postPlant(t.app, token, '{"id": 503, "name": "a"}', {
-      authorization: `bearer ${token}`,
+    const res = await postPlant(t.app, t.bearer, '{"id": 503, "name": "a"}', {
+      authorization: `bearer ${t.bearer}`,
     })
     expect(res.statusCode).toBe(200)
   })
@@ -150,7 +144,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
   it('holds every plant operation to the scope the endpoint table gives it', async () => {
     const reader = await t.token(['plants:read'])
     const other = await t.token(['webhooks:manage', 'metrics:read'])
-    await postPlant(t.app, token, '{"id": 514, "name": "a"}')
+    await postPlant(t.app, t.bearer, '{"id": 514, "name": "a"}')
     const operations = [
       { method: 'POST', url: '/plants', payload: '{"id": 515, "name": "a"}', scope: 'plants:write' },
       { method: 'GET', url: '/plants', scope: 'plants:read' },
@@ -174,13 +168,13 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
     }
     const unchanged = await t.app.inject({
       url: '/plants/514',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
     })
     expect(JSON.parse(unchanged.body)).toEqual({ id: 514, name: 'a' })
   })
 
   it('checks the token before the body: 401 even for a body that would be 400', async () => {
-    const res = await postPlant(t.app, token, '{bad json', { authorization: 'Bearer nope' })
+    const res = await postPlant(t.app, t.bearer, '{bad json', { authorization: 'Bearer nope' })
     expect(res.statusCode).toBe(401)
   })
 
@@ -191,7 +185,7 @@ describe.each(storeKinds)('bearer authentication on $name', (kind) => {
   })
 
   it('marks authenticated responses Cache-Control: no-store', async () => {
-    const res = await postPlant(t.app, token, '{"id": 508, "name": "a"}')
+    const res = await postPlant(t.app, t.bearer, '{"id": 508, "name": "a"}')
     expect(res.headers['cache-control']).toBe('no-store')
   })
 })

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeApp, postPlant, type TestApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { appForSuite, postPlant } from '../helpers/app.js'
 import { storeKinds } from '../helpers/stores.js'
 
 // Operations whose OpenAPI entry has no request body ignore one, as a GET does, instead of reading it
 // and answering a 400, 413 or 415 the operation does not document.
 describe.each(storeKinds)('operations without a request body on $name', (kind) => {
-  let t: TestApp
-  let token: string
-  beforeAll(async () => {
-    t = await makeApp(kind, { bodyLimit: 1024 })
-    token = await t.token(['plants:read', 'plants:write', 'webhooks:manage'])
-  })
-  afterAll(() => t.close())
+  const t = appForSuite(kind, { bodyLimit: 1024 }, ['plants:read', 'plants:write', 'webhooks:manage'])
 
   const bodies: Array<[string, Record<string, string>, string]> = [
     ['text/plain', { 'content-type': 'text/plain' }, 'hello'],
@@ -27,11 +21,11 @@ describe.each(storeKinds)('operations without a request body on $name', (kind) =
     ['a body in another charset', { 'content-type': 'application/json; charset=latin1' }, '{}'],
   ]
   const send = (method: 'POST' | 'DELETE', url: string, headers: Record<string, string>, payload: string) =>
-    t.app.inject({ method, url, headers: { authorization: `Bearer ${token}`, ...headers }, payload })
+    t.app.inject({ method, url, headers: { authorization: `Bearer ${t.bearer}`, ...headers }, payload })
 
   it.each(bodies)('DELETE /plants/{id} with %s deletes and answers 204', async (_what, headers, payload) => {
     const id = 700 + bodies.findIndex(([what]) => what === _what)
-    expect((await postPlant(t.app, token, `{"id":${id},"name":"a"}`)).statusCode).toBe(200)
+    expect((await postPlant(t.app, t.bearer, `{"id":${id},"name":"a"}`)).statusCode).toBe(200)
     const res = await send('DELETE', `/plants/${id}`, headers, payload)
     expect(res.statusCode).toBe(204)
     expect(await t.store.plants.get(BigInt(id))).toBeUndefined()
@@ -43,7 +37,7 @@ describe.each(storeKinds)('operations without a request body on $name', (kind) =
       const created = await t.app.inject({
         method: 'POST',
         url: '/webhooks',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${t.bearer}`, 'content-type': 'application/json' },
         payload: '{"url":"https://receiver.example/hook"}',
       })
       const { id, secret } = JSON.parse(created.body) as { id: string; secret: string }

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { errors } from '../../src/errors.js'
-import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
+import { appForSuite, errorOf, makeApp, postPlant } from '../helpers/app.js'
 import { storeKinds } from '../helpers/stores.js'
 
 describe.each(storeKinds)('POST /plants on $name', (kind) => {
-  let t: TestApp
-  let token: string
-  beforeAll(async () => {
-    t = await makeApp(kind)
-    token = await t.token()
-  })
-  afterAll(() => t.close())
+  const t = appForSuite(kind)
 
   const get = (id: string) =>
-    t.app.inject({ method: 'GET', url: `/plants/${id}`, headers: { authorization: `Bearer ${token}` } })
+    t.app.inject({ method: 'GET', url: `/plants/${id}`, headers: { authorization: `Bearer ${t.bearer}` } })
 
   it('creates a plant and answers 200 with exactly {id, name, tag}', async () => {
-    const res = await postPlant(t.app, token, '{"id": 10, "name": "Monstera", "tag": "aroid"}')
+    const res = await postPlant(t.app, t.bearer, '{"id": 10, "name": "Monstera", "tag": "aroid"}')
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toMatch(/^application\/json/)
     expect(res.body).toBe('{"id":10,"name":"Monstera","tag":"aroid"}')
@@ -24,7 +18,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   })
 
   it('omits tag from the answer when the plant has none (never "tag": null)', async () => {
-    const res = await postPlant(t.app, token, '{"id": 11, "name": "Fern"}')
+    const res = await postPlant(t.app, t.bearer, '{"id": 11, "name": "Fern"}')
     expect(res.statusCode).toBe(200)
     expect(res.body).toBe('{"id":11,"name":"Fern"}')
   })
@@ -32,7 +26,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   it.each(['0', '-1', '9007199254740993', '9223372036854775807', '-9223372036854775808'])(
     'stores and echoes id %s digit for digit',
     async (id) => {
-      const res = await postPlant(t.app, token, `{"id": ${id}, "name": "exact ${id}"}`)
+      const res = await postPlant(t.app, t.bearer, `{"id": ${id}, "name": "exact ${id}"}`)
       expect(res.statusCode).toBe(200)
       expect(res.body).toBe(`{"id":${id},"name":"exact ${id}"}`)
       const read = await get(id)
@@ -42,8 +36,10 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   )
 
   it('keeps 2^53+1 and 2^53 apart as two plants', async () => {
-    expect((await postPlant(t.app, token, '{"id": 9007199254740995, "name": "odd"}')).statusCode).toBe(200)
-    expect((await postPlant(t.app, token, '{"id": 9007199254740994, "name": "even"}')).statusCode).toBe(200)
+    expect((await postPlant(t.app, t.bearer, '{"id": 9007199254740995, "name": "odd"}')).statusCode).toBe(200)
+    expect((await postPlant(t.app, t.bearer, '{"id": 9007199254740994, "name": "even"}')).statusCode).toBe(
+      200,
+    )
     expect(JSON.parse((await get('9007199254740995')).body).name).toBe('odd')
     expect(JSON.parse((await get('9007199254740994')).body).name).toBe('even')
   })
@@ -61,7 +57,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['[1]', errors.ID_INVALID],
     ['{"n":1}', errors.ID_INVALID],
   ])('refuses id %s with 400', async (id, entry) => {
-    const res = await postPlant(t.app, token, `{"id": ${id}, "name": "bad"}`)
+    const res = await postPlant(t.app, t.bearer, `{"id": ${id}, "name": "bad"}`)
     expect(res.statusCode).toBe(400)
     expect(errorOf(res).error).toBe(entry.code)
   })
@@ -109,7 +105,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       method: 'POST',
       url: '/plants',
       headers: {
-        authorization: `Bearer ${token}`,
+        authorization: `Bearer ${t.bearer}`,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { payload: body }),
@@ -148,7 +144,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   ])(
     'names %s that stops the JSON by its code point when it would show as nothing',
     async (_what, body, detail) => {
-      const res = await postPlant(t.app, token, body)
+      const res = await postPlant(t.app, t.bearer, body)
       expect(errorOf(res)).toEqual({
         error: errors.BODY_MALFORMED.code,
         message: `The request body is not valid JSON: ${detail}`,
@@ -157,7 +153,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   )
 
   it.each(['42', '1.5', '-9223372036854775809'])('names a number body as a number: %s', async (body) => {
-    const res = await postPlant(t.app, token, body)
+    const res = await postPlant(t.app, t.bearer, body)
     expect(errorOf(res)).toEqual({
       error: errors.BODY_NOT_OBJECT.code,
       message: 'The request body must be a JSON object, not a number.',
@@ -166,13 +162,13 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
 
   it('accepts names and tags at their bounds, counted in characters', async () => {
     const name = '🌿'.repeat(200)
-    const res = await postPlant(t.app, token, JSON.stringify({ id: 12, name, tag: 'é'.repeat(100) }))
+    const res = await postPlant(t.app, t.bearer, JSON.stringify({ id: 12, name, tag: 'é'.repeat(100) }))
     expect(res.statusCode).toBe(200)
     expect(JSON.parse(res.body).name).toBe(name)
   })
 
   it('ignores unknown fields and does not store them', async () => {
-    const res = await postPlant(t.app, token, '{"id": 13, "name": "a", "color": "green", "n": 1.5}')
+    const res = await postPlant(t.app, t.bearer, '{"id": 13, "name": "a", "color": "green", "n": 1.5}')
     expect(res.body).toBe('{"id":13,"name":"a"}')
     expect((await get('13')).body).toBe('{"id":13,"name":"a"}')
   })
@@ -181,7 +177,8 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     const nested = (depth: number, open: string, close: string) => open.repeat(depth) + close.repeat(depth)
     // The body object is the first level.
     expect(
-      (await postPlant(t.app, token, `{"id": 1600, "name": "d", "x": ${nested(511, '[', ']')}}`)).statusCode,
+      (await postPlant(t.app, t.bearer, `{"id": 1600, "name": "d", "x": ${nested(511, '[', ']')}}`))
+        .statusCode,
     ).toBe(200)
     for (const [open, close] of [
       ['[', ']'],
@@ -191,7 +188,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       for (const depth of [512, 5000, 20000]) {
         const body = `{"id": 1601, "name": "d", "x": ${nested(depth, open as string, close as string)}}`
         if (body.length > 64 * 1024) continue
-        const res = await postPlant(t.app, token, body)
+        const res = await postPlant(t.app, t.bearer, body)
         expect(errorOf(res)).toEqual({
           error: errors.BODY_MALFORMED.code,
           message: expect.stringContaining('nested deeper than 512 levels'),
@@ -204,7 +201,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   it('cannot be polluted through __proto__ or constructor keys', async () => {
     const res = await postPlant(
       t.app,
-      token,
+      t.bearer,
       '{"id": 14, "name": "p", "__proto__": {"polluted": true, "tag": "x"}, "constructor": {"prototype": {"polluted": true}}}',
     )
     expect(res.statusCode).toBe(200)
@@ -213,8 +210,8 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   })
 
   it('answers 409 when the id exists, and keeps the first plant', async () => {
-    await postPlant(t.app, token, '{"id": 15, "name": "first"}')
-    const res = await postPlant(t.app, token, '{"id": 15, "name": "second"}')
+    await postPlant(t.app, t.bearer, '{"id": 15, "name": "first"}')
+    const res = await postPlant(t.app, t.bearer, '{"id": 15, "name": "second"}')
     expect(res.statusCode).toBe(409)
     expect(errorOf(res).error).toBe(errors.PLANT_EXISTS.code)
     expect(JSON.parse((await get('15')).body).name).toBe('first')
@@ -222,7 +219,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
 
   it('gives exactly one 200 among 50 concurrent creates of one new id', async () => {
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => postPlant(t.app, token, `{"id": 16, "name": "racer ${i}"}`)),
+      Array.from({ length: 50 }, (_, i) => postPlant(t.app, t.bearer, `{"id": 16, "name": "racer ${i}"}`)),
     )
     const statuses = results.map((r) => r.statusCode)
     expect(statuses.filter((s) => s === 200)).toHaveLength(1)
@@ -230,7 +227,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   })
 
   it('treats application/json with a charset as JSON', async () => {
-    const res = await postPlant(t.app, token, '{"id": 17, "name": "a"}', {
+    const res = await postPlant(t.app, t.bearer, '{"id": 17, "name": "a"}', {
       'content-type': 'application/json; charset=utf-8',
     })
     expect(res.statusCode).toBe(200)
@@ -242,7 +239,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     'application/jsonx',
     'multipart/form-data; boundary=x',
   ])('answers 415 for content type %s', async (type) => {
-    const res = await postPlant(t.app, token, '{"id": 18, "name": "a"}', { 'content-type': type })
+    const res = await postPlant(t.app, t.bearer, '{"id": 18, "name": "a"}', { 'content-type': type })
     expect(res.statusCode).toBe(415)
     expect(errorOf(res).error).toBe(errors.UNSUPPORTED_MEDIA_TYPE.code)
     expect((await get('18')).statusCode).toBe(404)
@@ -252,7 +249,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/plants',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
       payload: '{"id": 18, "name": "a"}',
     })
     expect(res.statusCode).toBe(415)
@@ -260,7 +257,11 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   })
 
   it('answers 413 past the body limit', async () => {
-    const res = await postPlant(t.app, token, JSON.stringify({ id: 19, name: 'a', pad: 'x'.repeat(70_000) }))
+    const res = await postPlant(
+      t.app,
+      t.bearer,
+      JSON.stringify({ id: 19, name: 'a', pad: 'x'.repeat(70_000) }),
+    )
     expect(res.statusCode).toBe(413)
     expect(errorOf(res).error).toBe(errors.BODY_TOO_LARGE.code)
   })
@@ -291,7 +292,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       t.app.inject({
         method,
         url,
-        headers: { authorization: `Bearer ${token}`, 'content-type': type },
+        headers: { authorization: `Bearer ${t.bearer}`, 'content-type': type },
         payload,
       })
     const unknown = await send('POST', '/nowhere')
@@ -330,7 +331,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     const res = await t.app.inject({
       method: method as 'DELETE', // as above: TRACE is left out of the type
       url,
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
     })
     expect(res.statusCode).toBe(405)
     expect(res.headers.allow).toBe('GET, HEAD')
@@ -362,7 +363,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     ['application/json', { 'content-encoding': 'identity, gzip' }, 415],
   ])('reads a body sent as %s %j only when it is plain UTF-8', async (type, extra, status) => {
     const id = nextCharsetId++
-    const res = await postPlant(t.app, token, `{"id": ${id}, "name": "caf\u00e9"}`, {
+    const res = await postPlant(t.app, t.bearer, `{"id": ${id}, "name": "caf\u00e9"}`, {
       'content-type': type,
       ...extra,
     })
@@ -372,7 +373,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
   })
 
   it('answers 415 for a body in another charset before its size or its JSON', async () => {
-    const res = await postPlant(t.app, token, `{"pad":"${'x'.repeat(70_000)}"`, {
+    const res = await postPlant(t.app, t.bearer, `{"pad":"${'x'.repeat(70_000)}"`, {
       'content-type': 'application/json; charset=latin1',
     })
     expect(res.statusCode).toBe(415)
@@ -386,7 +387,7 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
         const res = await t.app.inject({
           method: 'GET',
           url,
-          headers: { authorization: `Bearer ${token}`, 'content-encoding': coding },
+          headers: { authorization: `Bearer ${t.bearer}`, 'content-encoding': coding },
         })
         expect(res.statusCode).toBe(200)
       }
@@ -405,8 +406,8 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
 
   it('orders errors: 415 before 413 and 413 before 400', async () => {
     const big = `{"id": "bad", "pad": "${'x'.repeat(70_000)}"}`
-    expect((await postPlant(t.app, token, big, { 'content-type': 'text/plain' })).statusCode).toBe(415)
-    expect((await postPlant(t.app, token, big)).statusCode).toBe(413)
+    expect((await postPlant(t.app, t.bearer, big, { 'content-type': 'text/plain' })).statusCode).toBe(415)
+    expect((await postPlant(t.app, t.bearer, big)).statusCode).toBe(413)
   })
 
   it('answers 400 for a path id that is not an int64', async () => {
@@ -433,8 +434,11 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
     })
     expect(odd.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     // A token sent as the id is not sent back in a header.
-    const token = await t.token()
-    const leaked = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': token } })
+    const leaked = await t.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': t.bearer },
+    })
     expect(leaked.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
   })
 })

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { plantJson } from '../../src/plants/events.js'
 import { INT64_MAX, INT64_MIN } from '../../src/plants/int64.js'
-import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
+import { appForSuite, errorOf, postPlant, type TestApp } from '../helpers/app.js'
 import { storeKinds } from '../helpers/stores.js'
 
 // Generated garbage thrown at the real application: whatever arrives, the answer is never a 5xx, every
@@ -32,20 +32,14 @@ const text = (max: number) =>
 const int64 = fc.bigInt(INT64_MIN, INT64_MAX)
 
 describe.each(storeKinds)('hostile input properties on $name', (kind) => {
-  let t: TestApp
-  let token: string
+  const t = appForSuite(kind)
   const used = new Set<bigint>()
-  beforeAll(async () => {
-    t = await makeApp(kind)
-    token = await t.token()
-  })
-  afterAll(() => t.close())
 
   it('round-trips every valid NewPlant exactly, through create and read', async () => {
     await fc.assert(
       fc.asyncProperty(int64, text(200), fc.option(text(100), { nil: undefined }), async (id, name, tag) => {
         const plant = tag === undefined ? { id, name } : { id, name, tag }
-        const res = await postPlant(t.app, token, plantJson(plant))
+        const res = await postPlant(t.app, t.bearer, plantJson(plant))
         if (used.has(id)) {
           expect(res.statusCode).toBe(409)
           return
@@ -55,7 +49,7 @@ describe.each(storeKinds)('hostile input properties on $name', (kind) => {
         expect(res.body).toBe(plantJson(plant))
         const read = await t.app.inject({
           url: `/plants/${id}`,
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization: `Bearer ${t.bearer}` },
         })
         expect(read.body).toBe(plantJson(plant))
       }),
@@ -78,7 +72,7 @@ describe.each(storeKinds)('hostile input properties on $name', (kind) => {
     )
     await fc.assert(
       fc.asyncProperty(bodies, async (body) => {
-        const res = await postPlant(t.app, token, body)
+        const res = await postPlant(t.app, t.bearer, body)
         expectPrecise(res)
         if (res.statusCode === 200) {
           const created = JSON.parse(res.body) as { id: unknown }
@@ -99,7 +93,7 @@ describe.each(storeKinds)('hostile input properties on $name', (kind) => {
       fc.asyncProperty(ids, async (id) => {
         const res = await t.app.inject({
           url: `/plants/${encodeURIComponent(id)}`,
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization: `Bearer ${t.bearer}` },
         })
         expectPrecise(res)
         expect([200, 400, 404]).toContain(res.statusCode)
@@ -121,7 +115,7 @@ describe.each(storeKinds)('hostile input properties on $name', (kind) => {
           const res = await t.app.inject({
             method: path === '/plants' ? 'POST' : 'GET',
             url: `${path}?${qs}`,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            headers: { authorization: `Bearer ${t.bearer}`, 'content-type': 'application/json' },
             ...(path === '/plants' ? { payload: '{"id": 1, "name": "q"}' } : {}),
           })
           expectPrecise(res)
@@ -158,7 +152,7 @@ describe.each(storeKinds)('hostile input properties on $name', (kind) => {
           method: 'POST',
           url: '/plants',
           headers: {
-            ...(withToken ? { authorization: `Bearer ${token}` } : {}),
+            ...(withToken ? { authorization: `Bearer ${t.bearer}` } : {}),
             'content-type': 'application/json',
             ...extra,
           },

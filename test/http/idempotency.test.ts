@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { errors } from '../../src/errors.js'
-import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
+import { appForSuite, errorOf, makeApp, postPlant } from '../helpers/app.js'
 import { storeKinds } from '../helpers/stores.js'
 
 describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => {
-  let t: TestApp
-  let token: string
-  beforeAll(async () => {
-    t = await makeApp(kind)
-    token = await t.token()
-  })
-  afterAll(() => t.close())
+  const t = appForSuite(kind)
 
-  const post = (body: string, key?: string, as = token) =>
+  const post = (body: string, key?: string, as = t.bearer) =>
     postPlant(t.app, as, body, key === undefined ? {} : { 'idempotency-key': key })
   const eventCount = async () => (await t.store.events.listSince(0, 1000)).length
 
@@ -35,7 +29,7 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     const deleted = await t.app.inject({
       method: 'DELETE',
       url: '/plants/70',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
     })
     expect(deleted.statusCode).toBe(204)
     const retry = await post('{"id": 70, "name": "gone"}', 'key-70')
@@ -47,7 +41,7 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     const read = await t.app.inject({
       method: 'GET',
       url: '/plants/70',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
     })
     expect(read.statusCode).toBe(404)
   })
@@ -68,7 +62,7 @@ describe.each(storeKinds)('Idempotency-Key on POST /plants on $name', (kind) => 
     const reads = await t.app.inject({
       method: 'GET',
       url: '/plants/11',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${t.bearer}` },
     })
     expect(reads.statusCode).toBe(404)
   })

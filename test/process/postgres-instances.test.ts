@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { admin } from '../helpers/postgres.js'
-import { type RunningServer, runCli, startServer } from '../helpers/process.js'
+import { issueToken, type RunningServer, runCli, startServer } from '../helpers/process.js'
 import { postgresKind } from '../helpers/stores.js'
 
 const post = (server: RunningServer, token: string, body: string) =>
@@ -30,10 +30,8 @@ async function subscribeInSql(url: string, id: string): Promise<void> {
   )
 }
 
-async function newToken(url: string): Promise<string> {
-  const created = await runCli(['token', 'create', '--name', 'instances', '--database-url', url])
-  expect(created.code).toBe(0)
-  return created.stdout.trim()
+function newToken(url: string): Promise<string> {
+  return issueToken(url, 'instances')
 }
 
 describe.skipIf(!postgresKind)('several serve processes on one PostgreSQL database', () => {

@@ -8,7 +8,15 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { errors } from '../../src/errors.js'
 import { admin, whileLocked } from '../helpers/postgres.js'
-import { BIN, exitCode, ROOT, type RunningServer, runCli, startServer } from '../helpers/process.js'
+import {
+  BIN,
+  exitCode,
+  issueToken,
+  ROOT,
+  type RunningServer,
+  runCli,
+  startServer,
+} from '../helpers/process.js'
 import {
   afterContinue,
   bodyOf,
@@ -37,9 +45,7 @@ async function start(args: string[], env: Record<string, string> = {}): Promise<
 
 async function newDatabase(kind: StoreKind): Promise<{ url: string; token: string }> {
   const url = await kind.freshUrl()
-  const res = await runCli(['token', 'create', '--name', 'process-test', '--database-url', url])
-  if (res.code !== 0) throw new Error(res.stderr)
-  return { url, token: res.stdout.trim() }
+  return { url, token: await issueToken(url, 'process-test') }
 }
 
 function create(server: RunningServer, token: string, body: string): Promise<Response> {
@@ -286,6 +292,50 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
     const { readFileSync } = await import('node:fs')
     const token = readFileSync(file, 'utf8').trim()
     expect((await create(server, token, '{"id": 1, "name": "boot"}')).status).toBe(200)
+  })
+})
+
+describe('a serve process with the longest timeouts', () => {
+  // Node's own request timeout is 5m: the server must be made with the ones configured, whose
+  // longest (a timer's limit) must not end the start (test/settings.test.ts checks them in process).
+  it('serves with a request and headers timeout of 24 days', async () => {
+    const server = await start([
+      '--database-url',
+      'sqlite::memory:',
+      '--request-timeout',
+      '24d',
+      '--headers-timeout',
+      '24d',
+    ])
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    expect(await server.stop()).toBe(0)
+  })
+})
+
+describe('a serve process with rate limits', () => {
+  it('serves with each rate limit as set: --rate-limit per token, --unauthenticated-rate-limit per address', async () => {
+    const dir = tempDir()
+    const server = await startServer([
+      '--database-url',
+      `sqlite:${join(dir, 'p.db')}`,
+      '--bootstrap-token-file',
+      join(dir, 'token'),
+      '--rate-limit',
+      '2/1m',
+      '--unauthenticated-rate-limit',
+      '1/1m',
+    ])
+    try {
+      const token = readFileSync(join(dir, 'token'), 'utf8').trim()
+      const get = (authorization?: string) =>
+        fetch(`${server.url}/plants/1`, authorization ? { headers: { authorization } } : {})
+      const held = []
+      for (let i = 0; i < 3; i++) held.push((await get(`Bearer ${token}`)).status)
+      expect(held).toEqual([404, 404, 429])
+      expect([(await get()).status, (await get()).status]).toEqual([401, 429])
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
   })
 })
 

@@ -454,11 +454,9 @@ describe.each(storeKinds)('serve --workers on $name', (kind) => {
 
   it('answers /metrics with the requests of every worker summed, whichever worker takes the scrape', async () => {
     const url = await kind.freshUrl()
-    const create = async (...args: string[]) =>
-      (await runCli(['token', 'create', '--database-url', url, ...args])).stdout.trim()
-    const reader = await create('--name', 'reader', '--scopes', 'plants:read')
-    const prometheus = await create('--name', 'prometheus', '--scopes', 'metrics:read')
-    const admin = await create('--name', 'admin', '--scopes', 'webhooks:manage')
+    const reader = await issueToken(url, 'reader', 'plants:read')
+    const prometheus = await issueToken(url, 'prometheus', 'metrics:read')
+    const admin = await issueToken(url, 'admin', 'webhooks:manage')
     server = await twoWorkersLogging(url)
     const running = server
     const pids = workerPids(running.output()).sort()

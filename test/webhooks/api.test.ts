@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { errors } from '../../src/errors.js'
 import { createLogger } from '../../src/log.js'
 import { createPlant } from '../../src/plants/service.js'
@@ -8,7 +8,7 @@ import { OUTBOX_LOCK } from '../../src/store/postgres/outbox-lock.js'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
 import { validateReplay } from '../../src/webhooks/validate.js'
-import { errorOf, makeApp, type TestApp } from '../helpers/app.js'
+import { appForSuite, errorOf, makeApp } from '../helpers/app.js'
 import { ContractChecker } from '../helpers/contract.js'
 import { admin, waitingOnLock } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
@@ -31,15 +31,9 @@ function callAs(app: FastifyInstance, token: string) {
 }
 
 describe.each(storeKinds)('webhook API on $name', (kind) => {
-  let t: TestApp
-  let token: string
-  beforeAll(async () => {
-    t = await makeApp(kind)
-    token = await t.token(['webhooks:manage'])
-  })
-  afterAll(() => t.close())
+  const t = appForSuite(kind, {}, ['webhooks:manage'])
 
-  const call = (method: Method, url: string, body?: unknown) => callAs(t.app, token)(method, url, body)
+  const call = (method: Method, url: string, body?: unknown) => callAs(t.app, t.bearer)(method, url, body)
   const subscribe = async (body: unknown = { url: 'https://receiver.example/hook' }) => {
     const res = await call('POST', '/webhooks', body)
     expect(res.statusCode).toBe(201)
@@ -294,7 +288,7 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       t.app.inject({
         method,
         url,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' },
+        headers: { authorization: `Bearer ${t.bearer}`, 'content-type': 'application/merge-patch+json' },
         payload: JSON.stringify(body),
       })
     for (const [url, body] of [
@@ -309,7 +303,7 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     const text = await t.app.inject({
       method: 'PATCH',
       url: `/webhooks/${id}`,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+      headers: { authorization: `Bearer ${t.bearer}`, 'content-type': 'text/plain' },
       payload: 'description=x',
     })
     expect(text.statusCode).toBe(415)

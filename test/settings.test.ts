@@ -1,12 +1,15 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
-import { envName, resolveServeConfig, SERVE_SETTINGS } from '../../src/config.js'
-import { makeApp } from '../helpers/app.js'
-import { runCli, startServer } from '../helpers/process.js'
-import { sqliteKind, tempDir } from '../helpers/stores.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { envName, resolveServeConfig } from '../src/config.js'
+import { makeApp } from './helpers/app.js'
+import { runHere } from './helpers/cli.js'
+import { sqliteKind } from './helpers/stores.js'
 
+// The commands run in this process, through the entry point bin/plantstore calls (test/cli/usage.test.ts).
 describe('operational settings and usage errors', () => {
+  afterEach(() => {
+    process.exitCode = undefined
+  })
+
   it('has defaults for every new limit and schedule', () => {
     const config = resolveServeConfig({}, {})
     // A token is not throttled unless the operator asks; a client without a valid token is.
@@ -77,7 +80,7 @@ describe('operational settings and usage errors', () => {
     ['--webhook-lease-ttl', '2h'],
   ])('stops serve with exit 2 and one line naming the setting for %s %s', async (flag, value) => {
     // A later flag wins, so the bad value replaces the harmless defaults before it.
-    const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
+    const result = await runHere(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
     expect(result.code).toBe(2)
     const lines = result.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
@@ -90,7 +93,7 @@ describe('operational settings and usage errors', () => {
     ['--retention-interval', '500ms', 'at least 1s and at most 24d'],
     ['--events-retention', '0s', 'above zero'],
   ])('says what %s accepts when %s is refused', async (flag, value, range) => {
-    const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
+    const result = await runHere(['serve', '--port', '0', '--database-url', 'sqlite::memory:', flag, value])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(range)
     // 500ms is below the interval's minimum, so it is not offered as an example.
@@ -104,7 +107,10 @@ describe('operational settings and usage errors', () => {
   ])(
     'refuses a drain delay %j %j that the shutdown timeout would cut short, with exit 2',
     async (args, env) => {
-      const result = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:', ...args], env)
+      const result = await runHere(
+        ['serve', '--port', '0', '--database-url', 'sqlite::memory:', ...args],
+        env,
+      )
       expect(result.code).toBe(2)
       const lines = result.stderr.trim().split('\n')
       expect(lines).toHaveLength(1)
@@ -115,7 +121,7 @@ describe('operational settings and usage errors', () => {
   )
 
   it('refuses a headers timeout longer than the request timeout, which includes the headers, with exit 2', async () => {
-    const result = await runCli(
+    const result = await runHere(
       ['serve', '--port', '0', '--database-url', 'sqlite::memory:', '--headers-timeout', '1m'],
       {
         REQUEST_TIMEOUT: '30s',
@@ -144,44 +150,7 @@ describe('operational settings and usage errors', () => {
     } finally {
       await t.close()
     }
-    const server = await startServer([
-      '--database-url',
-      'sqlite::memory:',
-      '--request-timeout',
-      '24d',
-      '--headers-timeout',
-      '24d',
-    ])
-    try {
-      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
-    } finally {
-      expect(await server.stop()).toBe(0)
-    }
-  })
-
-  it('serves with each rate limit as set: --rate-limit per token, --unauthenticated-rate-limit per address', async () => {
-    const dir = tempDir()
-    const server = await startServer([
-      '--database-url',
-      `sqlite:${join(dir, 'p.db')}`,
-      '--bootstrap-token-file',
-      join(dir, 'token'),
-      '--rate-limit',
-      '2/1m',
-      '--unauthenticated-rate-limit',
-      '1/1m',
-    ])
-    try {
-      const token = readFileSync(join(dir, 'token'), 'utf8').trim()
-      const get = (authorization?: string) =>
-        fetch(`${server.url}/plants/1`, authorization ? { headers: { authorization } } : {})
-      const held = []
-      for (let i = 0; i < 3; i++) held.push((await get(`Bearer ${token}`)).status)
-      expect(held).toEqual([404, 404, 429])
-      expect([(await get()).status, (await get()).status]).toEqual([401, 429])
-    } finally {
-      expect(await server.stop()).toBe(0)
-    }
+    // test/process/server.test.ts starts a real server with the longest of both.
   })
 
   it('reads the database URL scheme in any case, as URLs do', () => {
@@ -201,7 +170,7 @@ describe('operational settings and usage errors', () => {
   })
 
   it('stops with exit 2 and one line for a bad value given through the environment', async () => {
-    const result = await runCli(['serve', '--database-url', 'sqlite::memory:'], { RATE_LIMIT: 'lots' })
+    const result = await runHere(['serve', '--database-url', 'sqlite::memory:'], { RATE_LIMIT: 'lots' })
     expect(result.code).toBe(2)
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('RATE_LIMIT')])
   })
@@ -214,21 +183,9 @@ describe('operational settings and usage errors', () => {
     [['import', 'plants.jsonl', '--format', 'xml', '--database-url', 'sqlite::memory:']],
     [['token', 'create', '--name', 'x', '--scopes', 'root', '--database-url', 'sqlite::memory:']],
   ])('exits 2 with one line for the usage error %j', async (args) => {
-    const result = await runCli(args)
+    const result = await runHere(args)
     expect(result.code).toBe(2)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
     expect(result.stderr).not.toMatch(/\n\s+at /)
-  })
-
-  it('lists every setting with its env name and default in serve --help', async () => {
-    const result = await runCli(['serve', '--help'])
-    expect(result.code).toBe(0)
-    // Commander wraps long descriptions; compare with the wrapping undone.
-    const help = result.stdout.replace(/\s+/g, ' ')
-    for (const setting of SERVE_SETTINGS) {
-      expect(help).toContain(`--${setting.flag}`)
-      expect(help).toContain(`env: ${envName(setting.flag)}`)
-      if (setting.default !== undefined) expect(help).toContain(`default: ${setting.default}`)
-    }
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseDatabaseSetting, resolveServeConfig } from '../../src/config.js'
-import { runCli } from '../helpers/process.js'
+import { ConfigError, parseDatabaseSetting, resolveServeConfig } from '../src/config.js'
+import { runHere } from './helpers/cli.js'
 
 describe('the idempotency-ttl setting', () => {
   it('defaults to 24 hours and reads a flag or the environment', () => {
@@ -29,10 +29,10 @@ describe('the idempotency-ttl setting', () => {
   })
 
   it('is listed by serve --help and refused with exit code 2 when invalid', async () => {
-    const help = await runCli(['serve', '--help'])
+    const help = await runHere(['serve', '--help'])
     expect(help.stdout).toContain('--idempotency-ttl <duration>')
     expect(help.stdout).toContain('IDEMPOTENCY_TTL')
-    const bad = await runCli([
+    const bad = await runHere([
       'serve',
       '--port',
       '0',
@@ -54,7 +54,7 @@ describe('the database-url setting', () => {
       /--database-url \(DATABASE_URL\)/,
     )
     // token list creates no database, so the run leaves no file behind whichever way it goes.
-    const listed = await runCli(['token', 'list', '--database-url', 'sqlite: '])
+    const listed = await runHere(['token', 'list', '--database-url', 'sqlite: '])
     expect(listed.code).toBe(2)
     expect(listed.stderr).toBe(
       'plantstore: invalid --database-url (DATABASE_URL) "sqlite: ": expected sqlite:PATH, sqlite::memory: or postgres://…\n',
