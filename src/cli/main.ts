@@ -8,7 +8,6 @@ import { withStore } from './database.js'
 import { exportPlants } from './export.js'
 import { type ImportOptions, importPlants } from './import.js'
 import { reportOnStderr } from './report.js'
-import { serve } from './serve.js'
 import { tokenCreate, tokenList, tokenRevoke } from './token.js'
 
 // Exit codes, the same for every command: 0 success, 1 the operation failed, 2 usage or configuration.
@@ -93,7 +92,11 @@ function buildProgram(): Command {
     serveCommand.addOption(new Option(`--${s.flag} ${value}`, help))
   }
   serveCommand.action(async (flags: Record<string, string | boolean | undefined>) => {
-    await serve(resolveServeConfig(flags))
+    const config = resolveServeConfig(flags)
+    // Loaded only here: the framework, the routes and the dispatcher are what serve needs alone, and
+    // every other command would otherwise wait for them to load before doing its own work.
+    const { serve } = await import('./serve.js')
+    await serve(config)
   })
 
   program
