@@ -16,8 +16,9 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Tests that start real server processes compete for two cores; a few files at once is enough.
-    maxWorkers: 2,
+    // Most files spend their time waiting on processes they started (servers, CLI commands), not on
+    // the CPU: three at once keep two cores busy without starving the timing-sensitive ones.
+    maxWorkers: 3,
     // The JSON report lets CI print a one-line tally after the run.
     reporters: ['default', 'json'],
     outputFile: { json: '.tmp/test-results.json' },
@@ -34,7 +35,7 @@ export default defineConfig({
       // without PostgreSQL leaves the code only it runs outside src/store/postgres (the opener's and
       // the commands' PostgreSQL branches) unrun, and so has floors of its own.
       thresholds: process.env.TEST_DATABASE_URL
-        ? { lines: 98.7, functions: 96.6, branches: 93.0, statements: 97.4 }
+        ? { lines: 98.8, functions: 97.0, branches: 93.2, statements: 97.5 }
         : { lines: 98.5, functions: 96.8, branches: 93.1, statements: 97.0 },
     },
   },
