@@ -208,7 +208,7 @@ function parseBoolean(flag: string) {
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plantstore.db'
 
-/** Every serve setting: flag, env, default and parser in one table, so help, README and code agree. */
+/** Every serve setting: flag, env, default and parser in one table, so help, docs/configuration.md and code agree. */
 export const SERVE_SETTINGS: Setting[] = [
   {
     key: 'host',

@@ -232,7 +232,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was created
-         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see docs/webhooks.md). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_created_event"];
         delete?: never;
@@ -252,7 +252,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was replaced or changed
-         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see docs/webhooks.md). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_updated_event"];
         delete?: never;
@@ -272,7 +272,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was deleted (data: the plant as it was)
-         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see docs/webhooks.md). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["plant_deleted_event"];
         delete?: never;
@@ -292,7 +292,7 @@ export interface webhooks {
         put?: never;
         /**
          * A test message, sent on request to one subscription
-         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.
+         * @description POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see docs/webhooks.md). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["webhook_test_event"];
         delete?: never;

@@ -201,7 +201,7 @@ function eventWebhooks(): Record<string, unknown> {
           // would otherwise tell receivers to demand one.
           security: [],
           description:
-            'POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see the webhooks section of the README). Answer 2xx within the timeout; anything else is retried.',
+            'POSTed to every subscription of this type (a test message: to the subscription it was asked for), signed per Standard Webhooks (see docs/webhooks.md). Answer 2xx within the timeout; anything else is retried.',
           parameters: signed,
           requestBody: {
             required: true,

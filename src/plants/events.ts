@@ -8,16 +8,8 @@ export type PlantEventType = (typeof PLANT_EVENT_TYPES)[number]
 
 /** A plant as JSON text, id written from its bigint so no digit is lost. Absent tag, absent key. */
 export function plantJson(plant: Plant): string {
-  return plantJsonOf(plant.id.toString(), plant.name, plant.tag)
-}
-
-/**
- * The same text from an id's decimal digits as a database hands them over (int8 as text), so a page
- * read from the database is written without making a bigint and an object of each row.
- */
-export function plantJsonOf(idDigits: string, name: string, tag: string | null | undefined): string {
-  const tagged = tag == null ? '' : `,"tag":${JSON.stringify(tag)}`
-  return `{"id":${idDigits},"name":${JSON.stringify(name)}${tagged}}`
+  const tagged = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
+  return `{"id":${plant.id.toString()},"name":${JSON.stringify(plant.name)}${tagged}}`
 }
 
 /**

@@ -576,8 +576,8 @@ describe.skipIf(!postgresKind)('SQLite and PostgreSQL answer alike (generated)',
           step++
           const a = await run(sqlite, op, memory)
           const b = await run(postgres, op, memory)
-          // PostgreSQL leaves making a change's deliveries to the dispatcher's next pass (as the
-          // README says); this is that pass, so that both have them when next asked.
+          // PostgreSQL leaves making a change's deliveries to the dispatcher's next pass; this is
+          // that pass, so that both have them when next asked.
           for (const s of [sqlite, postgres]) await s.t.store.webhooks.fanOut(1000, new Date())
           const seen = (s: Side, r: LightMyRequestResponse | LightMyRequestResponse[]) =>
             Array.isArray(r) ? r.map((x) => answer(s, x)) : answer(s, r)
