@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { SlowFirstSequencer } from './test/setup/slow-first.js'
 
 export default defineConfig({
   test: {
@@ -19,6 +20,7 @@ export default defineConfig({
     // Most files spend their time waiting on processes they started (servers, CLI commands), not on
     // the CPU: three at once keep two cores busy without starving the timing-sensitive ones.
     maxWorkers: 3,
+    sequence: { sequencer: SlowFirstSequencer },
     // The JSON report lets CI print a one-line tally after the run.
     reporters: ['default', 'json'],
     outputFile: { json: '.tmp/test-results.json' },
