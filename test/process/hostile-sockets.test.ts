@@ -209,7 +209,11 @@ describe('raw-socket clients against a real server', () => {
     await expectHealthy()
   })
 
-  it('answers 414 with the Error shape to a 1 MB URL', async () => {
+  // The server answers and closes while the client is still sending the rest of the URL; when the
+  // close meets bytes it has not read, the kernel resets the connection, and a reset that overtakes
+  // the answer on loopback discards it unread on the client's side. A busy machine makes that more
+  // likely, so the exchange is tried again; an answer that is never a 414 still fails every try.
+  it('answers 414 with the Error shape to a 1 MB URL', { retry: 2 }, async () => {
     const { received, closed } = await rawExchange(server.port, [
       `GET /${'a'.repeat(1024 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
     ])
