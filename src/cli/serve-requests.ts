@@ -1,0 +1,138 @@
+import cluster from 'node:cluster'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Logger } from 'pino'
+import { buildApp } from '../app.js'
+import type { ServeConfig } from '../config.js'
+import { addressLogger } from '../log.js'
+import { bindCounter } from '../metrics/bound.js'
+import { joinClusterMetrics } from '../metrics/cluster.js'
+import { createMetrics } from '../metrics/registry.js'
+import { timeStore } from '../metrics/store-timing.js'
+import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
+import { scheduleRetention } from '../retention.js'
+import { TokenService } from '../tokens/service.js'
+import { startDispatcher } from '../webhooks/runner.js'
+import { listenPort } from './cluster.js'
+import { bootstrapToken, openStoreForServing } from './serve-store.js'
+
+/**
+ * Serves requests in this process, one process alone or one worker of a cluster, until a stop signal
+ * (see serve): the app, the retention sweeps and the webhook dispatcher, on a store of its own.
+ */
+export async function serveRequests(
+  config: ServeConfig,
+  logger: Logger,
+  onStopSignal: (onSignal: (signal: NodeJS.Signals) => void) => void,
+): Promise<void> {
+  const metrics = createMetrics({ processMetrics: true })
+  // A worker answers the primary's requests for its series from the start; its GET /metrics serves
+  // every worker's, gathered by the primary.
+  const scrapeMetrics = cluster.isWorker ? joinClusterMetrics(metrics.registry) : undefined
+  const store = timeStore(await openStoreForServing(config, logger), metrics)
+  const verified = {
+    hit: bindCounter(metrics.tokenVerifications, { cache: 'hit' }),
+    miss: bindCounter(metrics.tokenVerifications, { cache: 'miss' }),
+  }
+  const tokens = new TokenService(store.tokens, {
+    onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
+    onVerify: (cache) => verified[cache].inc(),
+  })
+  if (cluster.isPrimary) {
+    // Open connections (PostgreSQL's pool and revocation listener) would keep a failed start running.
+    await bootstrapToken(config, store, logger).catch(async (error: unknown) => {
+      await store.close()
+      throw error
+    })
+  }
+
+  const lifecycle = { draining: false }
+  const app = await buildApp({
+    store,
+    tokens,
+    logger,
+    lifecycle,
+    bodyLimit: config.bodyLimit,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    timeouts: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    },
+    metrics,
+    scrapeMetrics,
+    rateLimit: config.rateLimit,
+    unauthenticatedRateLimit: config.unauthenticatedRateLimit,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+    corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
+    maxHeaderSize: config.maxHeaderSize,
+    maxConnections: config.maxConnections,
+  })
+  const stopRetention = scheduleRetention(store, config, logger, metrics)
+  let dispatcher: ReturnType<typeof startDispatcher> | undefined
+  registerDispatcherLeaseMetric(metrics, () => dispatcher?.dispatching() ?? false)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'already shutting down; --shutdown-timeout bounds the wait')
+      return
+    }
+    stopping = true
+    lifecycle.draining = true
+    logger.info({ signal }, 'shutting down')
+    const deadline = setTimeout(() => {
+      logger.error(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'shutdown timed out; exiting with requests unfinished',
+      )
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    deadline.unref()
+    try {
+      // A sweep under way ends before its next chunk; the store is closed only once it has.
+      const retentionStopped = stopRetention()
+      // Still serving, but /readyz already says 503: load balancers take the instance out first.
+      if (config.drainDelayMs > 0) await sleep(config.drainDelayMs)
+      // The attempts' grace comes out of what the drain left of --shutdown-timeout: taken from the
+      // whole of it, a long drain would run the stop past its deadline and exit 1 with the attempts
+      // still leased instead of handed back.
+      const left = config.shutdownTimeoutMs - config.drainDelayMs
+      await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, left / 2)), retentionStopped])
+      await store.close()
+      logger.info('stopped')
+      process.exit(0)
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed')
+      process.exit(1)
+    }
+  }
+  // Listening before the handler is in place would let an early SIGTERM end the process at once.
+  onStopSignal((signal) => void stop(signal))
+
+  try {
+    const address = await app.listen({
+      host: config.host,
+      port: listenPort(config),
+      // In a cluster the primary announces the address once every worker is ready.
+      listenTextResolver: (address) =>
+        cluster.isWorker ? `worker ready on ${address}` : `listening on ${address}`,
+    })
+    // The framework writes that line at `info`; below it, the address is still told.
+    if (!cluster.isWorker && !logger.isLevelEnabled('info')) {
+      addressLogger(logger).info(`listening on ${address}`)
+    }
+  } catch (error) {
+    // A port in use or a forbidden address: what was opened for serving (the retention timer,
+    // PostgreSQL's pool and revocation listener) would keep the failed start running.
+    await Promise.all([stopRetention(), app.close()])
+    await store.close()
+    throw error
+  }
+
+  // Webhook delivery runs beside requests, never in their path: see startDispatcher.
+  dispatcher = startDispatcher(store, config, logger)
+  const started = dispatcher
+  store.events.watch?.(() => started.eventsWritten())
+}
