@@ -21,6 +21,7 @@ import { plantRoutes } from './http/routes/plants.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding } from './http/security.js'
+import { shapeSharingSerializers } from './http/serialization.js'
 import { refuseUndecodableQueries, validatorCompiler } from './http/validation.js'
 import { lazyChildLogger } from './log.js'
 import { createMetrics, type Metrics } from './metrics/registry.js'
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: requestId,
+    schemaController: { compilersFactory: { buildSerializer: shapeSharingSerializers } },
     clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => headers.raw(randomUUID(), origin)),
     frameworkErrors: routerErrorHandler((request, reply) => {
       headers.stamp(request, reply)
