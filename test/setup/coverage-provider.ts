@@ -1,7 +1,10 @@
+import { once } from 'node:events'
 import { readdir, readFile, rm } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { mergeProcessCovs, type ProcessCov, type ScriptCov } from '@bcoe/v8-coverage'
+import { Worker } from 'node:worker_threads'
+import { mergeProcessCovs, type ScriptCov } from '@bcoe/v8-coverage'
 import v8 from '@vitest/coverage-v8'
 import type { CoverageProvider, CoverageProviderModule } from 'vitest/node'
 import { CHILD_COVERAGE_DIR } from './child-coverage.js'
@@ -88,24 +91,26 @@ async function addChildCoverage(map: CoverageMap, remapper: Remapper): Promise<n
 
 /**
  * Every spawned process's coverage of the build, merged into one count per file, and how many files
- * could not be read: a process killed while it wrote its coverage leaves it cut short.
+ * could not be read: a process killed while it wrote its coverage leaves it cut short. Read by a few
+ * worker threads at once (child-coverage-reader.mjs): the run's other work is done by then.
  */
 async function readChildCoverage(): Promise<{ scripts: ScriptCov[]; unreadable: number }> {
-  let merged: ProcessCov = { result: [] }
-  let unreadable = 0
   const names = await readdir(CHILD_COVERAGE_DIR).catch(() => [])
-  for (const name of names.filter((n) => n.endsWith('.json'))) {
-    let raw: ProcessCov
-    try {
-      raw = JSON.parse(await readFile(resolve(CHILD_COVERAGE_DIR, name), 'utf8')) as ProcessCov
-    } catch {
-      unreadable++
-      continue
-    }
-    const result = raw.result.filter(
-      (script) => script.url.startsWith(`${BUILD}/`) && script.url.endsWith('.js'),
-    )
-    if (result.length > 0) merged = mergeProcessCovs([merged, { result }])
+  const files = names.filter((n) => n.endsWith('.json')).map((n) => resolve(CHILD_COVERAGE_DIR, n))
+  const threads = Math.max(1, Math.min(availableParallelism(), 4, files.length))
+  const shares = Array.from({ length: threads }, (_, i) => files.filter((_, j) => j % threads === i))
+  const read = await Promise.all(
+    shares.map(async (share) => {
+      const worker = new Worker(new URL('./child-coverage-reader.mjs', import.meta.url), {
+        workerData: { files: share, build: BUILD },
+      })
+      const [answer] = (await once(worker, 'message')) as [{ scripts: ScriptCov[]; unreadable: number }]
+      await worker.terminate()
+      return answer
+    }),
+  )
+  return {
+    scripts: mergeProcessCovs(read.map(({ scripts }) => ({ result: scripts }))).result,
+    unreadable: read.reduce((sum, { unreadable }) => sum + unreadable, 0),
   }
-  return { scripts: merged.result, unreadable }
 }
