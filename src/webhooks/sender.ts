@@ -1,13 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
-import { isIP, type LookupFunction } from 'node:net'
-import {
-  guardedLookup,
-  isForbiddenAddress,
-  plainLookup,
-  type Resolver,
-  systemResolver,
-} from './url-safety.js'
+import type { LookupFunction } from 'node:net'
+import { guardedLookup, plainLookup, type Resolver, refusedHost, systemResolver } from './url-safety.js'
 
 export interface SenderOptions {
   timeoutMs: number
@@ -105,9 +99,9 @@ export class WebhookSender {
         finish(null, 'invalid URL')
         return
       }
-      const literal = target.hostname.replace(/^\[|\]$/g, '')
-      if (!this.options.allowPrivateUrls && isIP(literal) !== 0 && isForbiddenAddress(literal)) {
-        finish(null, `refused: ${literal} is a forbidden address`)
+      const refused = this.options.allowPrivateUrls ? undefined : refusedHost(target.hostname)
+      if (refused !== undefined) {
+        finish(null, `refused: ${refused}`)
         return
       }
       const isHttps = target.protocol === 'https:'

@@ -132,8 +132,30 @@ export function plainLookup(resolve: Resolver): LookupFunction {
   }) as LookupFunction
 }
 
-/** Host names that always mean this machine, refused up front like their addresses. */
-export function isLocalHostName(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '')
+/**
+ * A host name as the checks compare it: brackets of an IPv6 literal off, lower case, and without the
+ * trailing dots DNS ignores (`LOCALHOST..` is `localhost`).
+ */
+function normalizedHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.+$/, '')
+}
+
+/** Host names that always mean this machine (RFC 6761: localhost and every name under it). */
+function isLocalHostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost')
+}
+
+/**
+ * Why a URL's host is refused before any name is looked up, or undefined when it may be looked up:
+ * a name that always means this machine, or a forbidden address written as the host. The one check
+ * of both subscribe time and send time; names are checked again by their addresses (guardedLookup).
+ */
+export function refusedHost(hostname: string): string | undefined {
+  const host = normalizedHost(hostname)
+  if (isLocalHostName(host)) return `${host} is a local name`
+  if (isIP(host) !== 0 && isForbiddenAddress(host)) return `${host} is a forbidden address`
+  return undefined
 }

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net'
 import { AppError, errors } from '../errors.js'
 import { measureText, queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
 import type { DeliveryCursor, DeliveryStatus } from '../store/types.js'
@@ -9,7 +8,7 @@ import {
   WEBHOOK_ID_PATTERN,
   type WebhookEventType,
 } from './model.js'
-import { isForbiddenAddress, isLocalHostName } from './url-safety.js'
+import { refusedHost } from './url-safety.js'
 
 export interface NewWebhookInput {
   url: string
@@ -71,10 +70,7 @@ export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): s
   // longer than what was sent (é is %C3%A9): held to the limit, it is a URL a PATCH takes back.
   if (url.href.length > URL_MAX_LENGTH) throw urlTooLong()
   if (!allowPrivateUrls) {
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    if (isLocalHostName(host) || (isIP(host) !== 0 && isForbiddenAddress(host))) {
-      throw new AppError(errors.WEBHOOK_URL_FORBIDDEN)
-    }
+    if (refusedHost(url.hostname) !== undefined) throw new AppError(errors.WEBHOOK_URL_FORBIDDEN)
   }
   return url.href
 }

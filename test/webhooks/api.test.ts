@@ -264,6 +264,11 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     'http://127.0.0.1/',
     'http://localhost:8080/',
     'http://api.localhost/',
+    'http://LOCALHOST/',
+    'http://localhost./',
+    'http://localhost...:8080/',
+    'http://Api.LocalHost../',
+    'http://loc%61lhost/',
     'http://2130706433/',
     'http://0177.0.0.1/',
     'http://0x7f.0.0.1/',
@@ -280,6 +285,16 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     const res = await call('POST', '/webhooks', { url })
     expect(res.statusCode).toBe(400)
     expect(errorOf(res).error).toBe(errors.WEBHOOK_URL_FORBIDDEN.code)
+  })
+
+  it.each([
+    'https://localhost.example.com/',
+    'https://mylocalhost/',
+    'https://localhost-dev.example/hook',
+    'https://93.184.216.34/',
+  ])('takes the public host of %s', async (url) => {
+    const res = await call('POST', '/webhooks', { url })
+    expect(res.statusCode).toBe(201)
   })
 
   it('takes application/merge-patch+json only for PATCH: a create or a replay is 415', async () => {

@@ -494,6 +494,27 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     expect(receiver.received).toHaveLength(0)
   })
 
+  it('refuses a local name in any spelling at send time, before looking it up', async () => {
+    const looked: string[] = []
+    const resolver: Resolver = async (host) => {
+      looked.push(host)
+      return [{ address: '93.184.216.34', family: 4 }]
+    }
+    const hook = await createWebhook(store.webhooks, {
+      url: `http://Api.LocalHost..:${receiver.port}/hook`,
+      events: [...ALL],
+      description: null,
+    })
+    await createPlant(store.plants, { id: 8n, name: 'local' })
+    dispatcher({ allowPrivateUrls: false, resolve: resolver, retrySchedule: [] })
+    const [delivery] = await until(async () => {
+      const rows = await store.webhooks.listDeliveries(hook.id, { limit: 10 })
+      return rows[0]?.status === 'failed' ? rows : undefined
+    })
+    expect(delivery?.lastError).toBe('refused: api.localhost is a local name')
+    expect(looked).toEqual([])
+  })
+
   it('connects through an injected resolver to an allowed address', async () => {
     const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }]
     await createWebhook(store.webhooks, {

@@ -6,6 +6,7 @@ import {
   isForbiddenAddress,
   plainLookup,
   type Resolver,
+  refusedHost,
 } from '../../src/webhooks/url-safety.js'
 
 describe('forbidden webhook addresses', () => {
@@ -58,6 +59,25 @@ describe('forbidden webhook addresses', () => {
   ])('allows the public address %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false)
   })
+})
+
+describe('hosts refused before any lookup', () => {
+  it.each([
+    ['localhost', 'localhost is a local name'],
+    ['LOCALHOST...', 'localhost is a local name'],
+    ['a.b.LocalHost.', 'a.b.localhost is a local name'],
+    ['[::1]', '::1 is a forbidden address'],
+    ['127.0.0.1', '127.0.0.1 is a forbidden address'],
+  ])('refuses %s: %s', (host, why) => {
+    expect(refusedHost(host)).toBe(why)
+  })
+
+  it.each(['localhost.example.com', 'notlocalhost', 'example.com', '93.184.216.34', '[2606:4700::1]'])(
+    'leaves %s to the lookup',
+    (host) => {
+      expect(refusedHost(host)).toBeUndefined()
+    },
+  )
 })
 
 describe('connection-time lookup', () => {
