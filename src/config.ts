@@ -206,6 +206,25 @@ function parseBoolean(flag: string) {
   }
 }
 
+/**
+ * A DNS name's label: letters, digits and inner hyphens (RFC 1123), at most 63 characters, and the
+ * underscores container networks put in the names they resolve (`app_db_1`).
+ */
+const LABEL = /^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$/
+
+/**
+ * An IP address, or a host name the resolver could look up: labels joined by dots, at most 253
+ * characters, one trailing dot allowed. A name whose labels are all digits is a mistyped IPv4 address
+ * (999.1.1.1), which the resolver would only report as a name it cannot find.
+ */
+function isHost(raw: string): boolean {
+  if (isIP(raw) !== 0) return true
+  const name = raw.endsWith('.') ? raw.slice(0, -1) : raw
+  const labels = name.split('.')
+  if (name.length === 0 || name.length > 253 || !labels.every((label) => LABEL.test(label))) return false
+  return !labels.every((label) => /^\d+$/.test(label))
+}
+
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plantstore.db'
 
 /** Every serve setting: flag, env, default and parser in one table, so help, docs/configuration.md and code agree. */
@@ -215,8 +234,8 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'host',
     placeholder: 'host',
     default: '127.0.0.1',
-    description: 'address to listen on',
-    parse: (raw) => (raw.trim() === '' ? fail('host', raw, 'a host name or address') : raw),
+    description: 'IP address or host name to listen on',
+    parse: (raw) => (isHost(raw) ? raw : fail('host', raw, 'a host name or an IP address')),
   },
   {
     key: 'port',

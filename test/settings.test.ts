@@ -44,6 +44,18 @@ describe('operational settings and usage errors', () => {
     expect(resolveServeConfig({}, env)[key as keyof ReturnType<typeof resolveServeConfig>]).toEqual(value)
   })
 
+  it.each([
+    '0.0.0.0',
+    '::',
+    '::1',
+    'localhost',
+    'api.example.com',
+    'host-1.internal.',
+    'xn--bcher-kva.example',
+  ])('takes --host %s', (host) => {
+    expect(resolveServeConfig({ host }, {}).host).toBe(host)
+  })
+
   it('lets a flag win over the environment', () => {
     expect(resolveServeConfig({ rateLimit: '5/1s' }, { RATE_LIMIT: 'off' }).rateLimit).toEqual({
       max: 5,
@@ -54,6 +66,13 @@ describe('operational settings and usage errors', () => {
   it.each([
     ['--port', '70000'],
     ['--port', 'http'],
+    // Refused by the resolver as a name it cannot find: told here as the value of --host.
+    ['--host', '999.1.1.1'],
+    ['--host', '10.0.0'],
+    ['--host', 'bad host'],
+    ['--host', '-leading.example'],
+    ['--host', 'a..b'],
+    ['--host', `${'a'.repeat(64)}.example`],
     ['--database-url', 'mysql://x'],
     // A host, not a path: sqlite:x.db or sqlite:///abs/x.db say which file.
     ['--database-url', 'sqlite://x.db'],

@@ -196,13 +196,32 @@ export function startCluster(
   start().catch((err: unknown) => {
     // Most often the host itself cannot be listened on (an address of another machine, a name that
     // does not resolve): said on stderr, as a single process says it, not only in the log.
-    const reason = err instanceof Error ? err.message : String(err)
+    const reason = listenFailure(config, err).message
     logger.fatal({ err }, `cannot listen on ${config.host}; stopping`)
     reportOnStderr(reason)
     failed = true
     void stop('cannot listen')
   })
   return { ready: readyPromise, stop, done }
+}
+
+/** The errors with which the operating system refuses a --host, or a --port, to listen on. */
+const REFUSED_HOST = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EADDRNOTAVAIL'])
+const REFUSED_PORT = new Set(['EADDRINUSE', 'EACCES'])
+
+/**
+ * A failure to listen, named by the setting whose value the operating system refused: `--host
+ * 192.0.2.1: listen EADDRNOTAVAIL …` says what to change, where the bare reason does not.
+ */
+export function listenFailure(config: ServeConfig, error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(String(error))
+  const code = (error as NodeJS.ErrnoException).code ?? ''
+  const setting = REFUSED_HOST.has(code)
+    ? `--host ${config.host}`
+    : REFUSED_PORT.has(code)
+      ? `--port ${config.port}`
+      : undefined
+  return setting === undefined ? error : new Error(`${setting}: ${error.message}`, { cause: error })
 }
 
 /**

@@ -1,4 +1,5 @@
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { syncFolderOf } from '../file-sync.js'
 
 /**
@@ -37,8 +38,20 @@ export function whyNotWritable(error: unknown): string {
   const { code, syscall, path } = error as NodeJS.ErrnoException
   if (syscall === 'mkdir' && code === 'EEXIST') return `a file stands where its folder ${path} should be`
   if (syscall === 'mkdir') return `its folder ${path} cannot be made (${code})`
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
+  // A folder that exists and still takes no new file (/proc, a read-only mount's special folders).
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return path !== undefined && isFolder(dirname(path))
+      ? 'its folder cannot be written'
+      : 'its folder does not exist'
   if (code === 'EISDIR') return 'it is a folder; name a file in it'
   if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
   return (error as Error).message
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }

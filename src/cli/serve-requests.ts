@@ -12,7 +12,7 @@ import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
 import { scheduleRetention } from '../retention.js'
 import { TokenService } from '../tokens/service.js'
 import { startDispatcher } from '../webhooks/runner.js'
-import { listenPort } from './cluster.js'
+import { listenFailure, listenPort } from './cluster.js'
 import { bootstrapToken, openStoreForServing } from './serve-store.js'
 
 /**
@@ -128,7 +128,7 @@ export async function serveRequests(
     // PostgreSQL's pool and revocation listener) would keep the failed start running.
     await Promise.all([stopRetention(), app.close()])
     await store.close()
-    throw error
+    throw listenFailure(config, error)
   }
 
   // Webhook delivery runs beside requests, never in their path: see startDispatcher.

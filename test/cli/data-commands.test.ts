@@ -69,9 +69,10 @@ describe('import, export and backup commands in process', () => {
     expect(statSync(copy).mode & 0o777).toBe(0o600)
     await expect(backupDatabase(copy, { databaseUrl })).rejects.toThrow(/already exists/)
     expect(readdirSync(join(dir, 'backup'))).toEqual(['copy.db'])
-    // A path the file system refuses is named with the reason, not the system call's own message.
+    // A path the file system refuses is named with the reason, not the system call's own message:
+    // /proc exists, and takes no new file.
     await expect(backupDatabase('/proc/copy.db', { databaseUrl })).rejects.toThrow(
-      /^cannot write \/proc\/copy\.db: its folder does not exist$/,
+      /^cannot write \/proc\/copy\.db: its folder cannot be written$/,
     )
     await expect(backupDatabase(join(copy, 'x.db'), { databaseUrl })).rejects.toThrow(
       `cannot write ${join(copy, 'x.db')}: a file stands where its folder ${copy} should be`,

@@ -115,6 +115,12 @@ describe('why a private file cannot be written', () => {
     const errno = (code: string) => Object.assign(new Error(`${code}: x.partial`), { code })
     expect(whyNotWritable(errno('ENOENT'))).toBe('its folder does not exist')
     expect(whyNotWritable(errno('ENOTDIR'))).toBe('its folder does not exist')
+    const at = (code: string, path: string) => Object.assign(errno(code), { path })
+    expect(whyNotWritable(at('ENOENT', join(tempDir(), 'missing', 'x.partial')))).toBe(
+      'its folder does not exist',
+    )
+    // A folder that is there but takes no new file, as /proc.
+    expect(whyNotWritable(at('ENOENT', '/proc/x.partial'))).toBe('its folder cannot be written')
     expect(whyNotWritable(errno('EISDIR'))).toBe('it is a folder; name a file in it')
     expect(whyNotWritable(errno('EACCES'))).toBe('this user may not write there')
     expect(whyNotWritable(errno('EPERM'))).toBe('this user may not write there')

@@ -46,7 +46,7 @@ describe('the cluster primary', () => {
       const running = startCluster(config, createLogger('info', stream))
       expect(await running.done).toBe(1)
       expect(stderr).toHaveBeenCalledWith(
-        expect.stringMatching(/^plantstore: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/),
+        expect.stringMatching(/^plantstore: --host 192\.0\.2\.1: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/),
       )
     } finally {
       stderr.mockRestore()

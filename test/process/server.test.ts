@@ -264,7 +264,7 @@ describe.each(storeKinds)('the real plantstore serve process on $name', (kind) =
       // Kept alive by what it opened for serving, it would run until runCli's own timeout kills it.
       expect(Date.now() - started).toBeLessThan(20_000)
       expect(failed.code).toBe(1)
-      expect(failed.stdout + failed.stderr).toContain('EADDRINUSE')
+      expect(failed.stderr).toMatch(new RegExp(`^plantstore: --port ${port}: listen EADDRINUSE`))
     } finally {
       taken.close()
     }

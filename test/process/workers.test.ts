@@ -99,13 +99,13 @@ describe('serve --workers', () => {
     const single = await runCli(args)
     const workers = await runCli([...args, '--workers', '2'])
     expect([single.code, workers.code]).toEqual([1, 1])
-    expect(single.stderr).toMatch(/^plantstore: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/)
+    expect(single.stderr).toMatch(/^plantstore: --host 192\.0\.2\.1: listen EADDRNOTAVAIL: .*192\.0\.2\.1\n$/)
     expect(workers.stderr).toBe(single.stderr)
     expect(workers.stdout).toMatch(/"msg":"cannot listen on 192\.0\.2\.1; stopping"/)
   })
 
   it('cuts a token given as --host to its public id on stderr, with workers as in one process', async () => {
-    // A name that does not resolve: the reason quotes it (getaddrinfo ENOTFOUND <host>).
+    // A name that does not resolve: the reason quotes it (--host <host>: getaddrinfo ENOTFOUND <host>).
     const host = 'pst_0123456789abcdef_secretpartofatoken'
     const args = [
       'serve',
