@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type Bindings, type ChildLoggerOptions, type Logger, pino } from 'pino'
 import type { LogLevel } from './config.js'
+import { hideSecrets } from './tokens/format.js'
 
 // Anything that could hold a credential is censored wherever it appears in a log object.
 const REDACT = [
@@ -14,15 +15,6 @@ const REDACT = [
   'req.headers.cookie',
   'headers.authorization',
 ]
-
-/**
- * A token's secret wherever it sits in a line that field paths cannot name: a URL that carries it in
- * its query or path (any of its prefix's characters may come percent-encoded, in either case), an
- * error message quoting a header. The public id, which `token list` shows anyway, is kept so the
- * line still says which token it was.
- */
-const TOKEN_IN_TEXT =
-  /(?:p|%[57]0)(?:s|%[57]3)(?:t|%[57]4)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
 
 /**
  * A URL's query parameter, name and value. In a JSON log line a `"` or `\` of the URL is written
@@ -54,13 +46,9 @@ function decoded(name: string): string {
 }
 
 export function redactTokens(line: string): string {
-  return line
-    .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
-    .replace(QUERY_PARAMETER, (whole, mark: string, name: string, value: string) =>
-      CREDENTIAL_NAME.test(decoded(name)) && !REDACTED_TOKEN.test(value)
-        ? `${mark}${name}=[redacted]`
-        : whole,
-    )
+  return hideSecrets(line).replace(QUERY_PARAMETER, (whole, mark: string, name: string, value: string) =>
+    CREDENTIAL_NAME.test(decoded(name)) && !REDACTED_TOKEN.test(value) ? `${mark}${name}=[redacted]` : whole,
+  )
 }
 
 /**

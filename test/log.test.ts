@@ -61,14 +61,14 @@ describe('a line longer than one pipe write', () => {
   it('is written with its longest strings cut, whole and still JSON, by the logger', () => {
     const { lines, stream } = captureLines()
     const log = createLogger('info', stream)
-    log.info({ url: `/nowhere/${'a'.repeat(12_000)}`, note: 'b'.repeat(3000), short: 'kept' }, 'long')
+    log.info({ url: `/nowhere/${'a.'.repeat(6000)}`, note: 'b '.repeat(1500), short: 'kept' }, 'long')
     const [line] = lines as [string]
     expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
     const parsed = JSON.parse(line)
     expect(parsed).toMatchObject({ msg: 'long', short: 'kept' })
-    expect(parsed.url).toMatch(/^\/nowhere\/a+…$/)
+    expect(parsed.url).toMatch(/^\/nowhere\/[a.]+…$/)
     // Cut only as far as the line needs: the longest string went first, and that was enough.
-    expect(parsed.note).toBe('b'.repeat(3000))
+    expect(parsed.note).toBe('b '.repeat(1500))
   })
 
   it('cuts strings of several bytes a character, in nested objects too, to fit', () => {
@@ -143,6 +143,49 @@ describe('a token in a request line', () => {
       expect(text).not.toContain(secret.slice(0, 20))
       expect(text).not.toContain(encoded.slice(-30))
       expect(text).toContain(`pst_${record.id}_[redacted]`)
+    })
+  })
+})
+
+describe("a token's bare secret, without its prefix and id", () => {
+  it('is neither sent back nor logged at trace level, wherever the client put it', async () => {
+    await withLoggedApp('trace', async ({ app, tokens, lines }) => {
+      const { token, record } = await tokens.create('t', ['plants:read', 'plants:write'])
+      const secret = token.slice(`pst_${record.id}_`.length)
+      const auth = `Bearer ${token}`
+      const answers = [
+        await app.inject({ url: '/plants', headers: { authorization: auth, 'x-request-id': secret } }),
+        await app.inject({ url: `/plants?tag=${secret}`, headers: { authorization: auth } }),
+        await app.inject({ url: `/plants?after=${secret}`, headers: { authorization: auth } }),
+        await app.inject({ url: `/plants?${secret}=1`, headers: { authorization: auth } }),
+        await app.inject({ url: `/plants/${secret}`, headers: { authorization: auth } }),
+        await app.inject({ url: `/nowhere/${secret}` }),
+        await app.inject({
+          url: '/plants/1',
+          headers: { authorization: auth, 'if-none-match': `"${secret}"` },
+        }),
+        await app.inject({ url: '/plants', headers: { authorization: auth, accept: secret } }),
+        await app.inject({
+          url: '/plants',
+          headers: { authorization: auth, origin: `https://${secret}.example` },
+        }),
+        await app.inject({ url: '/plants', headers: { authorization: auth, 'x-custom': secret } }),
+        await app.inject({
+          method: 'POST',
+          url: '/plants',
+          headers: { authorization: auth, 'content-type': secret, 'idempotency-key': secret },
+          payload: '{"id": 1, "name": "a"}',
+        }),
+        await app.inject({ url: '/plants', headers: { authorization: `Bearer ${secret}` } }),
+      ]
+      for (const answer of answers) {
+        expect(JSON.stringify(answer.headers)).not.toContain(secret)
+        expect(answer.body).not.toContain(secret)
+      }
+      const text = lines.join('')
+      expect(text).toContain('request completed')
+      expect(text).not.toContain(secret)
+      expect(text).not.toContain(secret.slice(0, 30))
     })
   })
 })

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isDatabaseUnavailable, StoreUnavailableError } from '../store/errors.js'
+import { hideSecrets } from '../tokens/format.js'
 import type { FailureLog } from './failure-log.js'
 import { PATCH_MEDIA_TYPES } from './schemas.js'
 
@@ -164,7 +165,11 @@ export function routerErrorHandler(answering: (request: FastifyRequest, reply: F
 }
 
 function routeNotFound(request: FastifyRequest): AppError {
-  return new AppError(errors.ROUTE_NOT_FOUND, `No route ${request.method} ${request.url.split('?')[0]}.`)
+  // The path is the client's own, shown back to it; a secret pasted into it is not.
+  return new AppError(
+    errors.ROUTE_NOT_FOUND,
+    `No route ${request.method} ${hideSecrets(request.url.split('?')[0] ?? '')}.`,
+  )
 }
 
 /**

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { holdsToken } from '../tokens/format.js'
-
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
- * The client's X-Request-Id when it is a sane one, else a new id. A token is never taken as one: it
- * would be sent back in a response header, which proxies and browsers' tools log as they see fit.
+ * An id that cannot be a secret: a token's secret is 43 characters, and an id of at most 36 (a UUID's
+ * length; ULIDs, nanoids and the hex ids proxies make are shorter) cannot hold one.
+ */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,36}$/
+
+/**
+ * The client's X-Request-Id when it is a safe one, else a new id. It is sent back in a response
+ * header and written in log lines, which proxies and browsers' tools keep as they see fit: a secret,
+ * or anything long enough to be one, is never taken.
  */
 export function requestId(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id']
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) && !holdsToken(incoming)
-    ? incoming
-    : randomUUID()
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID()
 }

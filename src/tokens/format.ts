@@ -31,6 +31,32 @@ export function holdsToken(text: string): boolean {
   return TOKEN_WITHIN.test(text)
 }
 
+/**
+ * A token wherever it sits in a text that field paths cannot name: a URL that carries it in its query
+ * or path (any of its prefix's characters may come percent-encoded, in either case), an error message
+ * quoting a header. The public id, which `token list` shows anyway, is kept so the text still says
+ * which token it was.
+ */
+const TOKEN_IN_TEXT =
+  /(?:p|%[57]0)(?:s|%[57]3)(?:t|%[57]4)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
+
+/**
+ * A bare secret, or anything long enough to hold one: a run of at least a secret's 43 base64url
+ * characters (or their percent-encodings). Nothing the service writes of its own is such a run; what
+ * a client sends may be, anywhere in a URL or a header.
+ */
+const SECRET_SHAPED = /[A-Za-z0-9_%-]{43,}/g
+
+/**
+ * `text` as it may be logged or sent back: every token cut to its public id, and every run that could
+ * be a bare secret replaced.
+ */
+export function hideSecrets(text: string): string {
+  return text
+    .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
+    .replace(SECRET_SHAPED, '[redacted]')
+}
+
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
 }

@@ -440,6 +440,17 @@ describe.each(storeKinds)('POST /plants on $name', (kind) => {
       headers: { 'x-request-id': t.bearer },
     })
     expect(leaked.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    // Nor is its bare secret, nor anything long enough to hold one; a UUID-long id is kept.
+    const idOf = async (id: string) =>
+      (await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': id } })).headers[
+        'x-request-id'
+      ]
+    const secret = t.bearer.split('_').slice(2).join('_')
+    expect(secret).toHaveLength(43)
+    expect(await idOf(secret)).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await idOf('a'.repeat(37))).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await idOf('01J8ZQ4X7W9V2K3M5N6P7Q8R9S')).toBe('01J8ZQ4X7W9V2K3M5N6P7Q8R9S')
+    expect(await idOf('6f1c2d3e-4a5b-4c7d-8e9f-0a1b2c3d4e5f')).toBe('6f1c2d3e-4a5b-4c7d-8e9f-0a1b2c3d4e5f')
   })
 })
 
