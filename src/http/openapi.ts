@@ -67,6 +67,9 @@ export async function openApi(app: FastifyInstance): Promise<void> {
         description: DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
       },
+      // Relative: the service's own origin, wherever it is deployed, so that generated clients and
+      // the docs page's try-it panel have a base URL without being told one.
+      servers: [{ url: '/', description: 'The server that serves this document' }],
       tags: [
         { name: 'plants', description: 'The plant resource' },
         { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
