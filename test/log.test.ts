@@ -61,14 +61,14 @@ describe('a line longer than one pipe write', () => {
   it('is written with its longest strings cut, whole and still JSON, by the logger', () => {
     const { lines, stream } = captureLines()
     const log = createLogger('info', stream)
-    log.info({ url: `/nowhere/${'a.'.repeat(6000)}`, note: 'b '.repeat(1500), short: 'kept' }, 'long')
+    log.info({ url: `/nowhere/${'a'.repeat(12_000)}`, note: 'b'.repeat(3000), short: 'kept' }, 'long')
     const [line] = lines as [string]
     expect(bytes(line)).toBeLessThanOrEqual(LINE_BYTES_MAX)
     const parsed = JSON.parse(line)
     expect(parsed).toMatchObject({ msg: 'long', short: 'kept' })
-    expect(parsed.url).toMatch(/^\/nowhere\/[a.]+…$/)
+    expect(parsed.url).toMatch(/^\/nowhere\/a+…$/)
     // Cut only as far as the line needs: the longest string went first, and that was enough.
-    expect(parsed.note).toBe('b '.repeat(1500))
+    expect(parsed.note).toBe('b'.repeat(3000))
   })
 
   it('cuts strings of several bytes a character, in nested objects too, to fit', () => {

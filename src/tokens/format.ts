@@ -41,20 +41,20 @@ const TOKEN_IN_TEXT =
   /(?:p|%[57]0)(?:s|%[57]3)(?:t|%[57]4)(?:_|%5f)(?:([0-9a-f]{16})(?:_|%5f))?[A-Za-z0-9_%-]+/gi
 
 /**
- * A bare secret, or anything long enough to hold one: a run of at least a secret's 43 base64url
- * characters (or their percent-encodings). Nothing the service writes of its own is such a run; what
- * a client sends may be, anywhere in a URL or a header.
+ * A bare secret: 43 base64url characters standing alone (no such character on either side), in both
+ * cases, as 32 random bytes all but always are. A path or a name of that length is seldom mixed case.
  */
-const SECRET_SHAPED = /[A-Za-z0-9_%-]{43,}/g
+const SECRET_SHAPED = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g
+const hidden = (run: string) => (/[A-Z]/.test(run) && /[a-z]/.test(run) ? '[redacted]' : run)
 
 /**
- * `text` as it may be logged or sent back: every token cut to its public id, and every run that could
- * be a bare secret replaced.
+ * `text` as it may be logged or sent back: every token cut to its public id, and every bare secret
+ * replaced.
  */
 export function hideSecrets(text: string): string {
   return text
     .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
-    .replace(SECRET_SHAPED, '[redacted]')
+    .replace(SECRET_SHAPED, hidden)
 }
 
 export function hashSecret(secret: string): string {

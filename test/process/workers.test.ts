@@ -157,8 +157,7 @@ describe('serve --workers', () => {
     const running = server
     // A URL near --max-header-size, once in the request line and once in the 404's detail, from
     // both workers at once: lines past PIPE_BUF (4096 bytes) could be split by each other.
-    // Dots break the run that would be hidden whole as a secret could be.
-    const path = `/nowhere/${'a.'.repeat(6000)}`
+    const path = `/nowhere/${'a'.repeat(12_000)}`
     for (let round = 0; round < 5; round++) {
       const answers = await Promise.all(Array.from({ length: 8 }, () => call(running.url, 'GET', path, '')))
       for (const answer of answers) expect(answer.status).toBe(404)
@@ -173,7 +172,7 @@ describe('serve --workers', () => {
     // Cut, but still saying which request it was.
     const urls = lines.map((line) => JSON.parse(line).url).filter((url) => url !== undefined)
     expect(urls).toHaveLength(40)
-    for (const url of urls) expect(url).toMatch(/^\/nowhere\/[a.]{64,}…$/)
+    for (const url of urls) expect(url).toMatch(/^\/nowhere\/a{64,}…$/)
   })
 
   it('replaces a worker killed right after it listened, and keeps serving', async () => {
