@@ -161,7 +161,10 @@ function buildProgram(): Command {
   program
     .command('export')
     .description('write every plant as JSON Lines {id,name,tag?}, in id order')
-    .option('--output <file>', 'write to this file (complete or not at all) instead of stdout')
+    .option(
+      '--output <file>',
+      'write to this regular file (complete or not at all) instead of stdout; - is stdout',
+    )
     .addOption(databaseOption())
     .action(async (options: { output?: string; databaseUrl?: string }) => {
       if (options.output !== undefined) fileName('--output', options.output)

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -6,7 +7,6 @@ import { exportPlants } from '../../src/cli/export.js'
 import { importFormat, importPlants } from '../../src/cli/import.js'
 import { ProgressReporter } from '../../src/cli/progress.js'
 import { ConfigError } from '../../src/config.js'
-import { readFifo } from '../helpers/process.js'
 import { tempDir } from '../helpers/stores.js'
 
 // The same commands as in test/process/import-export.test.ts, called in this process so that their branches are
@@ -83,20 +83,6 @@ describe('import, export and backup commands in process', () => {
     expect(stdout).toBe('{"id":1,"name":"a","tag":"x"}\n{"id":2,"name":"b"}\n')
   })
 
-  it('writes to a pipe named by --output instead of replacing it with a file', async () => {
-    const dir = tempDir()
-    const databaseUrl = `sqlite:${join(dir, 'p.db')}`
-    const file = join(dir, 'p.jsonl')
-    writeFileSync(file, '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n')
-    expect(await importPlants(file, { databaseUrl })).toBe(true)
-    const fifo = join(dir, 'plants.fifo')
-    const read = readFifo(fifo)
-    expect(await exportPlants({ databaseUrl, output: fifo })).toBe(2)
-    expect(await read).toBe(readFileSync(file, 'utf8'))
-    expect(statSync(fifo).isFIFO()).toBe(true)
-    expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl', 'plants.fifo'])
-  })
-
   it('writes the copy beside the output as a new file, not through a link planted at its name', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`
@@ -114,31 +100,46 @@ describe('import, export and backup commands in process', () => {
     expect(readFileSync(output, 'utf8')).toBe('{"id":1,"name":"a"}\n')
   })
 
-  it('writes through a symbolic link named by --output to the file it leads to, keeping the link', async () => {
+  it('refuses a symbolic link, a named pipe or a device at the path, for export and backup alike', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`
     const file = join(dir, 'p.jsonl')
     writeFileSync(file, '{"id":1,"name":"a"}\n')
     expect(await importPlants(file, { databaseUrl })).toBe(true)
     const target = join(dir, 'target.jsonl')
-    writeFileSync(target, 'old\n')
+    writeFileSync(target, 'precious\n')
     const link = join(dir, 'link.jsonl')
     symlinkSync(target, link)
-    expect(await exportPlants({ databaseUrl, output: link })).toBe(1)
+    const dangling = join(dir, 'dangling.db')
+    symlinkSync(join(dir, 'nowhere'), dangling)
+    const fifo = join(dir, 'plants.fifo')
+    execFileSync('mkfifo', [fifo])
+    const before = readdirSync(dir).sort()
+    for (const [path, what] of [
+      [link, 'a symbolic link'],
+      [dangling, 'a symbolic link'],
+      [fifo, 'a named pipe'],
+      ['/dev/null', 'a device'],
+    ] as const) {
+      const refusal = `cannot write ${path}: it is ${what}, which is never written through; name a regular file`
+      await expect(exportPlants({ databaseUrl, output: path })).rejects.toThrow(refusal)
+      await expect(backupDatabase(path, { databaseUrl })).rejects.toThrow(refusal)
+    }
+    expect(readFileSync(target, 'utf8')).toBe('precious\n')
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
-    expect(readFileSync(target, 'utf8')).toBe(readFileSync(file, 'utf8'))
+    expect(statSync(fifo).isFIFO()).toBe(true)
+    expect(readdirSync(dir).sort()).toEqual(before)
   })
 
-  it('says which output it could not write when a device it writes to is full', async () => {
+  it('writes standard output for --output -', async () => {
     const dir = tempDir()
     const databaseUrl = `sqlite:${join(dir, 'p.db')}`
     const file = join(dir, 'p.jsonl')
     writeFileSync(file, '{"id":1,"name":"a"}\n')
     expect(await importPlants(file, { databaseUrl })).toBe(true)
-    await expect(exportPlants({ databaseUrl, output: '/dev/full' })).rejects.toThrow(
-      /^cannot write \/dev\/full: /,
-    )
-    expect(statSync('/dev/full').isCharacterDevice()).toBe(true)
+    expect(await exportPlants({ databaseUrl, output: '-' })).toBe(1)
+    expect(stdout).toBe('{"id":1,"name":"a"}\n')
+    expect(readdirSync(dir).sort()).toEqual(['p.db', 'p.jsonl'])
   })
 
   it('refuses unknown formats, batch sizes, missing headers and unreadable files', async () => {

@@ -1,18 +1,9 @@
-import { spawn } from 'node:child_process'
-import {
-  closeSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
-import { join } from 'node:path'
+import { execFileSync, spawn } from 'node:child_process'
+import { lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { BIN, exitCode, ROOT, readFifo, runCli, runCliWithFileLimit } from '../helpers/process.js'
+import { BIN, exitCode, ROOT, runCli, runCliWithFileLimit } from '../helpers/process.js'
 import { storeKinds, tempDir } from '../helpers/stores.js'
 
 describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
@@ -22,40 +13,35 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     return file
   }
 
-  it('writes into a named pipe given as the output (as /dev/stdout would be), never replacing it', async () => {
+  it('refuses a named pipe or /dev/stdout (a link) as --output with exit 1 and one line; - is standard output', async () => {
     const db = await kind.freshUrl()
     const plants = '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n'
     expect((await runCli(['import', write('p.jsonl', plants), '--database-url', db])).code).toBe(0)
     const dir = tempDir()
     const fifo = join(dir, 'plants.fifo')
-    const read = readFifo(fifo)
-    const result = await runCli(['export', '--output', fifo, '--database-url', db])
-    expect(await read).toBe(plants)
-    expect(result).toEqual({ code: 0, stdout: '', stderr: 'exported 2 plants\n' })
-    expect(statSync(fifo).isFIFO()).toBe(true)
-    expect(readdirSync(dir)).toEqual(['plants.fifo'])
-  })
-
-  it('writes through /dev/stdout to the file stdout was redirected to, leaving the link in place', async () => {
-    const db = await kind.freshUrl()
-    const plants = '{"id":1,"name":"a"}\n{"id":2,"name":"b","tag":"t"}\n'
-    expect((await runCli(['import', write('p.jsonl', plants), '--database-url', db])).code).toBe(0)
-    const dir = tempDir()
-    // /dev/stdout as it is made, a link to the process's own stdout, here a file: one in /dev itself
-    // would be replaced for every program should the export replace it.
+    execFileSync('mkfifo', [fifo])
+    // /dev/stdout as it is made, a link to the process's own stdout: one in /dev itself would be
+    // the same for every program.
     const stdout = join(dir, 'stdout')
     symlinkSync('/proc/self/fd/1', stdout)
-    const redirected = join(dir, 'redirected.jsonl')
-    const fd = openSync(redirected, 'w')
-    const child = spawn(BIN, ['export', '--output', stdout, '--database-url', db], {
-      cwd: ROOT,
-      stdio: ['ignore', fd, 'ignore'],
-    })
-    closeSync(fd)
-    expect(await exitCode(child)).toBe(0)
-    expect(readFileSync(redirected, 'utf8')).toBe(plants)
+    for (const [output, what] of [
+      [fifo, 'a named pipe'],
+      [stdout, 'a symbolic link'],
+    ] as const) {
+      expect(await runCli(['export', '--output', output, '--database-url', db])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `plantstore: cannot write ${output}: it is ${what}, which is never written through; name a regular file\n`,
+      })
+    }
+    expect(statSync(fifo).isFIFO()).toBe(true)
     expect(lstatSync(stdout).isSymbolicLink()).toBe(true)
-    expect(readdirSync(dir).sort()).toEqual(['redirected.jsonl', 'stdout'])
+    expect(readdirSync(dir).sort()).toEqual(['plants.fifo', 'stdout'])
+    expect(await runCli(['export', '--output', '-', '--database-url', db])).toEqual({
+      code: 0,
+      stdout: plants,
+      stderr: 'exported 2 plants\n',
+    })
   })
 
   it('prints plain progress lines when not on a terminal', async () => {
@@ -154,5 +140,24 @@ describe('plantstore import (SQLite) when the database cannot grow', () => {
     expect(retried.code).toBe(0)
     expect(retried.stderr).toMatch(/0 rejected/)
     expect((await runCli(['export', '--database-url', url])).stdout.split('\n').length - 1).toBe(5000)
+  })
+})
+
+describe('plantstore export when the disk fills up', () => {
+  it('names the output, exits 1, and leaves neither it nor the copy beside it', async () => {
+    const dir = tempDir()
+    const url = `sqlite:${join(dir, 'p.db')}`
+    const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: i, name: `plant ${i}` }))
+    const file = join(dir, 'p.jsonl')
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    expect((await runCli(['import', file, '--database-url', url])).code).toBe(0)
+    const out = join(dir, 'out', 'plants.jsonl')
+    mkdirSync(dirname(out))
+    // 64 blocks of 512 bytes: far less than the export's 100 KB.
+    const full = await runCliWithFileLimit(64, ['export', '--output', out, '--database-url', url])
+    expect(full.code).toBe(1)
+    expect(full.stderr).toMatch(new RegExp(`^plantstore: cannot write ${out}: .*\\n$`))
+    expect(full.stderr.trim().split('\n')).toHaveLength(1)
+    expect(readdirSync(dirname(out))).toEqual([])
   })
 })
