@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -27,12 +27,18 @@ function runAsNobody(args: string[]): Promise<CliResult> {
   })
 }
 
-/** A migrated database file owned by root, made 0644, in a folder anyone may write, as in /tmp. */
-async function readOnlyDatabase(prepare: (db: Database.Database) => void = () => {}): Promise<string> {
+/**
+ * A migrated database file owned by root, made 0644, in a folder anyone may write, as in /tmp (or,
+ * with `folderMode` 0o755, one only its owner may write).
+ */
+async function readOnlyDatabase(
+  prepare: (db: Database.Database) => void = () => {},
+  folderMode = 0o1777,
+): Promise<string> {
   const dir = join(tempDir(), 'shared')
   mkdirSync(dir)
   chmodSync(join(dir, '..'), 0o755)
-  chmodSync(dir, 0o1777)
+  chmodSync(dir, folderMode)
   const url = `sqlite:${join(dir, 'ro.db')}`
   expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
   const db = new Database(join(dir, 'ro.db'))
@@ -90,6 +96,24 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
       const backedUp = await runAsNobody(['backup', copy, '--database-url', url])
       expect(backedUp.stderr).toMatch(/^backup written to/)
       expect(statSync(copy).size).toBeGreaterThan(0)
+    })
+
+    it('in a folder only its owner may write (0755) is refused by export, backup and token list, with one line each', async () => {
+      // SQLite reads a database in WAL mode only where it can make the -wal and -shm files beside it.
+      const url = await readOnlyDatabase(() => {}, 0o755)
+      const path = url.slice('sqlite:'.length)
+      const before = readFileSync(path)
+      for (const args of [['export'], ['token', 'list'], ['backup', join(tempDir(), 'copy.db')]]) {
+        const result = await runAsNobody([...args, '--database-url', url])
+        expect(result.code).toBe(1)
+        expect(result.stderr.trim().split('\n')).toEqual([
+          expect.stringMatching(
+            /^plantstore: cannot write to .*ro\.db .*this user needs write access to the file and its folder$/,
+          ),
+        ])
+      }
+      expect(readdirSync(join(path, '..'))).toEqual(['ro.db'])
+      expect(readFileSync(path).equals(before)).toBe(true)
     })
 
     it('is refused by export when its schema lacks a migration, naming plantstore migrate', async () => {
