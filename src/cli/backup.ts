@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
 import { type CliDatabaseOptions, databaseLocation, withStoreToRead } from './database.js'
-import { refuseSpecialFile } from './output-file.js'
+import { isFolder, refuseSpecialFile } from './output-file.js'
 import { whyNotWritable } from './private-file.js'
 
 /** A consistent copy of the live database, taken without stopping the server (docs/operations.md says how to restore it). */
@@ -11,10 +11,10 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
   // Said before connecting: opening would first create or migrate the schema of a database that
   // this command can only refuse.
   if (databaseLocation(options).kind === 'postgres') throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
-  // A folder exists as a file does, and was refused as a backup that must not be overwritten: which
-  // was not what stood in the way, nor said what to give instead.
   // A link, a device or a pipe at the path is refused as export refuses it, before connecting.
   refuseSpecialFile(file)
+  // A folder exists as a file does, and was refused as a backup that must not be overwritten: which
+  // was not what stood in the way, nor said what to give instead.
   if (isFolder(file)) {
     throw new Error(
       `${file} is a folder: name the backup file in it, such as ${join(file, 'plantstore.db')}; nothing was written`,
@@ -33,13 +33,4 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
       redactTokens(`backup written to ${file} (${bytes} bytes) in ${Date.now() - started} ms\n`),
     )
   })
-}
-
-/** Whether the path leads to a folder; a path that cannot be looked at is left to the copy to report. */
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
 }

@@ -1,11 +1,11 @@
 import { once } from 'node:events'
-import { createWriteStream, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createWriteStream, openSync, renameSync, rmSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { syncFile, syncFolderOf } from '../file-sync.js'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
 import { type CliDatabaseOptions, withStoreToRead } from './database.js'
-import { refuseSpecialFile } from './output-file.js'
+import { isFolder, refuseSpecialFile } from './output-file.js'
 import { whyNotWritable } from './private-file.js'
 
 const PAGE = 5000
@@ -20,13 +20,8 @@ function cannotWrite(output: string, error: unknown): Error {
 
 /** Refuses an output nothing can be written into as a file: a folder, or a path ending in `/`. */
 function refuseFolder(output: string): void {
-  let folder = output.endsWith('/')
-  try {
-    folder ||= statSync(output).isDirectory()
-  } catch {
-    // Nothing there yet: the usual case.
-  }
-  if (folder) throw cannotWrite(output, Object.assign(new Error('is a folder'), { code: 'EISDIR' }))
+  if (output.endsWith('/') || isFolder(output))
+    throw cannotWrite(output, Object.assign(new Error('is a folder'), { code: 'EISDIR' }))
 }
 
 /**

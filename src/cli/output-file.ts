@@ -1,4 +1,12 @@
-import { lstatSync } from 'node:fs'
+import { lstatSync, type Stats, statSync } from 'node:fs'
+
+/** What stands at a path, other than a regular file or a folder, named as a refusal says it. */
+const SPECIAL_FILES: Array<[(stats: Stats) => boolean, string]> = [
+  [(s) => s.isSymbolicLink(), 'a symbolic link'],
+  [(s) => s.isFIFO(), 'a named pipe'],
+  [(s) => s.isCharacterDevice() || s.isBlockDevice(), 'a device'],
+  [(s) => s.isSocket(), 'a socket'],
+]
 
 /**
  * Refuses a path a command was told to write (export --output, backup) where something other than a
@@ -8,24 +16,25 @@ import { lstatSync } from 'node:fs'
  * regular file or a folder is left to the command.
  */
 export function refuseSpecialFile(path: string): void {
-  let stats: ReturnType<typeof lstatSync>
+  let stats: Stats
   try {
     stats = lstatSync(path)
   } catch {
     return
   }
-  const what = stats.isSymbolicLink()
-    ? 'a symbolic link'
-    : stats.isFIFO()
-      ? 'a named pipe'
-      : stats.isCharacterDevice() || stats.isBlockDevice()
-        ? 'a device'
-        : stats.isSocket()
-          ? 'a socket'
-          : undefined
+  const what = SPECIAL_FILES.find(([is]) => is(stats))?.[1]
   if (what !== undefined) {
     throw new Error(
       `cannot write ${path}: it is ${what}, which is never written through; name a regular file`,
     )
+  }
+}
+
+/** Whether the path leads to a folder; a path that cannot be looked at is left to what follows to report. */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
   }
 }

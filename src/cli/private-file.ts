@@ -1,6 +1,7 @@
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { syncFolderOf } from '../file-sync.js'
+import { isFolder } from './output-file.js'
 
 /**
  * Writes a secret that only this user may read, whatever was at `path` before: a mode given when
@@ -46,12 +47,4 @@ export function whyNotWritable(error: unknown): string {
   if (code === 'EISDIR') return 'it is a folder; name a file in it'
   if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there'
   return (error as Error).message
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
 }
