@@ -2,6 +2,7 @@ import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { redactTokens } from '../log.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
+import { openStore } from '../store/open.js'
 import { type CliDatabaseOptions, databaseLocation, withStoreToRead } from './database.js'
 import { isFolder, refuseSpecialFile } from './output-file.js'
 import { whyNotWritable } from './private-file.js'
@@ -20,7 +21,7 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
       `${file} is a folder: name the backup file in it, such as ${join(file, 'plantstore.db')}; nothing was written`,
     )
   }
-  await withStoreToRead(options, async (store) => {
+  await withStoreToRead(options, openStore, async (store) => {
     const started = Date.now()
     await store.backup(file).catch((error: unknown) => {
       // The file system's refusal of the path, before any copying: said about the path given.

@@ -1,12 +1,18 @@
 import { existsSync } from 'node:fs'
 import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseSetting } from '../config.js'
-import { type DatabaseLocation, type OpenOptions, openStore } from '../store/open.js'
-import { explainWriteFailure } from '../store/sqlite/index.js'
+import type { DatabaseLocation, OpenOptions } from '../store/open.js'
+import { explainWriteFailure } from '../store/sqlite/failures.js'
 import type { Store } from '../store/types.js'
 
 export interface CliDatabaseOptions {
   databaseUrl?: string
 }
+
+/**
+ * What a command opens of its database: the whole store (openStore), or what the token commands use
+ * of it (openTokens), which on SQLite loads the tokens' code alone.
+ */
+type Opener<S extends Pick<Store, 'close'>> = (location: DatabaseLocation, options: OpenOptions) => Promise<S>
 
 /** The database a command names: its --database-url, else DATABASE_URL, else the default file. */
 export function databaseLocation(options: CliDatabaseOptions): DatabaseLocation {
@@ -14,10 +20,11 @@ export function databaseLocation(options: CliDatabaseOptions): DatabaseLocation 
 }
 
 /** Opens (creating and migrating) the database a command names, runs `work`, and always closes it. */
-export async function withStore<T>(
+export async function withStore<S extends Pick<Store, 'close'>, T>(
   options: CliDatabaseOptions,
-  work: (store: Store) => Promise<T>,
-  open: OpenOptions = {},
+  open: Opener<S>,
+  work: (store: S) => Promise<T>,
+  openOptions: OpenOptions = {},
 ): Promise<T> {
   const location = databaseLocation(options)
   // Such a store lives and dies with the one process that opens it, a server started with it too: a
@@ -27,7 +34,7 @@ export async function withStore<T>(
       'sqlite::memory: is a throwaway store that exists only inside the process that opens it: this command would find it empty and leave nothing in it; give the database the server uses',
     )
   }
-  const store = await openStore(location, open)
+  const store = await open(location, openOptions)
   try {
     return await work(store)
   } catch (error) {
@@ -42,10 +49,11 @@ export async function withStore<T>(
  * token list and revoke): a SQLite file that does not exist is a mistyped path, refused, not created
  * empty and read as if nothing were stored.
  */
-export async function withExistingStore<T>(
+export async function withExistingStore<S extends Pick<Store, 'close'>, T>(
   options: CliDatabaseOptions,
-  work: (store: Store) => Promise<T>,
-  open: OpenOptions = {},
+  open: Opener<S>,
+  work: (store: S) => Promise<T>,
+  openOptions: OpenOptions = {},
 ): Promise<T> {
   const location = databaseLocation(options)
   if (location.kind === 'sqlite' && location.path !== ':memory:' && !existsSync(location.path)) {
@@ -53,7 +61,7 @@ export async function withExistingStore<T>(
       `no database at ${location.path}; this command creates none (\`plantstore migrate\` or \`token create\` does)`,
     )
   }
-  return withStore(options, work, open)
+  return withStore(options, open, work, openOptions)
 }
 
 /**
@@ -61,9 +69,10 @@ export async function withExistingStore<T>(
  * database whose schema is current is read without any write, so that it can still be copied off a
  * disk that is full, or read by a user who may not write it.
  */
-export function withStoreToRead<T>(
+export function withStoreToRead<S extends Pick<Store, 'close'>, T>(
   options: CliDatabaseOptions,
-  work: (store: Store) => Promise<T>,
+  open: Opener<S>,
+  work: (store: S) => Promise<T>,
 ): Promise<T> {
-  return withExistingStore(options, work, { toRead: true })
+  return withExistingStore(options, open, work, { toRead: true })
 }

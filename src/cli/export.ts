@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream'
 import { syncFile, syncFolderOf } from '../file-sync.js'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
+import { openStore } from '../store/open.js'
 import { type CliDatabaseOptions, withStoreToRead } from './database.js'
 import { isFolder, refuseSpecialFile } from './output-file.js'
 import { whyNotWritable } from './private-file.js'
@@ -36,7 +37,7 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
     refuseSpecialFile(output)
     refuseFolder(output)
   }
-  return withStoreToRead(options, async (store) => {
+  return withStoreToRead(options, openStore, async (store) => {
     // Named for this process: two exports to the same file at once each write their own copy, and
     // the last to finish is the file.
     const partial = output === undefined ? undefined : `${output}.${process.pid}.partial`

@@ -14,6 +14,7 @@ import {
   RejectedLine,
   UnterminatedField,
 } from '../plants/import-line.js'
+import { openStore } from '../store/open.js'
 import type { ImportItem } from '../store/types.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
 import { type ImportProgress, ProgressReporter } from './progress.js'
@@ -156,7 +157,7 @@ export async function importPlants(file: string, options: ImportOptions): Promis
   const limit = bodyLimit(options.bodyLimit)
   // Standard input's length is not known ahead: progress then shows no share done.
   const totalBytes = file === STDIN ? 0 : readableSize(file)
-  return withStore(options, async (store) => {
+  return withStore(options, openStore, async (store) => {
     const started = Date.now()
     const progress: ImportProgress = {
       lines: 0,

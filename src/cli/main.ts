@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
 import { redactTokens } from '../log.js'
+import { openStore } from '../store/open.js'
 import { backupDatabase } from './backup.js'
 import { withStore } from './database.js'
 import { exportPlants } from './export.js'
@@ -104,7 +105,7 @@ function buildProgram(): Command {
     .description('create or update the database schema, then exit')
     .addOption(databaseOption())
     .action(async (options: { databaseUrl?: string }) => {
-      await withStore(options, async (store) => {
+      await withStore(options, openStore, async (store) => {
         // Which ones ran is what an operator upgrading wants to see; a second run says nothing ran.
         const applied =
           store.migrated.length === 0 ? 'no migration to apply' : `applied ${store.migrated.join(', ')}`

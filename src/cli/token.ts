@@ -1,7 +1,7 @@
 import { fstatSync, statSync } from 'node:fs'
-import stringWidth from 'string-width'
 import { ConfigError } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
+import { openTokens } from '../store/open.js'
 import type { TokenRecord } from '../store/types.js'
 import { holdsToken } from '../tokens/format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
@@ -80,7 +80,7 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       'cannot write the token to standard output (it is closed or /dev/null, where nobody would receive it); no token was issued',
     )
   }
-  await withStore(options, async (store) => {
+  await withStore(options, openTokens, async (store) => {
     const tokens = new TokenService(store.tokens)
     const { token, record } = await tokens.create(name, scopes, expiresInMs)
     try {
@@ -139,7 +139,7 @@ function toJson(token: TokenRecord, now: number) {
 }
 
 export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
-  await withStoreToRead(options, async (store) => {
+  await withStoreToRead(options, openTokens, async (store) => {
     const now = Date.now()
     const tokens = (await store.tokens.list()).map((t) => toJson(t, now))
     if (options.json) {
@@ -157,6 +157,9 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
       t.lastUsedAt ?? '-',
       t.status,
     ])
+    // Loaded for the table alone: it sets up Unicode segmentation as it loads, a wait that token
+    // create, revoke and list --json have no use for.
+    const { default: stringWidth } = await import('string-width')
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => stringWidth(r[i] as string))))
     for (const row of [header, ...rows]) {
       process.stdout.write(
@@ -188,7 +191,7 @@ export function publicIdOf(given: string): string {
  */
 export async function tokenRevoke(given: string, options: CliDatabaseOptions): Promise<boolean> {
   const id = publicIdOf(given)
-  return withExistingStore(options, async (store) => {
+  return withExistingStore(options, openTokens, async (store) => {
     const revocation = await new TokenService(store.tokens).revoke(id)
     // Given the whole token instead of its id, the answer names the id and never repeats the secret.
     if (revocation === 'revoked') process.stderr.write(`token ${id} revoked\n`)

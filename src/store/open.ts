@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parse as parseConnectionString } from 'pg-connection-string'
 import { StoreUnavailableError } from './errors.js'
-import { openSqlite } from './sqlite/index.js'
-import type { Store } from './types.js'
+import type { SqliteOptions } from './sqlite/open-database.js'
+import type { Store, TokenDatabase } from './types.js'
 
 export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string }
 
@@ -94,18 +94,41 @@ export interface OpenOptions {
   toRead?: boolean
 }
 
+// Each store's code is loaded only once one is opened: reading a DATABASE_URL (the settings, every
+// command's options) loads none of it.
+
 /** Opens the store the location names and brings its schema up to date. */
 export async function openStore(location: DatabaseLocation, options: OpenOptions = {}): Promise<Store> {
   if (location.kind === 'sqlite') {
-    return openSqlite({
-      path: location.path,
-      busyTimeoutMs: options.busyTimeoutMs,
-      toRead: options.toRead,
-    })
+    const { openSqlite } = await import('./sqlite/index.js')
+    return openSqlite(sqliteOptions(location.path, options))
   }
+  return openPostgresStore(location.url, options)
+}
+
+/**
+ * As openStore, for the token commands: on SQLite only the tokens' code is loaded, not the plants',
+ * events' and webhooks', which they never run. PostgreSQL's store is opened whole.
+ */
+export async function openTokens(
+  location: DatabaseLocation,
+  options: OpenOptions = {},
+): Promise<TokenDatabase> {
+  if (location.kind === 'sqlite') {
+    const { openSqliteTokens } = await import('./sqlite/token-database.js')
+    return openSqliteTokens(sqliteOptions(location.path, options))
+  }
+  return openPostgresStore(location.url, options)
+}
+
+function sqliteOptions(path: string, options: OpenOptions): SqliteOptions {
+  return { path, busyTimeoutMs: options.busyTimeoutMs, toRead: options.toRead }
+}
+
+async function openPostgresStore(url: string, options: OpenOptions): Promise<Store> {
   const { openPostgres } = await import('./postgres/index.js')
   return openPostgres({
-    url: location.url,
+    url,
     poolSize: options.poolSize,
     timeoutMs: options.timeoutMs,
     watchRevocations: options.watchRevocations,

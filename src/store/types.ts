@@ -454,3 +454,6 @@ export interface Store {
   /** Finishes pending writes, then closes the database. */
   close(): Promise<void>
 }
+
+/** What the token commands use of a store: its tokens, and close. */
+export type TokenDatabase = Pick<Store, 'tokens' | 'close'>

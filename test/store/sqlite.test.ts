@@ -16,12 +16,8 @@ import { changePlant, createPlant, deletePlant } from '../../src/plants/service.
 import { sweepOnce } from '../../src/retention.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
 import type { BatchRow } from '../../src/store/sqlite/batch.js'
-import {
-  explainOpenFailure,
-  explainWriteFailure,
-  openSqlite,
-  type SqliteStore,
-} from '../../src/store/sqlite/index.js'
+import { explainOpenFailure, explainWriteFailure } from '../../src/store/sqlite/failures.js'
+import { openSqlite, type SqliteStore } from '../../src/store/sqlite/index.js'
 import { makeFolder } from '../../src/store/sqlite/make-folder.js'
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/plants.js'

@@ -1,35 +1,20 @@
-import { closeSync, constants, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
-import { retryWhileBusySync } from './busy.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
 import { SqliteLeaseStore } from './leases.js'
 import { SqliteMaintenanceStore } from './maintenance.js'
 import { makeFolder } from './make-folder.js'
-import { type Migration, migrate, pendingMigrations, refuseForeignDatabase } from './migrate.js'
-import { OpenedFile } from './opened-file.js'
+import { closeDatabase, openDatabase, PRIVATE_MODE, type SqliteOptions } from './open-database.js'
+import { type OpenedFile, openedFile } from './opened-file.js'
 import { SqlitePlantStore } from './plants.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
 import { type BatchSink, batchSink, type Connection } from './writer.js'
-
-export interface SqliteOptions {
-  /** A file path, or ':memory:' for a throwaway store. */
-  path: string
-  /** How long a writer waits for another process's lock before failing. */
-  busyTimeoutMs?: number
-  /**
-   * For a command that only reads (export, backup, token list): an existing database whose schema
-   * is current is opened without writing anything, so that its data can still be copied off a full
-   * disk, or read by a user who may not write it. One that lacks migrations is migrated, as by any
-   * other command.
-   */
-  toRead?: boolean
-}
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
@@ -51,7 +36,7 @@ export class SqliteStore implements Store {
     options: { path: string; busyTimeoutMs: number },
     readonly migrated: readonly string[] = [],
   ) {
-    const file = options.path === ':memory:' ? undefined : new OpenedFile(options.path)
+    const file = openedFile(options.path)
     this.file = file
     const checkFile = () => file?.check()
     const { busyTimeoutMs } = options
@@ -151,18 +136,7 @@ export class SqliteStore implements Store {
     await this.plants.drain()
     await this.sink.close()
     await stopCheckpoints(this.checkpointer)
-    if (!this.db.open) return
-    if (this.file?.moved()) {
-      // SQLite skips its closing checkpoint for a file that is no longer at its path, and leaves the
-      // log there: the next open of whatever file is at the path now would take the old database's
-      // pages from it (a restored copy overwritten, or corrupt), and a file moved away would lack
-      // the creates acknowledged into the log. Copied into the opened file, then emptied, the log
-      // holds nothing more. Best effort: another process still reading it keeps it as it is.
-      try {
-        this.db.pragma('wal_checkpoint(TRUNCATE)')
-      } catch {}
-    }
-    this.db.close()
+    closeDatabase(this.db, this.file)
   }
 }
 
@@ -210,199 +184,10 @@ function giveName(partial: string, file: string): boolean {
   }
 }
 
-/**
- * The database holds the webhooks' signing secrets (a token only as a hash, but a signing secret has
- * to be kept as it is), so a new one is for its owner alone, as PostgreSQL keeps its data folder.
- * SQLite gives the -wal and -shm files it makes beside it the same mode. An existing file keeps
- * whatever mode it was given.
- */
-const PRIVATE_MODE = 0o600
-
-function createPrivately(path: string): void {
-  try {
-    // An empty file is an empty database to SQLite. Not exclusive: a path that is a symbolic link to
-    // a file not made yet (a volume mounted elsewhere) is a database SQLite creates there, 0644 when
-    // not made here first. Read-only and non-blocking, an existing file (or a pipe) is left as it is.
-    closeSync(openSync(path, constants.O_RDONLY | constants.O_CREAT | constants.O_NONBLOCK, PRIVATE_MODE))
-  } catch {
-    // It exists, or cannot be made here: SQLite's own open then opens it, or says why it cannot.
-  }
-}
-
-/** Opens (creating if needed) and migrates a SQLite database in durable WAL mode. */
+/** Opens (creating if needed) and migrates a SQLite database in durable WAL mode, as the whole store. */
 export function openSqlite(options: SqliteOptions): SqliteStore {
-  if (options.path.endsWith('/')) {
-    // SQLite drops the slash: `sqlite:data/` would create and migrate a database file named `data`,
-    // and then fail to find the `data/` it was given.
-    throw new Error(
-      `cannot open ${options.path}: it names a folder; name the database file in it, such as ${options.path}plantstore.db`,
-    )
-  }
-  if (options.path !== ':memory:') {
-    try {
-      makeFolder(dirname(options.path))
-    } catch (error) {
-      // A parent this user may not write, or a file where a folder should be (EACCES, ENOTDIR).
-      throw new Error(
-        `cannot open ${options.path} (${(error as Error).message}): its folder does not exist and cannot be created`,
-        { cause: error },
-      )
-    }
-  }
-  let db: Database.Database
-  try {
-    if (options.toRead) {
-      db = openToRead(options.path)
-    } else {
-      if (options.path !== ':memory:') createPrivately(options.path)
-      db = new Database(options.path)
-      // Opening and migrating always wait for another process's lock; the option applies afterwards.
-      db.pragma('busy_timeout = 5000')
-    }
-  } catch (error) {
-    throw explainOpenFailure(error, options.path)
-  }
-  let migrated: string[] = []
-  try {
-    refuseForeignDatabase(db, options.path)
-    db.pragma('synchronous = FULL')
-    db.pragma('foreign_keys = ON')
-    // Asked before anything writes: the switch to WAL below rewrites the header of a file in
-    // rollback-journal mode (a backup copy is one), so a database a newer release migrated would be
-    // changed by the very start that refuses it.
-    const pending = pendingMigrations(db)
-    if (!options.toRead || pending.length !== 0) {
-      try {
-        // WAL lets readers run beside the writer; FULL fsyncs the WAL on every commit, so an
-        // acknowledged create survives power loss, not just a process crash.
-        // Processes opening a new database at once (a server starting and a `token create` beside
-        // it) each switch it to WAL, and SQLite may refuse one at once with SQLITE_BUSY instead of
-        // waiting on its busy handler (processes started together on new files). Tried
-        // again a moment later, the switch is done, or needs doing no more.
-        retryWhileBusySync(() => db.pragma('journal_mode = WAL'))
-        migrated = migrate(db).map((m) => m.name)
-      } catch (error) {
-        const explained = explainWriteFailure(error, options.path)
-        throw options.toRead && explained !== error ? needsMigrating(explained as Error, pending) : error
-      }
-    }
-  } catch (error) {
-    db.close()
-    throw explainOpenFailure(error, options.path)
-  }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  const { db, busyTimeoutMs, migrated } = openDatabase(options)
   // Until the writer's connection opens with its checkpoint thread, SQLite's automatic checkpoint
   // keeps the log short (a command's import); the periodic one (maintenance) also truncates it.
   return new SqliteStore(db, { path: options.path, busyTimeoutMs }, migrated)
-}
-
-/**
- * Opens an existing database to read. A WAL database is read through its `-shm` file, which the
- * first connection after the last one closed creates and sizes (32 KiB): on a full disk it cannot,
- * and every read fails (SQLITE_IOERR_SHMSIZE) though nothing else needs writing. No other process
- * has the database open then (its `-shm` would be sized), so the connection takes the file for
- * itself, which keeps the index in its own memory instead (locking_mode EXCLUSIVE).
- */
-function openToRead(path: string): Database.Database {
-  const open = (exclusive: boolean) => {
-    const db = new Database(path, { fileMustExist: true })
-    try {
-      db.pragma('busy_timeout = 5000')
-      if (exclusive) db.pragma('locking_mode = EXCLUSIVE')
-      db.prepare('SELECT count(*) FROM sqlite_schema').get()
-      return db
-    } catch (error) {
-      db.close()
-      throw error
-    }
-  }
-  try {
-    return open(false)
-  } catch (error) {
-    if (!String((error as { code?: unknown }).code).startsWith('SQLITE_IOERR_SHM')) throw error
-    try {
-      return open(true)
-    } catch {
-      throw error
-    }
-  }
-}
-
-/**
- * A command that only reads could have read the database as it is, had its schema been current: it
- * says that the missing step is a migration, and which command takes it.
- */
-function needsMigrating(error: Error, pending: Migration[]): Error {
-  return new Error(
-    `${error.message}; its schema must be migrated first (${pending.map((m) => m.name).join(', ')} not applied): run \`plantstore migrate\` once it can be written`,
-    { cause: error },
-  )
-}
-
-/**
- * SQLite's errors at open do not say which file, nor what to do: a read-only one that the folder
- * matters too (WAL files), a full one that it is the disk, not the database, that has no room, and
- * "unable to open database file" (a folder this user may not enter, a file it may not read) nothing.
- */
-export function explainOpenFailure(error: unknown, path: string): unknown {
-  const explained = explainWriteFailure(error, path)
-  if (explained !== error) return explained
-  const code = (error as { code?: unknown }).code
-  if (typeof code !== 'string') return error
-  const said = (error as Error).message
-  if (code === 'SQLITE_CANTOPEN') {
-    return new Error(
-      `cannot open ${path} (${said}): it must be a file (or the name of a new one) that this user may read and write, in a folder it may enter`,
-      { cause: error },
-    )
-  }
-  if (code === 'SQLITE_NOTADB') {
-    return new Error(`${path} is not a SQLite database (${said}): it was left as it was`, {
-      cause: error,
-    })
-  }
-  // A file cut short or overwritten in part: the bare "database disk image is malformed" named
-  // neither the file nor the way back.
-  if (code.startsWith('SQLITE_CORRUPT')) {
-    return new Error(`${path} is damaged (${said}): restore a backup of it (see Backup and restore)`, {
-      cause: error,
-    })
-  }
-  return error
-}
-
-/**
- * A write that fails once a command is under way (an import that fills the disk, a file made
- * read-only meanwhile) says as little as one at open ("database or disk is full", "disk I/O error"):
- * which file, and what to do, are said alike.
- */
-export function explainWriteFailure(error: unknown, path: string): unknown {
-  const code = (error as { code?: unknown }).code
-  if (typeof code !== 'string') return error
-  const said = (error as Error).message
-  if (code.startsWith('SQLITE_READONLY')) {
-    return new Error(
-      `cannot write to ${path} (${said}): this user needs write access to the file and its folder`,
-      { cause: error },
-    )
-  }
-  if (code === 'SQLITE_FULL') {
-    return new Error(`cannot write to ${path} (${said}): the disk holding it has no room left`, {
-      cause: error,
-    })
-  }
-  // The `-shm` file a WAL database is used through (32 KiB, made by the first connection to open it)
-  // could not be sized: a full disk, or a file-size limit.
-  if (code === 'SQLITE_IOERR_SHMSIZE') {
-    return new Error(
-      `cannot write to ${path}-shm (${said}): the disk holding the database may have no room left`,
-      { cause: error },
-    )
-  }
-  // A failing disk, or a file past the process's size limit (ulimit -f).
-  if (code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
-    return new Error(`cannot write to ${path} (${said})`, { cause: error })
-  }
-  return error
 }

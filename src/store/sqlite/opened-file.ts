@@ -47,6 +47,11 @@ export class OpenedFile {
   }
 }
 
+/** The file a store opened at `path`; undefined for `:memory:`, which has no file. */
+export function openedFile(path: string): OpenedFile | undefined {
+  return path === ':memory:' ? undefined : new OpenedFile(path)
+}
+
 function same(now: Stats | undefined, opened: Stats): boolean {
   return now !== undefined && now.ino === opened.ino && now.dev === opened.dev
 }
