@@ -2,7 +2,6 @@ import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { inDays, MAX_DURATION_MS, MAX_TIMER_MS, parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl, postgresSettingsProblem } from './store/open.js'
-import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry.js'
 
 /** A setting that cannot be used; the CLI prints the message as one line and exits with 2. */
 export class ConfigError extends Error {
@@ -155,6 +154,14 @@ export function parseOrigins(raw: string): string[] | null {
     }
   }
   return origins
+}
+
+/** `5s,5m,30m` → delays in ms before the 2nd, 3rd, 4th attempt; null when malformed or empty. */
+export function parseRetrySchedule(text: string): number[] | null {
+  const parts = text.split(',').map((p) => p.trim())
+  if (parts.length === 0 || parts.length > 20) return null
+  const delays = parts.map((p) => parseDuration(p))
+  return delays.every((d): d is number => d !== null) ? delays : null
 }
 
 const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal']
@@ -480,7 +487,7 @@ export const SERVE_SETTINGS: Setting[] = [
     key: 'webhookRetryScheduleMs',
     flag: 'webhook-retry-schedule',
     placeholder: 'durations',
-    default: DEFAULT_RETRY_SCHEDULE,
+    default: '5s,5m,30m,2h,5h,10h,10h',
     description: 'delays before each webhook retry (±20% jitter); after the last, the delivery is failed',
     parse: (raw) =>
       parseRetrySchedule(raw) ??

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { redactTokens } from '../log.js'
+import { redactTokens } from '../redact.js'
 import { NO_FILE_BACKUP_ON_POSTGRES } from '../store/errors.js'
 import { openStore } from '../store/open.js'
 import { type CliDatabaseOptions, databaseLocation, withStoreToRead } from './database.js'

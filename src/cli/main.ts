@@ -2,14 +2,11 @@ import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
-import { redactTokens } from '../log.js'
-import { openStore } from '../store/open.js'
-import { backupDatabase } from './backup.js'
-import { withStore } from './database.js'
-import { exportPlants } from './export.js'
-import { type ImportOptions, importPlants } from './import.js'
+import { redactTokens } from '../redact.js'
+import type { CliDatabaseOptions } from './database.js'
+import type { ImportOptions } from './import.js'
 import { reportOnStderr } from './report.js'
-import { tokenCreate, tokenList, tokenRevoke } from './token.js'
+import type { CreateOptions } from './token.js'
 
 // Exit codes, the same for every command: 0 success, 1 the operation failed, 2 usage or configuration.
 export const EXIT_OK = 0
@@ -44,6 +41,11 @@ function listenToStdout(listener: (error: NodeJS.ErrnoException) => void): void 
   process.stdout.on('error', listener)
 }
 
+/**
+ * The program: every command, its options and its help, from modules that load nothing else. Each
+ * action loads its command's implementation as it runs, so that `--help`, a usage error or one
+ * command does not wait for the store, the logger or the HTTP code that other commands use.
+ */
 function buildProgram(): Command {
   const program = new Command('plantstore')
     .description('Plant Store: a plant store HTTP API')
@@ -104,13 +106,9 @@ function buildProgram(): Command {
     .command('migrate')
     .description('create or update the database schema, then exit')
     .addOption(databaseOption())
-    .action(async (options: { databaseUrl?: string }) => {
-      await withStore(options, openStore, async (store) => {
-        // Which ones ran is what an operator upgrading wants to see; a second run says nothing ran.
-        const applied =
-          store.migrated.length === 0 ? 'no migration to apply' : `applied ${store.migrated.join(', ')}`
-        process.stderr.write(`schema is up to date (${applied})\n`)
-      })
+    .action(async (options: CliDatabaseOptions) => {
+      const { migrateDatabase } = await import('./migrate.js')
+      await migrateDatabase(options)
     })
 
   const token = program.command('token').description('issue, list and revoke bearer tokens')
@@ -125,19 +123,26 @@ function buildProgram(): Command {
     )
     .option('--expires-in <duration>', 'lifetime such as 30s, 15m, 12h, 30d; no expiry when absent')
     .addOption(databaseOption())
-    .action(tokenCreate)
+    .action(async (options: CreateOptions) => {
+      const { tokenCreate } = await import('./token.js')
+      await tokenCreate(options)
+    })
   token
     .command('list')
     .description('list tokens (never their secrets)')
     .option('--json', 'print one JSON array, for scripts')
     .addOption(databaseOption())
-    .action(tokenList)
+    .action(async (options: CliDatabaseOptions & { json?: boolean }) => {
+      const { tokenList } = await import('./token.js')
+      await tokenList(options)
+    })
   token
     .command('revoke')
     .description('revoke a token by its id (as shown by token list); refused from the next request on')
     .argument('<id>', 'the public id of the token (its pst_<id>_ prefix or the whole token also do)')
     .addOption(databaseOption())
-    .action(async (id: string, options: { databaseUrl?: string }) => {
+    .action(async (id: string, options: CliDatabaseOptions) => {
+      const { tokenRevoke } = await import('./token.js')
       if (!(await tokenRevoke(id, options))) process.exitCode = EXIT_FAILED
     })
 
@@ -156,7 +161,9 @@ function buildProgram(): Command {
     )
     .addOption(databaseOption())
     .action(async (file: string, options: ImportOptions) => {
-      if (!(await importPlants(fileName('import', file), options))) process.exitCode = EXIT_FAILED
+      const name = fileName('import', file)
+      const { importPlants } = await import('./import.js')
+      if (!(await importPlants(name, options))) process.exitCode = EXIT_FAILED
     })
 
   program
@@ -167,8 +174,9 @@ function buildProgram(): Command {
       'write to this regular file (complete or not at all) instead of stdout; - is stdout',
     )
     .addOption(databaseOption())
-    .action(async (options: { output?: string; databaseUrl?: string }) => {
+    .action(async (options: CliDatabaseOptions & { output?: string }) => {
       if (options.output !== undefined) fileName('--output', options.output)
+      const { exportPlants } = await import('./export.js')
       await exportPlants(options)
     })
 
@@ -177,8 +185,10 @@ function buildProgram(): Command {
     .description('write a consistent copy of the SQLite database to FILE while it keeps serving')
     .argument('<file>', 'where to write the copy; must not exist')
     .addOption(databaseOption())
-    .action(async (file: string, options: { databaseUrl?: string }) => {
-      await backupDatabase(fileName('backup', file), options)
+    .action(async (file: string, options: CliDatabaseOptions) => {
+      const name = fileName('backup', file)
+      const { backupDatabase } = await import('./backup.js')
+      await backupDatabase(name, options)
     })
   return program
 }

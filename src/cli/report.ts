@@ -1,4 +1,4 @@
-import { redactTokens } from '../log.js'
+import { redactTokens } from '../redact.js'
 
 /**
  * Says why a command failed on stderr, as `plantstore: <reason>`. Reasons quote what was given

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, resolveServeConfig } from '../../src/config.js'
-import { nextAttemptDelay, parseRetrySchedule } from '../../src/webhooks/retry.js'
+import { ConfigError, parseRetrySchedule, resolveServeConfig } from '../../src/config.js'
+import { nextAttemptDelay } from '../../src/webhooks/retry.js'
 import {
   guardedLookup,
   isForbiddenAddress,

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ROOT, runCli } from '../helpers/process.js'
+import { tempDir } from '../helpers/stores.js'
+
+const RECORDER = join(ROOT, 'test/helpers/record-loads.mjs')
+
+/** Runs the real CLI and returns, with what it answered, the URL of every module it loaded. */
+async function loadsOf(args: string[]) {
+  const record = join(tempDir(), 'loads.txt')
+  const result = await runCli(args, {
+    RECORD_LOADS: record,
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${RECORDER}`].filter(Boolean).join(' '),
+  })
+  // An ES module that is CommonJS too (a package's entry) is recorded twice.
+  const loads = [...new Set(readFileSync(record, 'utf8').split('\n').filter(Boolean))]
+  return { ...result, loads }
+}
+
+/** What a command has no use for unless it serves, or works on plants or webhooks. */
+const SERVING = [
+  /\/node_modules\/(fastify|@fastify\/[^/]+|pino|lossless-json)\//,
+  /\/dist\/(app|log)\.js$/,
+  /\/dist\/http\//,
+  /\/dist\/webhooks\//,
+]
+/** PostgreSQL's driver and store, for a command given a SQLite database. */
+const POSTGRES = [/\/node_modules\/(pg|pg-pool|pg-protocol)\//, /\/dist\/store\/postgres\//]
+/** The SQLite store's plants, events and webhooks, which a token command never runs. */
+const SQLITE_BEYOND_TOKENS = /\/dist\/store\/sqlite\/(index|plants|events|webhooks|fan-out|writer|batch)\.js$/
+/** Any store at all. */
+const STORES = [/\/node_modules\/better-sqlite3\//, /\/dist\/store\/(sqlite|postgres)\//]
+
+const matching = (loads: string[], patterns: RegExp[]) =>
+  loads.filter((url) => patterns.some((pattern) => pattern.test(url)))
+
+// Each command loads its implementation when it runs: the help and a token command start without
+// the code of the commands they are not (docs/performance.md, Start-up).
+describe('what a command loads', () => {
+  it.each([[['--help']], [['--version']], [['token', 'create', '--help']], [['serve', '--help']]])(
+    'plantstore %j loads no store, logger, framework, driver or webhook code',
+    async (args) => {
+      const { code, loads } = await loadsOf(args)
+      expect(code).toBe(0)
+      // What it does load is seen: a recording that saw nothing would pass the rest.
+      expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
+      expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
+      expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES])).toEqual([])
+    },
+  )
+
+  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver or webhook code', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const { code, stdout, loads } = await loadsOf(['token', 'create', '--database-url', url, '--name', 'x'])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/^pst_/)
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/store\/sqlite\/tokens\.js$/))
+    expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/better-sqlite3\//))
+    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS])).toEqual([])
+  })
+})
