@@ -2,13 +2,16 @@
 import { parseArgs } from 'node:util'
 import { parseDatabaseUrl } from '../src/store/open.js'
 import type { LoadShape } from './load.js'
-import { GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
+import { CLI_STARTUP, GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
 
 const HELP = `usage: npm run bench -- [options]
 
   --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
-                        list-after, update (default all). Creates on an empty store with one worker
-                        are measured against the durable reference (bench/reference.mjs) and judged
+                        list-after, update, cli (default all). Creates on an empty store with one
+                        worker are measured against the durable reference (bench/reference.mjs) and
+                        judged; cli times plantstore --help and token create (on a fresh SQLite
+                        file) against node -e 0, and judges them
+  --cli-runs <n>        runs of each command for cli, taken in turn (default 15)
   --duration <s>        seconds measured per round, scenario and server (default 10)
   --rounds <n>          rounds per scenario; each loads every server once, one after the other, in
                         an order that turns each round; the ratios are the medians of the rounds'
@@ -61,6 +64,8 @@ export interface Options extends LoadShape {
   prefills: number[]
   workerCounts: string[]
   scenarios: Scenario[]
+  /** Runs of each command for the CLI's start-up; undefined when it is not measured. */
+  cliRuns: number | undefined
   /** PostgreSQL's URL; undefined for SQLite, each setup on a fresh file. */
   databaseUrl: string | undefined
   perf: boolean
@@ -82,7 +87,8 @@ export function readOptions(args: string[]): Options {
           'database-url': { type: 'string' },
           prefill: { type: 'string', default: '0' },
           workers: { type: 'string', default: '1' },
-          scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+          scenarios: { type: 'string', default: [...SCENARIOS, CLI_STARTUP].map((s) => s.name).join(',') },
+          'cli-runs': { type: 'string', default: '15' },
           perf: { type: 'boolean', default: false },
           out: { type: 'string' },
           help: { type: 'boolean', default: false },
@@ -105,6 +111,7 @@ export function readOptions(args: string[]): Options {
   const prefills = list(opts.prefill, 'prefill').map((p) => whole(p, 'prefill', 0))
   const workerCounts = list(opts.workers, 'workers')
   const scenarioNames = list(opts.scenarios, 'scenarios').flatMap((name) => GROUPS[name] ?? [name])
+  const cliRuns = whole(opts['cli-runs'], 'cli-runs', 1)
   const given = opts['database-url']
   const location = given === undefined ? undefined : parseDatabaseUrl(given)
   if (given !== undefined && location?.kind !== 'postgres') {
@@ -113,11 +120,13 @@ export function readOptions(args: string[]): Options {
   }
   const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
 
-  const unknownScenarios = scenarioNames.filter((name) => !SCENARIOS.some((s) => s.name === name))
+  const unknownScenarios = scenarioNames.filter(
+    (name) => name !== CLI_STARTUP.name && !SCENARIOS.some((s) => s.name === name),
+  )
   if (unknownScenarios.length > 0) {
     // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
     refuse(
-      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name)].join(', ')}`,
+      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name), CLI_STARTUP.name].join(', ')}`,
     )
   }
   return {
@@ -129,6 +138,7 @@ export function readOptions(args: string[]): Options {
     prefills,
     workerCounts,
     scenarios: SCENARIOS.filter((s) => scenarioNames.includes(s.name)),
+    cliRuns: scenarioNames.includes(CLI_STARTUP.name) ? cliRuns : undefined,
     databaseUrl,
     perf: opts.perf,
     out: opts.out,

@@ -1,7 +1,9 @@
-// The run's table: one line per server and scenario, the service's ratios beside its own line.
+// The run's tables: one line per server and scenario, the service's ratios beside its own line; and
+// one line per command of the CLI's start-up.
 import { type ResultRow, SERVERS } from './figures.js'
 import { fmt } from './format.js'
 import { SCENARIOS } from './scenarios.js'
+import type { Startup } from './startup.js'
 
 const HEADER = [
   'scenario',
@@ -38,6 +40,14 @@ export function table(rows: ResultRow[]): string {
         `${where(service ? row.workers : '1')} ${name} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 2)} | ${fmt(m.p99Ms, 2)} | ${ratio(row.vsReference?.rps)} | ${ratio(row.vsReference?.p99)} | ${ratio(row.vsCeiling?.rps)} | ${fmt(m.peakRssMb)} | ${fmt(m.serverCpuPercent)}% | ${fmt(m.non2xx + m.socketErrors)} |`,
       )
     }
+  }
+  return lines.join('\n')
+}
+
+export function startupTable(startup: Startup): string {
+  const lines = ['| command | median ms | ÷ node -e 0 |', '|---|---|---|']
+  for (const command of startup.commands) {
+    lines.push(`| ${command.label} | ${fmt(command.medianMs, 1)} | ${fmt(command.vsNode, 2)} |`)
   }
   return lines.join('\n')
 }

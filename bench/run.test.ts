@@ -89,6 +89,33 @@ describe('npm run bench', () => {
     expect(stdout).not.toContain('against the durable reference')
   }, 150_000)
 
+  it('times plantstore --help and token create against node -e 0, in turn, and judges their medians', async () => {
+    const { report, stdout } = await shortRun('--scenarios', 'cli', '--cli-runs', '3')
+    // The CLI's start-up alone: no database is set up and no server is loaded.
+    expect(report.results).toEqual([])
+    const commands = report.startup?.commands ?? []
+    expect(commands.map((c) => c.label)).toEqual([
+      'node -e 0',
+      'plantstore --help',
+      'plantstore token create',
+    ])
+    const node = median(commands[0]?.runsMs ?? [])
+    for (const command of commands) {
+      expect(command.runsMs).toHaveLength(3)
+      expect(command.medianMs).toBe(median(command.runsMs))
+      expect(command.vsNode).toBeCloseTo(command.medianMs / node, 10)
+    }
+    expect(report.verdicts.map((v) => [v.scenario, v.level, v.target, v.measured])).toEqual([
+      ['cli', 'required', 'plantstore --help ≤ 3 × node -e 0', commands[1]?.vsNode],
+      ['cli', 'required', 'plantstore token create ≤ 3 × node -e 0', commands[2]?.vsNode],
+    ])
+    expect(stdout).toMatch(/^\| plantstore token create \| [0-9,.]+ \| [0-9.]+ \|$/m)
+    expect(stdout).toMatch(
+      /^(met {4}|NOT met) {2}required {2}CLI start-up: plantstore --help ≤ 3 × node -e 0, measured [0-9.]+$/m,
+    )
+    expect(stdout).not.toContain('| scenario |')
+  }, 150_000)
+
   it.skipIf(!POSTGRES)(
     'measures a PostgreSQL service in a schema of its own, beside the ceiling, and drops the schema',
     async () => {

@@ -4,7 +4,8 @@
 // a create the same guarantees, which the service is held to (bench/verdicts.ts). The bare node:http
 // ceiling (bench/ceiling.mjs), which stores nothing, is measured beside every scenario for scale.
 // Every ratio is taken within a round, between runs moments apart on the same machine, so a noisy,
-// shared machine still gives comparable figures.
+// shared machine still gives comparable figures. The CLI's start-up is measured first, against
+// `node -e 0` in the same run (bench/startup.ts).
 // Options: `npm run bench -- --help`; the parts of the run are in the files this one imports.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -16,10 +17,11 @@ import { type Options, Refusal, readOptions, refuse } from './options.js'
 import { BENCH } from './paths.js'
 import { perfNodeFlags, perfUnavailable, report, summaryText } from './perf-profile.js'
 import { issueToken, running, type Server, startProcess, startService } from './processes.js'
-import { table } from './report.js'
+import { startupTable, table } from './report.js'
 import { READ_ROWS } from './scenarios.js'
 import { freshDatabase, routeExists } from './setup.js'
-import { verdictLines, verdicts } from './verdicts.js'
+import { measureStartup } from './startup.js'
+import { startupVerdictLines, startupVerdicts, verdictLines, verdicts } from './verdicts.js'
 
 /** Where perf's recordings go, and the service's processes that wrote a JIT map for it. */
 interface Profiling {
@@ -149,9 +151,12 @@ async function main(): Promise<void> {
     profiling = { dir: join(dirname(out), 'profiles'), mapped: new Set() }
     mkdirSync(profiling.dir, { recursive: true })
   }
+  // Before any server starts: nothing of the run's own then competes with the commands.
+  const startup = options.cliRuns === undefined ? undefined : measureStartup(options.cliRuns)
   const results: ResultRow[] = []
   try {
-    for (const workers of workerCounts) {
+    // A run of the CLI's start-up alone sets up no database and starts no server.
+    for (const workers of options.scenarios.length > 0 ? workerCounts : []) {
       for (const rows of prefills) results.push(...(await measureSetup(rows, workers, options, profiling)))
     }
   } finally {
@@ -161,15 +166,22 @@ async function main(): Promise<void> {
   mkdirSync(dirname(out), { recursive: true })
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
   const settings = { duration, rounds, warmup, connections, threads, prefills, workers: workerCounts }
-  const judged = verdicts(results)
+  const judged = [...verdicts(results), ...startupVerdicts(startup)]
   writeFileSync(
     out,
-    `${JSON.stringify({ started, machine, settings, results, verdicts: judged }, null, 2)}\n`,
+    `${JSON.stringify({ started, machine, settings, results, startup, verdicts: judged }, null, 2)}\n`,
   )
   const lines = verdictLines(results)
-  process.stdout.write(
-    `${table(results)}\n\n${lines.length > 0 ? `creates on one worker against the durable reference (medians of ${rounds} round(s)):\n${lines.join('\n')}\n\n` : ''}results: ${out}\n`,
-  )
+  const sections = [
+    results.length > 0 ? table(results) : '',
+    lines.length > 0
+      ? `creates on one worker against the durable reference (medians of ${rounds} round(s)):\n${lines.join('\n')}`
+      : '',
+    startup
+      ? `CLI start-up against node -e 0 (medians of ${startup.runs} runs of each, taken in turn):\n${startupTable(startup)}\n${startupVerdictLines(startup).join('\n')}`
+      : '',
+  ]
+  process.stdout.write(`${[...sections.filter(Boolean), `results: ${out}`].join('\n\n')}\n`)
 }
 
 main().catch((error: unknown) => {

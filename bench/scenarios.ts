@@ -31,6 +31,12 @@ export const SCENARIOS: Scenario[] = [
   { name: 'update', label: 'PATCH /plants/{id}', script: 'update.lua' },
 ]
 
+/**
+ * Not a load: the CLI's start-up against `node -e 0` (bench/startup.ts), measured once a run, before
+ * any server starts, on a SQLite file of its own whatever the database of the loads.
+ */
+export const CLI_STARTUP = { name: 'cli', label: 'CLI start-up' }
+
 /** Names that stand for several scenarios: `create` is the comparison the requirement judges. */
 export const GROUPS: Record<string, string[]> = {
   create: SCENARIOS.filter((s) => s.creates).map((s) => s.name),

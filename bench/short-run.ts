@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach } from 'vitest'
 import type { ResultRow } from './figures.js'
+import type { Startup } from './startup.js'
 import type { Verdict } from './verdicts.js'
 
 export const run = promisify(execFile)
@@ -26,6 +27,7 @@ export function tempDir(): string {
 export interface Report {
   settings: { rounds: number }
   results: ResultRow[]
+  startup?: Startup
   verdicts: Verdict[]
 }
 

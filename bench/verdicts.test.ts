@@ -3,7 +3,8 @@ import { combine, type Measured, type ResultRow, type Round, ratios, settle } fr
 import { median } from './median.js'
 import { Refusal, readOptions } from './options.js'
 import { launcherSettings } from './processes.js'
-import { unjudged, verdictLines, verdicts } from './verdicts.js'
+import type { Startup } from './startup.js'
+import { startupVerdictLines, startupVerdicts, unjudged, verdictLines, verdicts } from './verdicts.js'
 
 const run = (rps: number, p99Ms: number, extra: Partial<Measured> = {}): Measured => ({
   requests: rps * 10,
@@ -135,6 +136,36 @@ describe('the verdicts on creates against the durable reference', () => {
   })
 })
 
+describe("the verdicts on the CLI's start-up against node -e 0", () => {
+  const startup = (help: number, create: number): Startup => ({
+    runs: 3,
+    commands: [
+      { name: 'node', label: 'node -e 0', runsMs: [100, 100, 100], medianMs: 100, vsNode: 1 },
+      { name: 'help', label: 'plantstore --help', runsMs: [], medianMs: help, vsNode: help / 100 },
+      {
+        name: 'token-create',
+        label: 'plantstore token create',
+        runsMs: [],
+        medianMs: create,
+        vsNode: create / 100,
+      },
+    ],
+  })
+
+  it('requires --help and token create each to take at most 3 × the wall time of node -e 0', () => {
+    expect(startupVerdicts(startup(300, 301)).map((v) => [v.scenario, v.level, v.target, v.met])).toEqual([
+      ['cli', 'required', 'plantstore --help ≤ 3 × node -e 0', true],
+      ['cli', 'required', 'plantstore token create ≤ 3 × node -e 0', false],
+    ])
+    expect(startupVerdictLines(startup(160, 420))).toEqual([
+      'met      required  CLI start-up: plantstore --help ≤ 3 × node -e 0, measured 1.6',
+      'NOT met  required  CLI start-up: plantstore token create ≤ 3 × node -e 0, measured 4.2',
+    ])
+    // A run that did not measure it has nothing to say of it.
+    expect(startupVerdicts(undefined)).toEqual([])
+  })
+})
+
 describe("the benchmark's options", () => {
   const refusal = (...args: string[]) => {
     try {
@@ -162,8 +193,19 @@ describe("the benchmark's options", () => {
     })
   })
 
+  it('measures the CLI start-up by default and as the cli scenario, alone or not, and not otherwise', () => {
+    expect(readOptions([]).cliRuns).toBe(15)
+    expect(readOptions(['--scenarios', 'cli'])).toMatchObject({ scenarios: [], cliRuns: 15 })
+    expect(readOptions(['--scenarios', 'cli,get', '--cli-runs', '3'])).toMatchObject({
+      scenarios: [expect.objectContaining({ name: 'get' })],
+      cliRuns: 3,
+    })
+    expect(readOptions(['--scenarios', 'create']).cliRuns).toBeUndefined()
+  })
+
   it.each([
     [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
+    [['--cli-runs', '0'], 'bench: --cli-runs must be a whole number of at least 1, not "0"'],
     // wrk would refuse these only once the servers had started, with a usage text and exit 1.
     [['--duration', '0'], 'bench: --duration must be a whole number of at least 1, not "0"'],
     [['--threads', '0'], 'bench: --threads must be a whole number of at least 1'],

@@ -1,9 +1,11 @@
 // What the service's creates are held to: the durable reference's rate and latency, measured in the
 // same run, for random ids and for ascending ones. The reference is the least a server giving the
-// same guarantees must do on this machine, so a shortfall is the service's own work.
+// same guarantees must do on this machine, so a shortfall is the service's own work. And what the
+// CLI's start-up is held to: node's own, measured in the same run.
 import type { ResultRow } from './figures.js'
 import { fmt } from './format.js'
-import { SCENARIOS } from './scenarios.js'
+import { CLI_STARTUP, SCENARIOS } from './scenarios.js'
+import type { Startup } from './startup.js'
 
 /** The service's creates/s at least this share of the reference's, for both id orders. */
 export const REQUIRED_RPS = 0.75
@@ -11,13 +13,18 @@ export const REQUIRED_RPS = 0.75
 export const REQUIRED_P99 = 1.5
 /** Where it should stand. */
 export const GOAL_RPS = 0.9
+/** `plantstore --help` and `token create` at most this many times the wall time of `node -e 0`. */
+export const REQUIRED_STARTUP = 3
 
 export interface Verdict {
   level: 'required' | 'goal'
   scenario: string
   target: string
   measured: number
-  /** The rounds' own ratios, of which `measured` is the median. */
+  /**
+   * The rounds' own ratios, of which `measured` is the median; none for the CLI's start-up, which is
+   * judged on the ratio of the commands' medians.
+   */
   rounds: number[]
   met: boolean
 }
@@ -60,6 +67,20 @@ export function verdicts(rows: ResultRow[]): Verdict[] {
   })
 }
 
+/** The verdicts on the CLI's start-up: each command against `node -e 0`. */
+export function startupVerdicts(startup: Startup | undefined): Verdict[] {
+  return (startup?.commands ?? [])
+    .filter((command) => command.name !== 'node')
+    .map((command) => ({
+      level: 'required',
+      scenario: CLI_STARTUP.name,
+      target: `${command.label} ≤ ${REQUIRED_STARTUP} × node -e 0`,
+      measured: command.vsNode,
+      rounds: [],
+      met: command.vsNode <= REQUIRED_STARTUP,
+    }))
+}
+
 /**
  * In a run that judged creates, the id orders it left unjudged: the requirement holds for both, so a
  * run of one alone must not read as a pass.
@@ -69,18 +90,28 @@ export function unjudged(rows: ResultRow[]): string[] {
   return JUDGED.filter((name) => !rows.some((r) => r.scenario === name && r.vsReference))
 }
 
-/** The verdicts as the report prints them, one a line. */
-export function verdictLines(rows: ResultRow[]): string[] {
-  const label = (name: string) => SCENARIOS.find((s) => s.name === name)?.label ?? name
+const label = (name: string) => [...SCENARIOS, CLI_STARTUP].find((s) => s.name === name)?.label ?? name
+
+/** A verdict as the report prints it. */
+function verdictLine(v: Verdict): string {
   // The rounds beside the median: on a noisy machine they spread, and a verdict they straddle is one
   // the next run may turn.
-  const lines = verdicts(rows).map(
-    (v) =>
-      `${v.met ? 'met    ' : 'NOT met'}  ${v.level.padEnd(8)}  ${label(v.scenario)}: ${v.target}, measured ${fmt(v.measured, 2)}` +
-      (v.rounds.length > 1 ? ` (rounds: ${v.rounds.map((r) => fmt(r, 2)).join(', ')})` : ''),
+  return (
+    `${v.met ? 'met    ' : 'NOT met'}  ${v.level.padEnd(8)}  ${label(v.scenario)}: ${v.target}, measured ${fmt(v.measured, 2)}` +
+    (v.rounds.length > 1 ? ` (rounds: ${v.rounds.map((r) => fmt(r, 2)).join(', ')})` : '')
   )
+}
+
+/** The verdicts on creates as the report prints them, one a line. */
+export function verdictLines(rows: ResultRow[]): string[] {
+  const lines = verdicts(rows).map(verdictLine)
   for (const name of unjudged(rows)) {
     lines.push(`not judged         ${label(name)}: not measured against the reference in this run`)
   }
   return lines
+}
+
+/** The verdicts on the CLI's start-up as the report prints them, one a line. */
+export function startupVerdictLines(startup: Startup | undefined): string[] {
+  return startupVerdicts(startup).map(verdictLine)
 }
