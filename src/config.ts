@@ -553,19 +553,35 @@ export function optionKey(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
-/** Flags win over env, env over defaults; every value is checked here, once, at start. */
-export function resolveServeConfig(
+/**
+ * Some of serve's settings, as serve would read them: flags win over env, env over defaults. Another
+ * command that needs to know one (health, the port serve listens on) reads it from the same place.
+ */
+export function resolveSettings(
+  settings: readonly Setting[],
   flags: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv = process.env,
-): ServeConfig {
+): {
+  config: Partial<Record<keyof ServeConfig, unknown>>
+  given: Partial<Record<keyof ServeConfig, string>>
+} {
   const config: Partial<Record<keyof ServeConfig, unknown>> = {}
   const given: Partial<Record<keyof ServeConfig, string>> = {}
-  for (const setting of SERVE_SETTINGS) {
+  for (const setting of settings) {
     const flag = flags[optionKey(setting.flag)]
     const raw = (flag === true ? 'true' : flag) ?? env[envName(setting.flag)] ?? setting.default
     if (typeof raw === 'string') given[setting.key] = raw
     config[setting.key] = raw === undefined || raw === false ? undefined : setting.parse(raw)
   }
+  return { config, given }
+}
+
+/** Flags win over env, env over defaults; every value is checked here, once, at start. */
+export function resolveServeConfig(
+  flags: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv = process.env,
+): ServeConfig {
+  const { config, given } = resolveSettings(SERVE_SETTINGS, flags, env)
   const resolved = config as ServeConfig
   if (resolved.drainDelayMs > 0 && resolved.drainDelayMs >= resolved.shutdownTimeoutMs) {
     // The delay counts within the timeout: every stop, however idle, would end in "shutdown timed

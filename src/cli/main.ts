@@ -102,6 +102,26 @@ function buildProgram(): Command {
     await serve(config)
   })
 
+  const healthCommand = program
+    .command('health')
+    .description(
+      "ask the service on this host whether it is ready (its /readyz): exit 0 if so, 1 if not; for a container's HEALTHCHECK or a systemd unit",
+    )
+  // Read as serve reads them, so that the one environment serves and checks the same address.
+  const listen = (key: string) => SERVE_SETTINGS.find((s) => s.key === key)?.default
+  healthCommand
+    .option(
+      '--host <host>',
+      `the address serve listens on; 0.0.0.0 or :: means this host [env: HOST, default: ${listen('host')}]`,
+    )
+    .option('--port <port>', `the port serve listens on [env: PORT, default: ${listen('port')}]`)
+  healthCommand
+    .option('--wait <duration>', 'keep asking until it is ready or this long has passed, such as 60s', '0s')
+    .action(async (flags: Record<string, string | undefined>) => {
+      const { checkHealth } = await import('./health.js')
+      if (!(await checkHealth(flags))) process.exitCode = EXIT_FAILED
+    })
+
   program
     .command('migrate')
     .description('create or update the database schema, then exit')

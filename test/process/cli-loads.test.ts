@@ -38,17 +38,20 @@ const matching = (loads: string[], patterns: RegExp[]) =>
 // Each command loads its implementation when it runs: the help and a token command start without
 // the code of the commands they are not (docs/performance.md, Start-up).
 describe('what a command loads', () => {
-  it.each([[['--help']], [['--version']], [['token', 'create', '--help']], [['serve', '--help']]])(
-    'plantstore %j loads no store, logger, framework, driver or webhook code',
-    async (args) => {
-      const { code, loads } = await loadsOf(args)
-      expect(code).toBe(0)
-      // What it does load is seen: a recording that saw nothing would pass the rest.
-      expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
-      expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
-      expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES])).toEqual([])
-    },
-  )
+  it.each([
+    [['--help']],
+    [['--version']],
+    [['token', 'create', '--help']],
+    [['serve', '--help']],
+    [['health', '--help']],
+  ])('plantstore %j loads no store, logger, framework, driver or webhook code', async (args) => {
+    const { code, loads } = await loadsOf(args)
+    expect(code).toBe(0)
+    // What it does load is seen: a recording that saw nothing would pass the rest.
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
+    expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
+    expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES])).toEqual([])
+  })
 
   it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver or webhook code', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
