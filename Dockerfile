@@ -48,10 +48,9 @@ VOLUME ["/data"]
 WORKDIR /data
 USER plantstore:plantstore
 EXPOSE 8080
-# /readyz is 503 while the database is unreachable or the service drains. The image has no curl:
-# Node's own fetch asks.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# /readyz is 503 while the database is unreachable or the service drains; `plantstore health` asks
+# it at HOST and PORT, as serve reads them.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["plantstore", "health"]
 # serve handles SIGTERM as PID 1 (drains, closes the store, exits 0): no init process is needed.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["plantstore"]

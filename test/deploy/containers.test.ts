@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { lacking } from '../helpers/requirement.js'
 import { freePort, hasContainerTools, type Podman, podmanIn, root, waitReady } from './podman.js'
 
-// The Dockerfile and compose.yaml as users run them, built with podman on stand-ins for the official
-// images (test/deploy/stand-ins/build.sh says which and why). One file, in order: the compose test
-// runs the image the first tests built.
+// The Dockerfile, compose.yaml and deploy/plantstore.service as users run them, with podman on
+// stand-ins for the official images (test/deploy/stand-ins/build.sh says which and why). One file, in
+// order: the systemd and compose tests run the image the first test built.
 const skip = lacking(hasContainerTools(), 'podman, podman-compose or debootstrap is not installed')
 const IMAGE = 'localhost/plantstore:test'
 const MAX_ID = '9223372036854775807'
@@ -45,7 +46,7 @@ function create(base: string, token: string, id: string, name: string): Promise<
   })
 }
 
-describe.skipIf(skip)('the container image and compose.yaml', () => {
+describe.skipIf(skip)('the container image, compose.yaml and the systemd unit', () => {
   beforeAll(async () => {
     podman = podmanIn()
     await podman.must('bash', ['test/deploy/stand-ins/build.sh', `${podman.dir}/work`], {
@@ -68,7 +69,7 @@ describe.skipIf(skip)('the container image and compose.yaml', () => {
       Healthcheck?: { Test: string[] }
     }
     expect(config.Config.User).toBe('plantstore:plantstore')
-    expect(config.Healthcheck?.Test.join(' ')).toContain('/readyz')
+    expect(config.Healthcheck?.Test).toEqual(['CMD', 'plantstore', 'health'])
     expect(config.Config.Env).toEqual(
       expect.arrayContaining(['DATABASE_URL=sqlite:/data/plantstore.db', 'PORT=8080']),
     )
@@ -205,6 +206,94 @@ describe.skipIf(skip)('the container image and compose.yaml', () => {
       expect(acknowledged.filter((id) => !stored.has(id))).toEqual([])
       await podman.must('podman', ['rm', '--force', '--time', '30', name])
       await podman.must('podman', ['volume', 'rm', 'plantstore-test-data'])
+    }, 120_000)
+  })
+
+  describe('systemd', () => {
+    const name = 'plantstore-test-systemd'
+    const unit = `${root}deploy/plantstore.service`
+    const inside = (...args: string[]) => podman.run('podman', ['exec', name, ...args])
+    const journal = async () => (await inside('journalctl', '--unit', 'plantstore', '--no-pager')).stdout
+    let base = ''
+    let token = ''
+
+    it('the unit passes systemd-analyze verify, and security rates its exposure OK or better', async () => {
+      await podman.must(
+        'podman',
+        ['build', '--build-arg', `IMAGE=${IMAGE}`, '-t', `${IMAGE}-systemd`, 'test/deploy/systemd-host'],
+        { timeoutMs: 300_000 },
+      )
+      const port = await freePort()
+      base = `http://127.0.0.1:${port}`
+      const env = join(podman.dir, 'plantstore.env')
+      writeFileSync(env, 'HOST=0.0.0.0\n')
+      await podman.must('podman', [
+        'run',
+        '--detach',
+        '--name',
+        name,
+        '--systemd',
+        'always',
+        '--publish',
+        `127.0.0.1:${port}:8080`,
+        '--volume',
+        `${unit}:/etc/systemd/system/plantstore.service:ro`,
+        '--volume',
+        `${env}:/etc/plantstore/plantstore.env:ro`,
+        `${IMAGE}-systemd`,
+      ])
+      const verify = await inside('systemd-analyze', 'verify', '/etc/systemd/system/plantstore.service')
+      expect(verify).toMatchObject({ code: 0, stderr: '' })
+      const security = await podman.must('systemd-analyze', ['security', '--offline=true', unit])
+      const level = security.match(/Overall exposure level for plantstore\.service: ([\d.]+) (\w+)/)
+      expect(['PERFECT', 'SAFE', 'OK'], security).toContain(level?.[2])
+    }, 360_000)
+
+    it('systemctl start returns once the service is ready; its user writes the first token', async () => {
+      // Booting takes a moment: systemctl answers once the manager runs.
+      await expect
+        .poll(async () => (await inside('systemctl', 'is-system-running', '--wait')).stdout.trim(), {
+          timeout: 60_000,
+          interval: 500,
+        })
+        .toMatch(/^(running|degraded)$/)
+      const start = await inside('systemctl', 'start', 'plantstore')
+      expect(start.code, await journal()).toBe(0)
+      // Started means ready: ExecStartPost waited for /readyz.
+      expect((await fetch(`${base}/readyz`)).status).toBe(200)
+      const created = await inside(
+        'systemd-run',
+        '--pipe',
+        '--wait',
+        '--quiet',
+        '--property=DynamicUser=yes',
+        '--property=User=plantstore',
+        '--property=PrivateUsers=yes',
+        '--property=StateDirectory=plantstore',
+        'plantstore',
+        'token',
+        'create',
+        '--name',
+        'admin',
+        '--database-url',
+        'sqlite:/var/lib/plantstore/plantstore.db',
+      )
+      expect(created.code, created.stderr).toBe(0)
+      token = created.stdout.trim()
+      expect((await create(base, token, MAX_ID, 'Unit')).status).toBe(200)
+    }, 120_000)
+
+    it('systemctl stop drains it to a clean exit, and a new start has the plant', async () => {
+      expect((await inside('systemctl', 'stop', 'plantstore')).code).toBe(0)
+      const shown = (await inside('systemctl', 'show', 'plantstore', '--property=Result,ExecMainStatus'))
+        .stdout
+      expect(shown).toContain('Result=success')
+      expect(shown).toContain('ExecMainStatus=0')
+      expect(await journal()).toContain('"msg":"stopped"')
+      expect((await inside('systemctl', 'start', 'plantstore')).code).toBe(0)
+      const read = await fetch(`${base}/plants/${MAX_ID}`, { headers: { authorization: `Bearer ${token}` } })
+      expect(await read.text()).toBe(`{"id":${MAX_ID},"name":"Unit"}`)
+      await podman.must('podman', ['rm', '--force', '--time', '10', name])
     }, 120_000)
   })
 
