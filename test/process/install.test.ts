@@ -20,4 +20,35 @@ describe('install', () => {
     // A non-zero exit is what makes the install script fall through to `node-gyp rebuild`.
     expect(run.status).toBe(1)
   })
+
+  it('npm pack holds what an installed plantstore runs: the launcher, the build, its migrations and assets', () => {
+    // --ignore-scripts: the build is the suite's own, already made; prepare would make it again.
+    const pack = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    expect(pack.status, pack.stderr).toBe(0)
+    const files =
+      (JSON.parse(pack.stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? []
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'bin/plantstore',
+        'dist/cli/main.js',
+        'dist/store/sqlite/migrations/001_init.sql',
+        'dist/store/postgres/migrations/001_init.sql',
+        'dist/store/sqlite/checkpoint-thread.js',
+        'dist/client/index.js',
+        'dist/client/schema.d.ts',
+      ]),
+    )
+    // Nothing of the repository's own: tests, benchmarks, CI, deployment files, the lock file.
+    expect(files.filter((path) => !/^(dist|src)\//.test(path)).sort()).toEqual([
+      'README.md',
+      'bin/plantstore',
+      'package.json',
+    ])
+  })
 })
