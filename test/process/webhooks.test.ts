@@ -265,12 +265,14 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     await until(async () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size === 20)
   })
 
-  it('stops cleanly with attempts in flight when --drain-delay takes most of --shutdown-timeout', async () => {
+  it('stops cleanly with attempts in flight when --drain-delay takes much of --shutdown-timeout', async () => {
     const s = await setup(kind)
     const receiver = await startReceiver()
     receivers.push(receiver)
     receiver.respondWith('hang')
-    const first = await serve(s, '--webhook-timeout', '5m', '--drain-delay', '3s', '--shutdown-timeout', '4s')
+    // The attempts hang for minutes: only their being cut short at the stop lets it end in time. The
+    // time left after the drain is for closing on a machine busy with other work, not the point.
+    const first = await serve(s, '--webhook-timeout', '5m', '--drain-delay', '3s', '--shutdown-timeout', '8s')
     servers.push(first)
     const call = api(first, s)
     await call('POST', '/webhooks', { url: receiver.url })
