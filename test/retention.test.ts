@@ -46,6 +46,8 @@ async function finishOne(store: Store, at: Date, status: number): Promise<Claime
       statusCode: status,
       error: null,
       durationMs: 3,
+      body: null,
+      bodyTruncated: false,
       nextAttemptAt: null,
       disableIfFailingSince: new Date(0),
       failingContinuesSince: new Date(0),

@@ -252,6 +252,29 @@ export interface DeliveryCursor {
   eventSeq: number
 }
 
+/** One attempt of a delivery, as recorded when its outcome was applied. */
+export interface AttemptRecord {
+  /** When the attempt ended: the delivery's lastAttemptAt for its latest attempt. */
+  attemptedAt: Date
+  durationMs: number
+  /** The receiver's HTTP status; null when no answer came. */
+  statusCode: number | null
+  /** Why the attempt failed (the network error, or the status); null when it succeeded. */
+  error: string | null
+  /** The first bytes of the receiver's answer (at most ANSWER_BODY_KEPT_BYTES), as they came. */
+  body: Buffer | null
+  /** Whether the answer went on past `body`. */
+  bodyTruncated: boolean
+  /** Orders attempts recorded in the same millisecond; with attemptedAt, its place in the listing. */
+  seq: number
+}
+
+/** A place in a delivery's attempts, newest first: a page after it starts with older ones. */
+export interface AttemptCursor {
+  attemptedAt: Date
+  seq: number
+}
+
 /** A delivery leased to one dispatcher, with everything needed to send it. */
 export interface ClaimedDelivery {
   id: string
@@ -278,6 +301,9 @@ export interface AttemptResult {
   statusCode: number | null
   error: string | null
   durationMs: number
+  /** The first bytes of the receiver's answer; null when no answer came. */
+  body: Buffer | null
+  bodyTruncated: boolean
   /** When to try again; null when no attempt is left (the delivery is then failed, and kept). */
   nextAttemptAt: Date | null
   /** A failed attempt disables the subscription when its failures began at or before this. */
@@ -326,6 +352,15 @@ export interface WebhookStore {
     webhookId: string,
     options: { limit: number; status?: DeliveryStatus; after?: DeliveryCursor },
   ): Promise<DeliveryRecord[]>
+  /**
+   * A page of the delivery's attempts, newest first (after `after`, when given); undefined when the
+   * subscription has no such delivery.
+   */
+  listAttempts(
+    webhookId: string,
+    deliveryId: string,
+    options: { limit: number; after?: AttemptCursor },
+  ): Promise<AttemptRecord[] | undefined>
   /** Puts a delivery back in the queue, due at `at`, with a fresh retry schedule. */
   requeueDelivery(webhookId: string, deliveryId: string, at: Date): Promise<DeliveryRecord | undefined>
   /**
@@ -333,6 +368,11 @@ export interface WebhookStore {
    * an event already delivered is queued again (same event, same `webhook-id`). Returns how many.
    */
   replay(webhookId: string, since: Date, at: Date): Promise<number>
+  /**
+   * Queues again, due at `at`, every delivery of the subscription that ended failed at or after
+   * `since` (its last attempt then), with a fresh retry schedule. Returns how many.
+   */
+  recover(webhookId: string, since: Date, at: Date): Promise<number>
   /**
    * Stores `event` and queues it for this subscription only, due at `event.occurredAt`; undefined,
    * with nothing stored, when there is no such subscription.
@@ -359,7 +399,8 @@ export interface WebhookStore {
     inFlight: ReadonlyMap<string, number>
   }): Promise<ClaimedDelivery[]>
   /**
-   * Records attempt results in one transaction. A success clears the subscription's failing state;
+   * Records attempt results in one transaction, each attempt kept beside its delivery's change (a
+   * result whose lease was lost changes nothing and is not kept). A success clears the subscription's failing state;
    * a failure starts it (if not started, or if the previous failure came before
    * `failingContinuesSince`) and disables the subscription once it began at or before
    * `disableIfFailingSince`. Returns the ids of subscriptions it disabled.

@@ -15,6 +15,12 @@ export const SECRET_PREFIX = 'whsec_'
 /** How long a rotated-out secret keeps signing beside the new one, unless a later rotation replaces it. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
 
+/**
+ * How much of an answer's body each attempt keeps, for people finding out why a receiver refused:
+ * enough for an error message, small enough that recording every attempt stays cheap.
+ */
+export const ANSWER_BODY_KEPT_BYTES = 1024
+
 export const WEBHOOK_ID_PATTERN = /^wh_[A-Za-z0-9_-]{22}$/
 export const DELIVERY_ID_PATTERN = /^dlv_[0-9a-f]{24}$/
 

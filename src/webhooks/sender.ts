@@ -1,6 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
+import { ANSWER_BODY_KEPT_BYTES } from './model.js'
 import { guardedLookup, plainLookup, type Resolver, refusedHost, systemResolver } from './url-safety.js'
 
 export interface SenderOptions {
@@ -17,14 +18,18 @@ export interface SendOutcome {
   statusCode: number | null
   error: string | null
   durationMs: number
+  /** The first ANSWER_BODY_KEPT_BYTES of the answer's body as they came; null when no answer came. */
+  body: Buffer | null
+  /** Whether more of the body came than `body` holds. */
+  bodyTruncated: boolean
 }
 
 const USER_AGENT = 'plantstore-webhooks/1'
 
 /**
- * The most of an answer's body that is read. The status is the outcome; the body is read only so
- * that the socket can carry the next attempt. A receiver may send any amount, and reading it all
- * would keep this thread, which sends every subscription's attempts, busy until the timeout.
+ * The most of an answer's body that is read. The status is the outcome; past its first bytes (kept
+ * with the attempt), the body is read only so that the socket can carry the next attempt. A receiver
+ * may send any amount, and reading it all would keep this thread, which sends every subscription's attempts, busy until the timeout.
  */
 const MAX_ANSWER_BODY_BYTES = 64 * 1024
 
@@ -86,11 +91,17 @@ export class WebhookSender {
     return new Promise((resolve) => {
       let settled = false
       let timer: NodeJS.Timeout | undefined
+      // The answer's first bytes, of the request that gave the answer (a superseded one gave none).
+      let kept: Buffer[] = []
+      let keptBytes = 0
+      let bodyTruncated = false
+      let answered: number | undefined
       const finish = (statusCode: number | null, error: string | null) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        resolve({ statusCode, error, durationMs: elapsed() })
+        const body = statusCode === null ? null : Buffer.concat(kept, keptBytes)
+        resolve({ statusCode, error, durationMs: elapsed(), body, bodyTruncated })
       }
       let target: URL
       try {
@@ -117,12 +128,11 @@ export class WebhookSender {
         signal,
       }
       let current: http.ClientRequest | undefined
-      let answered: number | undefined
       let expired = false
       timer = setTimeout(() => {
         expired = true
-        // The status is the answer and the body is ignored: a receiver that answered in time and
-        // still trickles its body has answered. The socket goes, as for a body too long to read.
+        // The status is the answer, and the body only a note on it: a receiver that answered in time
+        // and still trickles its body has answered, and what came of the body is kept. The socket goes, as for a body too long to read.
         if (answered !== undefined) finish(answered, null)
         current?.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`))
       }, this.options.timeoutMs)
@@ -145,10 +155,21 @@ export class WebhookSender {
         request.on('response', (response) => {
           if (!live()) return
           answered = response.statusCode
-          // The body is not used; reading it to the end lets the socket be reused, unless it is long.
+          // Only its start is kept, for the attempt's record; reading the rest to the end lets the
+          // socket be reused, unless it is long.
           let bodyBytes = 0
+          kept = []
+          keptBytes = 0
+          bodyTruncated = false
           response.on('data', (chunk: Buffer) => {
             bodyBytes += chunk.length
+            if (keptBytes < ANSWER_BODY_KEPT_BYTES) {
+              const part = chunk.subarray(0, ANSWER_BODY_KEPT_BYTES - keptBytes)
+              // A copy: a slice would keep the whole chunk alive until the outcome is recorded.
+              kept.push(Buffer.from(part))
+              keptBytes += part.length
+            }
+            if (bodyBytes > keptBytes) bodyTruncated = true
             if (bodyBytes <= MAX_ANSWER_BODY_BYTES) return
             finish(response.statusCode ?? null, null)
             request.destroy()

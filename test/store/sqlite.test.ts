@@ -336,6 +336,8 @@ describe('SQLite store', () => {
       statusCode: i === 0 ? 200 : 500,
       error: null,
       durationMs: 3,
+      body: null,
+      bodyTruncated: false,
       nextAttemptAt: i === 2 ? new Date(at.getTime() + 1000) : null,
       disableIfFailingSince: new Date(0),
       failingContinuesSince: new Date(0),

@@ -61,6 +61,8 @@ describe.each(storeKinds)('webhook store on $name', (kind) => {
     statusCode: 200,
     error: null,
     durationMs: 5,
+    body: null,
+    bodyTruncated: false,
     nextAttemptAt: null,
     disableIfFailingSince: new Date(0),
     failingContinuesSince: new Date(0),

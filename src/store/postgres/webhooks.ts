@@ -1,5 +1,7 @@
-import type { Pool } from 'pg'
+import type { Pool, PoolClient } from 'pg'
 import type {
+  AttemptCursor,
+  AttemptRecord,
   AttemptResult,
   ClaimedDelivery,
   DeliveryCursor,
@@ -47,6 +49,17 @@ interface DeliveryRow {
   last_duration_ms: number | null
   created_at: Date
   event_seq: string
+}
+
+/** A delivery's row with one of its attempts, or with nulls when it has none to show. */
+interface AttemptRow {
+  seq: string | null
+  attempted_at: Date | null
+  duration_ms: number | null
+  status_code: number | null
+  error: string | null
+  body: Buffer | null
+  body_truncated: boolean | null
 }
 
 interface ClaimRow {
@@ -97,6 +110,18 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
   }
 }
 
+function toAttempt(row: AttemptRow): AttemptRecord {
+  return {
+    attemptedAt: row.attempted_at as Date,
+    durationMs: row.duration_ms as number,
+    statusCode: row.status_code,
+    error: row.error,
+    body: row.body,
+    bodyTruncated: row.body_truncated === true,
+    seq: Number(row.seq),
+  }
+}
+
 // Both probes stop at the first row: the primary key, and the partial index of unfanned events.
 const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL) AS work'
@@ -114,6 +139,28 @@ const requeue = (at: string) => `status = 'pending', attempts = 0, next_attempt_
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
   d.event_seq::text AS event_seq`
+
+/**
+ * Keeps the attempts whose outcomes were applied, in the transaction that applied them: one statement
+ * for the whole batch, so recording them costs one round trip, not one an attempt.
+ */
+async function recordAttempts(client: PoolClient, recorded: AttemptResult[]): Promise<void> {
+  if (recorded.length === 0) return
+  await client.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempted_at, duration_ms, status_code, error, body, body_truncated)
+     SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::integer[], $4::integer[], $5::text[], $6::bytea[],
+       $7::boolean[])`,
+    [
+      recorded.map((r) => r.deliveryId),
+      recorded.map((r) => r.at),
+      recorded.map((r) => Math.round(r.durationMs)),
+      recorded.map((r) => r.statusCode),
+      recorded.map((r) => r.error),
+      recorded.map((r) => r.body),
+      recorded.map((r) => r.bodyTruncated),
+    ],
+  )
+}
 
 /**
  * Subscriptions and the delivery queue in PostgreSQL, shared by the dispatchers of every instance.
@@ -258,6 +305,37 @@ export class PostgresWebhookStore implements WebhookStore {
     return row && toDelivery(row)
   }
 
+  async listAttempts(
+    webhookId: string,
+    deliveryId: string,
+    options: { limit: number; after?: AttemptCursor },
+  ): Promise<AttemptRecord[] | undefined> {
+    // One statement, so the delivery found is the one whose attempts are read: no row at all means no
+    // such delivery, one row of nulls a delivery with no attempt (on this page).
+    const result = await guarded(() =>
+      this.pool.query<AttemptRow>(
+        `SELECT a.seq::text AS seq, a.attempted_at, a.duration_ms, a.status_code, a.error, a.body, a.body_truncated
+         FROM webhook_deliveries d LEFT JOIN LATERAL (
+           SELECT * FROM webhook_attempts
+           WHERE delivery_id = d.id
+             AND ($3::timestamptz IS NULL OR (attempted_at, seq) < ($3, $4::bigint))
+           ORDER BY attempted_at DESC, seq DESC LIMIT $5
+         ) a ON true
+         WHERE d.id = $1 AND d.webhook_id = $2
+         ORDER BY a.attempted_at DESC, a.seq DESC`,
+        [
+          deliveryId,
+          webhookId,
+          options.after?.attemptedAt ?? null,
+          options.after?.seq ?? null,
+          options.limit,
+        ],
+      ),
+    )
+    if (result.rows.length === 0) return undefined
+    return result.rows.filter((row) => row.seq !== null).map(toAttempt)
+  }
+
   async requeueDelivery(
     webhookId: string,
     deliveryId: string,
@@ -287,6 +365,19 @@ export class PostgresWebhookStore implements WebhookStore {
          WHERE w.id = $1 AND e.created_at >= $2
          FOR KEY SHARE OF w, e
          ON CONFLICT (webhook_id, event_seq) DO UPDATE SET ${requeue('$3')}`,
+        [webhookId, since, at],
+      ),
+    )
+    return result.rowCount ?? 0
+  }
+
+  async recover(webhookId: string, since: Date, at: Date): Promise<number> {
+    // A batch of outcomes may hold some of these rows, taken in another order: a deadlock aborts one
+    // of the two, and this one is then run again rather than answered 500 (see replay).
+    const result = await inTransaction(this.pool, (client) =>
+      client.query(
+        `UPDATE webhook_deliveries SET ${requeue('$3')}
+         WHERE webhook_id = $1 AND status = 'failed' AND last_attempt_at >= $2`,
         [webhookId, since, at],
       ),
     )
@@ -429,6 +520,7 @@ export class PostgresWebhookStore implements WebhookStore {
         [...new Set(results.map((r) => r.webhookId))],
       ])
       const disabled: string[] = []
+      const recorded: AttemptResult[] = []
       for (const r of results) {
         const status: DeliveryStatus = r.ok ? 'succeeded' : r.nextAttemptAt ? 'pending' : 'failed'
         // No attempts counted while one was in flight means it was requeued meanwhile (see requeue):
@@ -451,6 +543,7 @@ export class PostgresWebhookStore implements WebhookStore {
           ],
         )
         if (applied.rowCount === 0) continue
+        recorded.push(r)
         if (r.ok) {
           await client.query(
             'UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL',
@@ -473,6 +566,7 @@ export class PostgresWebhookStore implements WebhookStore {
         )
         if ((off.rowCount ?? 0) > 0) disabled.push(r.webhookId)
       }
+      await recordAttempts(client, recorded)
       return disabled
     })
   }

@@ -1,6 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { CHUNK, inChunks } from '../chunks.js'
 import type {
+  AttemptCursor,
+  AttemptRecord,
   AttemptResult,
   ClaimedDelivery,
   DeliveryCursor,
@@ -46,6 +48,16 @@ interface DeliveryRow {
   last_duration_ms: number | null
   created_at: number
   event_seq: number
+}
+
+interface AttemptRow {
+  seq: number
+  attempted_at: number
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  body: Buffer | null
+  body_truncated: number
 }
 
 interface ClaimRow {
@@ -100,6 +112,18 @@ function toDelivery(row: DeliveryRow): DeliveryRecord {
   }
 }
 
+function toAttempt(row: AttemptRow): AttemptRecord {
+  return {
+    attemptedAt: new Date(row.attempted_at),
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    error: row.error,
+    body: row.body,
+    bodyTruncated: row.body_truncated === 1,
+    seq: row.seq,
+  }
+}
+
 /** How long a queue transaction keeps retrying a locked database before it fails. */
 const BUSY_RETRY_MS = 5000
 
@@ -139,6 +163,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly claimDetails: Statement
   private readonly lease: Statement
   private readonly finish: Statement
+  private readonly recordAttempt: Statement
   private readonly clearFailing: Statement
   private readonly startFailing: Statement
   private readonly disableFailing: Statement
@@ -203,6 +228,10 @@ export class SqliteWebhookStore implements WebhookStore {
          lease_until = NULL, last_attempt_at = @at, last_status_code = @statusCode, last_error = @error,
          last_duration_ms = @durationMs
        WHERE id = @id AND lease_owner = @owner`,
+    )
+    this.recordAttempt = db.prepare(
+      `INSERT INTO webhook_attempts (delivery_id, attempted_at, duration_ms, status_code, error, body, body_truncated)
+       VALUES (@id, @at, @durationMs, @statusCode, @error, @body, @bodyTruncated)`,
     )
     this.clearFailing = db.prepare(
       'UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
@@ -377,6 +406,32 @@ export class SqliteWebhookStore implements WebhookStore {
     return row && toDelivery(row)
   }
 
+  async listAttempts(
+    webhookId: string,
+    deliveryId: string,
+    options: { limit: number; after?: AttemptCursor },
+  ): Promise<AttemptRecord[] | undefined> {
+    // Both reads in one synchronous step: no delete can fall between them.
+    const found = this.db
+      .prepare('SELECT 1 FROM webhook_deliveries WHERE id = ? AND webhook_id = ?')
+      .get(deliveryId, webhookId)
+    if (found === undefined) return undefined
+    const rows = this.db
+      .prepare(
+        `SELECT seq, attempted_at, duration_ms, status_code, error, body, body_truncated FROM webhook_attempts
+         WHERE delivery_id = @deliveryId
+           AND (@attemptedAt IS NULL OR (attempted_at, seq) < (@attemptedAt, @seq))
+         ORDER BY attempted_at DESC, seq DESC LIMIT @limit`,
+      )
+      .all({
+        deliveryId,
+        attemptedAt: options.after?.attemptedAt.getTime() ?? null,
+        seq: options.after?.seq ?? null,
+        limit: options.limit,
+      }) as AttemptRow[]
+    return rows.map(toAttempt)
+  }
+
   async requeueDelivery(
     webhookId: string,
     deliveryId: string,
@@ -420,6 +475,20 @@ export class SqliteWebhookStore implements WebhookStore {
       params.after = Math.max(params.after, ...chunk)
       return chunk.length
     })
+  }
+
+  /**
+   * Requeues CHUNK failed deliveries at a time, each chunk its own statement, as a replay does: a
+   * requeued delivery is no longer failed, so each chunk takes the next ones.
+   */
+  async recover(webhookId: string, since: Date, at: Date): Promise<number> {
+    const requeueSome = this.db.prepare(
+      `UPDATE webhook_deliveries SET ${REQUEUE} WHERE id IN (
+         SELECT id FROM webhook_deliveries INDEXED BY webhook_deliveries_failed
+         WHERE webhook_id = @webhookId AND status = 'failed' AND last_attempt_at >= @since LIMIT @limit)`,
+    )
+    const params = { webhookId, since: since.getTime(), at: at.getTime(), limit: CHUNK }
+    return inChunks(() => requeueSome.run(params).changes)
   }
 
   async enqueueTest(webhookId: string, event: OutboxEvent): Promise<DeliveryRecord | undefined> {
@@ -513,6 +582,15 @@ export class SqliteWebhookStore implements WebhookStore {
           durationMs: r.durationMs,
         }).changes
         if (applied === 0) continue
+        this.recordAttempt.run({
+          id: r.deliveryId,
+          at: r.at.getTime(),
+          durationMs: r.durationMs,
+          statusCode: r.statusCode,
+          error: r.error,
+          body: r.body,
+          bodyTruncated: r.bodyTruncated ? 1 : 0,
+        })
         if (r.ok) {
           this.clearFailing.run(r.webhookId)
           continue
