@@ -132,7 +132,9 @@ export async function serveRequests(
   }
 
   // Webhook delivery runs beside requests, never in their path: see startDispatcher.
-  dispatcher = startDispatcher(store, config, logger)
+  dispatcher = startDispatcher(store, config, logger, {
+    onDisabled: () => metrics.webhooksDisabled.inc(),
+  })
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
 }

@@ -16,6 +16,7 @@ export interface Metrics {
   readonly dbDuration: Histogram<'operation' | 'outcome'>
   readonly rateLimited: Counter<'key'>
   readonly retentionDeleted: Counter<'kind'>
+  readonly webhooksDisabled: Counter
 }
 
 export interface MetricsOptions {
@@ -83,6 +84,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'plantstore_retention_deleted_total',
       help: 'Rows deleted by the retention sweep, by kind',
       labelNames: ['kind'],
+      registers,
+    }),
+    webhooksDisabled: new Counter({
+      name: 'plantstore_webhook_subscriptions_disabled_total',
+      help: 'Webhook subscriptions this process disabled because their attempts kept failing',
       registers,
     }),
   }

@@ -13,9 +13,10 @@ import {
 const settings = workerData as DispatchSettings
 const logger = createLogger(settings.logLevel)
 const store = await openStore(settings.database, dispatcherStoreOptions(settings))
-const dispatcher = createDispatcher(store, settings, logger, (leaseHeld) =>
-  parentPort?.postMessage({ leaseHeld } satisfies DispatcherThreadMessage),
-)
+const dispatcher = createDispatcher(store, settings, logger, {
+  onLeaseChange: (leaseHeld) => parentPort?.postMessage({ leaseHeld } satisfies DispatcherThreadMessage),
+  onDisabled: (disabled) => parentPort?.postMessage({ disabled } satisfies DispatcherThreadMessage),
+})
 dispatcher.start()
 
 parentPort?.on('message', (message: DispatcherCommand) => {

@@ -36,6 +36,8 @@ export interface DispatcherOptions {
    * fans out and claims only while it holds it. Without one it always does (a lone dispatcher).
    */
   lease?: { store: LeaseStore; ttlMs: number; onChange?: (held: boolean) => void }
+  /** Told of each subscription this dispatcher disabled for failing (the metric counts them). */
+  onDisabled?: (webhookId: string) => void
   now?: () => number
 }
 
@@ -263,6 +265,8 @@ export class Dispatcher {
       statusCode: outcome.statusCode,
       error,
       durationMs: outcome.durationMs,
+      body: outcome.body,
+      bodyTruncated: outcome.bodyTruncated,
       nextAttemptAt: delay === null ? null : new Date(at + delay),
       disableIfFailingSince: new Date(at - this.options.disableAfterMs),
       failingContinuesSince: new Date(
@@ -292,6 +296,7 @@ export class Dispatcher {
       const disabled = await this.options.store.complete(batch)
       for (const webhookId of disabled) {
         this.options.logger.warn({ webhookId }, 'webhook disabled: its attempts have failed for too long')
+        this.options.onDisabled?.(webhookId)
       }
     } catch (error) {
       // The leases stay; once they run out the attempts are made again (at-least-once).

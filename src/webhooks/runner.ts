@@ -17,9 +17,16 @@ export interface DispatcherHandle {
   dispatching(): boolean
 }
 
-/** What the dispatcher's worker thread tells the thread that started it. */
-export interface DispatcherThreadMessage {
-  leaseHeld: boolean
+/**
+ * What the dispatcher's worker thread tells the thread that started it: the lease taken or lost, or
+ * a subscription it disabled for failing (counted by a metric of that thread's registry).
+ */
+export type DispatcherThreadMessage = { leaseHeld: boolean } | { disabled: string }
+
+/** What a serving process hears of its dispatcher, wherever it runs. */
+export interface DispatcherEvents {
+  /** A subscription was disabled for failing. */
+  onDisabled?: (webhookId: string) => void
 }
 
 /** What the thread that started the dispatcher's worker thread tells it. */
@@ -67,7 +74,7 @@ export function createDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,
-  onLeaseChange?: (held: boolean) => void,
+  events: DispatcherEvents & { onLeaseChange?: (held: boolean) => void } = {},
 ): Dispatcher {
   return new Dispatcher({
     store: store.webhooks,
@@ -81,7 +88,8 @@ export function createDispatcher(
     disableAfterMs: settings.webhookDisableAfterMs,
     pollIntervalMs: settings.webhookPollIntervalMs,
     perWebhook: settings.webhookMaxInFlight,
-    lease: { store: store.leases, ttlMs: settings.webhookLeaseTtlMs, onChange: onLeaseChange },
+    lease: { store: store.leases, ttlMs: settings.webhookLeaseTtlMs, onChange: events.onLeaseChange },
+    onDisabled: events.onDisabled,
   })
 }
 
@@ -96,6 +104,7 @@ export function startDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,
+  events: DispatcherEvents = {},
 ): DispatcherHandle {
   let running: DispatcherHandle | undefined
   let stopped = false
@@ -105,7 +114,7 @@ export function startDispatcher(
     if (running || stopped || restart) return
     clearInterval(checks)
     const startedAt = Date.now()
-    running = runDispatcher(store, settings, logger, () => {
+    running = runDispatcher(store, settings, logger, events, () => {
       // A thread that could not open its store (a write lock held past the busy timeout, a full disk,
       // a database unreachable at that moment) or that crashed leaves every later event undelivered
       // until the process restarts: it is started again, backing off while it keeps failing.
@@ -166,10 +175,11 @@ function runDispatcher(
   store: Store,
   settings: DispatchSettings,
   logger: FastifyBaseLogger,
+  events: DispatcherEvents,
   onUnexpectedExit: () => void,
 ): DispatcherHandle {
   if (settings.database.kind === 'sqlite' && settings.database.path === ':memory:') {
-    const dispatcher = createDispatcher(store, settings, logger)
+    const dispatcher = createDispatcher(store, settings, logger, events)
     dispatcher.start()
     return {
       // `:memory:` needs no fsync before sending: its store has no durable point to wait for.
@@ -186,7 +196,8 @@ function runDispatcher(
   })
   let leaseHeld = false
   worker.on('message', (message: DispatcherThreadMessage) => {
-    leaseHeld = message.leaseHeld
+    if ('leaseHeld' in message) leaseHeld = message.leaseHeld
+    else events.onDisabled?.(message.disabled)
   })
   let exited = false
   let ended = false
