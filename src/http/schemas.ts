@@ -3,6 +3,7 @@ import { type CatalogEntry, errors } from '../errors.js'
 import { PLANT_EVENT_TYPES } from '../plants/events.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
 import {
+  ANSWER_BODY_KEPT_BYTES,
   DELIVERY_ID_PATTERN,
   DESCRIPTION_MAX_LENGTH,
   SECRET_PREFIX,
@@ -204,15 +205,47 @@ export const Delivery = Type.Object(
   },
 )
 
-export const ReplayRequest = Type.Object(
+export const DeliveryAttempt = Type.Object(
   {
-    since: Type.String({
+    attemptedAt: Type.String({
       format: 'date-time',
-      description:
-        'Resend every event from this time on (RFC 3339, not in the future; a leap second :60 means the end of its minute)',
+      description: "When the attempt ended (for a delivery's latest attempt, its lastAttemptAt)",
     }),
+    durationMs: Type.Integer({ format: 'int32' }),
+    statusCode: Type.Union([Type.Integer({ format: 'int32' }), Type.Null()], {
+      description: "The receiver's HTTP status; null when no answer came",
+    }),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Why the attempt failed: the status (`answered 500`) or the network error (a timeout, a refused connection, a refused address); null when it succeeded',
+    }),
+    body: Type.Union([Type.String(), Type.Null()], {
+      description: `The first ${ANSWER_BODY_KEPT_BYTES} bytes of the receiver's answer, read as UTF-8: each sequence of bytes that is not UTF-8 (a character cut at the end too) is U+FFFD; null when no answer came`,
+    }),
+    bodyTruncated: Type.Boolean({ description: 'The answer went on past `body`' }),
   },
+  {
+    $id: 'DeliveryAttempt',
+    title: 'DeliveryAttempt',
+    description: 'One attempt of a delivery, as its outcome was recorded.',
+  },
+)
+
+/** `since` as a replay and a recovery take it: the same rules, said of what each resends. */
+const since = (what: string) =>
+  Type.String({
+    format: 'date-time',
+    description: `${what} (RFC 3339, not in the future; a leap second :60 means the end of its minute)`,
+  })
+
+export const ReplayRequest = Type.Object(
+  { since: since('Resend every event from this time on') },
   { $id: 'ReplayRequest', title: 'ReplayRequest' },
+)
+
+export const RecoverRequest = Type.Object(
+  { since: since('Resend the deliveries that ended failed (their last attempt) from this time on') },
+  { $id: 'RecoverRequest', title: 'RecoverRequest' },
 )
 
 export const ReplayResult = Type.Object(
@@ -261,7 +294,9 @@ export const sharedSchemas = [
   Webhook,
   WebhookWithSecret,
   Delivery,
+  DeliveryAttempt,
   ReplayRequest,
+  RecoverRequest,
   ReplayResult,
   PlantEvent,
   TestEvent,
@@ -278,7 +313,9 @@ type SharedName =
   | 'Webhook'
   | 'WebhookWithSecret'
   | 'Delivery'
+  | 'DeliveryAttempt'
   | 'ReplayRequest'
+  | 'RecoverRequest'
   | 'ReplayResult'
   | 'PlantEvent'
   | 'TestEvent'

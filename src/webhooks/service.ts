@@ -1,7 +1,7 @@
 import { AppError, errors } from '../errors.js'
-import type { DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
+import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
 import { DELIVERY_ID_PATTERN, newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
-import type { DeliveriesQuery, NewWebhookInput, WebhookUpdateInput } from './validate.js'
+import type { AttemptsQuery, DeliveriesQuery, NewWebhookInput, WebhookUpdateInput } from './validate.js'
 
 export async function createWebhook(
   store: WebhookStore,
@@ -97,6 +97,16 @@ function cursorOf(d: DeliveryRecord): string {
   return `${d.createdAt.getTime()}.${d.eventSeq}`
 }
 
+/**
+ * A page of `limit` rows out of `rows`, read one past the page: that one says whether another page
+ * follows, so the last page has no link.
+ */
+function pageOf<T>(rows: T[], limit: number, cursor: (row: T) => string): { rows: T[]; next?: string } {
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return { rows: page, next: rows.length > limit && last !== undefined ? cursor(last) : undefined }
+}
+
 /** A page of deliveries, newest first, and the cursor of the next page when one may follow. */
 export async function listDeliveries(
   store: WebhookStore,
@@ -104,11 +114,34 @@ export async function listDeliveries(
   options: DeliveriesQuery,
 ): Promise<{ deliveries: DeliveryRecord[]; next: string | undefined }> {
   await getWebhook(store, id)
-  // One more than asked for says whether another page follows, so the last page has no link.
   const rows = await store.listDeliveries(id, { ...options, limit: options.limit + 1 })
-  const deliveries = rows.slice(0, options.limit)
-  const last = deliveries.at(-1)
-  return { deliveries, next: rows.length > options.limit && last ? cursorOf(last) : undefined }
+  const page = pageOf(rows, options.limit, cursorOf)
+  return { deliveries: page.rows, next: page.next }
+}
+
+/** An attempt's place in its delivery's listing, in the form of a delivery's (see cursorOf). */
+function attemptCursorOf(a: AttemptRecord): string {
+  return `${a.attemptedAt.getTime()}.${a.seq}`
+}
+
+/** A page of a delivery's attempts, newest first, and the cursor of the next page when one may follow. */
+export async function listAttempts(
+  store: WebhookStore,
+  id: string,
+  deliveryId: string,
+  options: AttemptsQuery,
+): Promise<{ attempts: AttemptRecord[]; next: string | undefined }> {
+  // An id that cannot be a delivery's is not looked for: no delivery has it.
+  const rows = DELIVERY_ID_PATTERN.test(deliveryId)
+    ? await store.listAttempts(id, deliveryId, { ...options, limit: options.limit + 1 })
+    : undefined
+  if (rows === undefined) {
+    // As for a retry: a missing subscription is the more precise answer.
+    await getWebhook(store, id)
+    throw new AppError(errors.DELIVERY_NOT_FOUND)
+  }
+  const page = pageOf(rows, options.limit, attemptCursorOf)
+  return { attempts: page.rows, next: page.next }
 }
 
 export async function retryDelivery(
@@ -140,6 +173,20 @@ export async function replayEvents(
   const queued = await store.replay(id, since, now)
   // Nothing queued may mean the subscription was deleted since it was found: then it is a 404, as
   // it would have been a moment earlier, not an empty replay.
+  if (queued === 0) await getWebhook(store, id)
+  return queued
+}
+
+/** Queues again the subscription's deliveries that ended failed at or after `since`; how many. */
+export async function recoverDeliveries(
+  store: WebhookStore,
+  id: string,
+  since: Date,
+  now: Date = new Date(),
+): Promise<number> {
+  await getWebhook(store, id)
+  const queued = await store.recover(id, since, now)
+  // As for a replay: nothing queued may mean the subscription was deleted since it was found.
   if (queued === 0) await getWebhook(store, id)
   return queued
 }

@@ -1,6 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import { measureText, queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
-import type { DeliveryCursor, DeliveryStatus } from '../store/types.js'
+import type { AttemptCursor, DeliveryCursor, DeliveryStatus } from '../store/types.js'
 import {
   DESCRIPTION_MAX_LENGTH,
   URL_MAX_LENGTH,
@@ -183,7 +183,7 @@ function parseRfc3339(text: string): Date | undefined {
   return new Date(at.getTime() - offset)
 }
 
-/** `{since}`: an RFC 3339 date-time no later than now. */
+/** `{since}`: an RFC 3339 date-time no later than now; the body of a replay and of a recovery. */
 export function validateReplay(body: unknown, now: number = Date.now()): { since: Date } {
   const record = requireBody(body)
   const at = typeof record.since === 'string' ? parseRfc3339(record.since) : undefined
@@ -220,7 +220,6 @@ export interface DeliveriesQuery {
 export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
   const raw = queryParams(query)
   const status = queryValue(raw, 'status')
-  const afterText = queryValue(raw, 'after')
   const result: DeliveriesQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
   if (status !== undefined) {
     if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
@@ -231,15 +230,35 @@ export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
     }
     result.status = status as DeliveryStatus
   }
-  if (afterText !== undefined) {
-    if (!DELIVERY_CURSOR.test(afterText)) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        'The query parameter after must be the cursor given in the `Link` header of the previous page.',
-      )
-    }
-    const [ms, seq] = afterText.split('.')
-    result.after = { createdAt: new Date(Number(ms)), eventSeq: Number(seq) }
-  }
+  const after = placeAfter(raw)
+  if (after !== undefined) result.after = { createdAt: after.at, eventSeq: after.seq }
   return result
+}
+
+export interface AttemptsQuery {
+  limit: number
+  after?: AttemptCursor
+}
+
+/** A delivery's attempts are paged as the deliveries are: the same limits, the same cursor. */
+export function validateAttemptsQuery(query: unknown): AttemptsQuery {
+  const raw = queryParams(query)
+  const result: AttemptsQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
+  const after = placeAfter(raw)
+  if (after !== undefined) result.after = { attemptedAt: after.at, seq: after.seq }
+  return result
+}
+
+/** A listing's `after`: a time and a sequence number, as the `Link` of the previous page gave them. */
+function placeAfter(raw: Record<string, unknown>): { at: Date; seq: number } | undefined {
+  const afterText = queryValue(raw, 'after')
+  if (afterText === undefined) return undefined
+  if (!DELIVERY_CURSOR.test(afterText)) {
+    throw new AppError(
+      errors.QUERY_INVALID,
+      'The query parameter after must be the cursor given in the `Link` header of the previous page.',
+    )
+  }
+  const [ms, seq] = afterText.split('.')
+  return { at: new Date(Number(ms)), seq: Number(seq) }
 }

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../errors.js'
-import type { DeliveryRecord, Store, WebhookRecord } from '../../store/types.js'
+import type { AttemptRecord, DeliveryRecord, Store, WebhookRecord } from '../../store/types.js'
 import {
   createWebhook,
   deleteWebhook,
   getWebhook,
+  listAttempts,
   listDeliveries,
+  recoverDeliveries,
   replayEvents,
   retryDelivery,
   rotateSecret,
@@ -14,12 +16,14 @@ import {
   updateWebhook,
 } from '../../webhooks/service.js'
 import {
+  type AttemptsQuery as AttemptsQueryInput,
   DELIVERIES_LIMIT_DEFAULT,
   DELIVERIES_LIMIT_MAX,
   DELIVERY_CURSOR_PATTERN,
   DELIVERY_STATUSES,
   type DeliveriesQuery as DeliveriesQueryInput,
   type NewWebhookInput,
+  validateAttemptsQuery,
   validateDeliveriesQuery,
   validateNewWebhook,
   validateReplay,
@@ -84,36 +88,59 @@ function deliveryView(d: DeliveryRecord) {
   }
 }
 
+/**
+ * The answer's bytes read as UTF-8, as a JSON string must be text: what is not UTF-8 (and a character
+ * the kept bytes cut in two) is U+FFFD. A byte-order mark is kept, as it came.
+ */
+const answerText = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true })
+
+function attemptView(a: AttemptRecord) {
+  return {
+    attemptedAt: a.attemptedAt.toISOString(),
+    durationMs: a.durationMs,
+    statusCode: a.statusCode,
+    error: a.error,
+    body: a.body === null ? null : answerText.decode(a.body),
+    bodyTruncated: a.bodyTruncated,
+  }
+}
+
 const Params = checkedBy(Type.Object({ id: WebhookId }), validateWebhookParams)
 const DeliveryParams = checkedBy(
   Type.Object({ id: WebhookId, deliveryId: DeliveryId }),
   validateWebhookParams,
 )
 const ReplayBody = checkedBy(ref('ReplayRequest'), (body) => validateReplay(body))
-const listOf = (name: 'Webhook' | 'Delivery', description: string) => ({
+const RecoverBody = checkedBy(ref('RecoverRequest'), (body) => validateReplay(body))
+const listOf = (name: 'Webhook' | 'Delivery' | 'DeliveryAttempt', description: string) => ({
   type: 'object',
   description,
   required: ['data'],
   properties: { data: { type: 'array', items: ref(name) } },
 })
+const PageSize = Type.Integer({
+  format: 'int32',
+  minimum: 1,
+  maximum: DELIVERIES_LIMIT_MAX,
+  default: DELIVERIES_LIMIT_DEFAULT,
+  description: 'Page size',
+})
+const cursorAfter = (what: string) =>
+  Type.String({
+    pattern: DELIVERY_CURSOR_PATTERN,
+    description: `Cursor: only ${what} listed after this place (older ones). Take it from the \`Link: rel="next"\` header of the previous page.`,
+  })
+const NextPage = {
+  headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
+}
+const AttemptsQuery = checkedBy(
+  Type.Object({ limit: Type.Optional(PageSize), after: Type.Optional(cursorAfter('attempts')) }),
+  validateAttemptsQuery,
+)
 const DeliveriesQuery = checkedBy(
   Type.Object({
-    limit: Type.Optional(
-      Type.Integer({
-        format: 'int32',
-        minimum: 1,
-        maximum: DELIVERIES_LIMIT_MAX,
-        default: DELIVERIES_LIMIT_DEFAULT,
-        description: 'Page size',
-      }),
-    ),
-    after: Type.Optional(
-      Type.String({
-        pattern: DELIVERY_CURSOR_PATTERN,
-        description:
-          'Cursor: only deliveries listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page.',
-      }),
-    ),
+    limit: Type.Optional(PageSize),
+    after: Type.Optional(cursorAfter('deliveries')),
     status: Type.Optional(
       Type.Union(
         DELIVERY_STATUSES.map((status) => Type.Literal(status)),
@@ -318,10 +345,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: Params,
         querystring: DeliveriesQuery,
         response: {
-          200: {
-            ...listOf('Delivery', 'A page of deliveries, newest first'),
-            headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
-          },
+          200: { ...listOf('Delivery', 'A page of deliveries, newest first'), ...NextPage },
           ...errorResponses(errors.QUERY_INVALID, 401, 403, errors.WEBHOOK_NOT_FOUND, 500),
         },
       },
@@ -362,6 +386,45 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   )
   methodNotAllowed(app, '/webhooks/:id/deliveries/:deliveryId/retry', ['POST'])
 
+  app.get(
+    '/webhooks/:id/deliveries/:deliveryId/attempts',
+    {
+      config,
+      schema: {
+        operationId: 'listWebhookDeliveryAttempts',
+        summary:
+          "Lists a delivery's attempts, newest first, each with its time, duration, status or error and the start of the answer",
+        description:
+          'Paged as the deliveries are: when another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.',
+        tags,
+        params: DeliveryParams,
+        querystring: AttemptsQuery,
+        response: {
+          200: { ...listOf('DeliveryAttempt', 'A page of attempts, newest first'), ...NextPage },
+          ...errorResponses(
+            errors.QUERY_INVALID,
+            401,
+            403,
+            errors.WEBHOOK_NOT_FOUND,
+            errors.DELIVERY_NOT_FOUND,
+            500,
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as AttemptsQueryInput
+      const { id, deliveryId } = request.params as IdParams & { deliveryId: string }
+      const page = await listAttempts(store, id, deliveryId, query)
+      if (page.next !== undefined) {
+        const path = `/webhooks/${id}/deliveries/${deliveryId}/attempts`
+        reply.header('link', nextLink(path, { limit: String(query.limit), after: page.next }))
+      }
+      return { data: page.attempts.map(attemptView) }
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/deliveries/:deliveryId/attempts', ['GET', 'HEAD'])
+
   app.post(
     '/webhooks/:id/replay',
     {
@@ -393,4 +456,37 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     },
   )
   methodNotAllowed(app, '/webhooks/:id/replay', ['POST'])
+
+  app.post(
+    '/webhooks/:id/recover',
+    {
+      config,
+      preParsing: plainJsonOnly,
+      schema: {
+        operationId: 'recoverWebhook',
+        summary:
+          'Sends again the deliveries that ended failed since a time (same webhook-id), with a fresh retry schedule',
+        tags,
+        params: Params,
+        body: RecoverBody,
+        response: {
+          202: ref('ReplayResult', { description: 'How many failed deliveries were queued again' }),
+          ...errorResponses(
+            ...BODY_ERRORS,
+            errors.REPLAY_SINCE_INVALID,
+            401,
+            403,
+            errors.WEBHOOK_NOT_FOUND,
+            500,
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { since } = request.body as { since: Date }
+      reply.code(202)
+      return { queued: await recoverDeliveries(store, (request.params as IdParams).id, since) }
+    },
+  )
+  methodNotAllowed(app, '/webhooks/:id/recover', ['POST'])
 }
