@@ -202,6 +202,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists a delivery's attempts, newest first, each with its time, duration, status or error and the start of the answer
+         * @description Paged as the deliveries are: when another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/replay": {
         parameters: {
             query?: never;
@@ -213,6 +233,23 @@ export interface paths {
         put?: never;
         /** Sends again every event of the subscribed types since a time (same webhook-id) */
         post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends again the deliveries that ended failed since a time (same webhook-id), with a fresh retry schedule */
+        post: operations["recoverWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -481,11 +518,40 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /**
+         * DeliveryAttempt
+         * @description One attempt of a delivery, as its outcome was recorded.
+         */
+        DeliveryAttempt: {
+            /**
+             * Format: date-time
+             * @description When the attempt ended (for a delivery's latest attempt, its lastAttemptAt)
+             */
+            attemptedAt: string;
+            /** Format: int32 */
+            durationMs: number;
+            /** @description The receiver's HTTP status; null when no answer came */
+            statusCode: number | null;
+            /** @description Why the attempt failed: the status (`answered 500`) or the network error (a timeout, a refused connection, a refused address); null when it succeeded */
+            error: string | null;
+            /** @description The first 1024 bytes of the receiver's answer, read as UTF-8: each sequence of bytes that is not UTF-8 (a character cut at the end too) is U+FFFD; null when no answer came */
+            body: string | null;
+            /** @description The answer went on past `body` */
+            bodyTruncated: boolean;
+        };
         /** ReplayRequest */
         ReplayRequest: {
             /**
              * Format: date-time
              * @description Resend every event from this time on (RFC 3339, not in the future; a leap second :60 means the end of its minute)
+             */
+            since: string;
+        };
+        /** RecoverRequest */
+        RecoverRequest: {
+            /**
+             * Format: date-time
+             * @description Resend the deliveries that ended failed (their last attempt) from this time on (RFC 3339, not in the future; a leap second :60 means the end of its minute)
              */
             since: string;
         };
@@ -2606,6 +2672,126 @@ export interface operations {
             };
         };
     };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Cursor: only attempts listed after this place (older ones). Take it from the `Link: rel="next"` header of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+                /** @description Delivery id */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts, newest first */
+            200: {
+                headers: {
+                    /** @description The next page, as `<url>; rel="next"` */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeliveryAttempt"][];
+                    };
+                };
+            };
+            /** @description The request is invalid (error codes: 40012, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40450, 40451) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     replayWebhook: {
         parameters: {
             query?: never;
@@ -2623,6 +2809,146 @@ export interface operations {
         };
         responses: {
             /** @description How many deliveries were queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayResult"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40055, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40450) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (error codes: 41301) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (error codes: 41501) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description How many failed deliveries were queued again */
             202: {
                 headers: {
                     [name: string]: unknown;
