@@ -12,8 +12,11 @@ export interface Receiver {
   url: string
   port: number
   received: ReceivedRequest[]
-  /** How the next requests are answered: a status, or 'hang' to keep them waiting until released. */
-  respondWith(answer: number | 'hang'): void
+  /**
+   * How the next requests are answered: a status (with this body, none by default), or 'hang' to
+   * keep them waiting until released.
+   */
+  respondWith(answer: number | 'hang', body?: string | Buffer): void
   /** Answers every request held by 'hang' with this status. */
   release(status?: number): void
   /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
@@ -26,6 +29,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   const received: ReceivedRequest[] = []
   const held: ServerResponse[] = []
   let answer: number | 'hang' = 200
+  let answerBody: string | Buffer | undefined
   let waiters: Array<() => void> = []
   const server: Server = createServer((req, res) => {
     let body = ''
@@ -37,7 +41,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       received.push({ headers: req.headers, body, at: Date.now() })
       for (const w of waiters) w()
       if (answer === 'hang') held.push(res)
-      else res.writeHead(answer).end()
+      else res.writeHead(answer).end(answerBody)
     })
   })
   server.listen(port, '127.0.0.1')
@@ -47,8 +51,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: `http://127.0.0.1:${actual}/hook`,
     port: actual,
     received,
-    respondWith: (a) => {
+    respondWith: (a, body) => {
       answer = a
+      answerBody = body
     },
     release: (status = 200) => {
       for (const res of held.splice(0)) res.writeHead(status).end()

@@ -39,3 +39,15 @@ export async function insertUnfannedEvent(store: Store, event: OutboxEvent): Pro
     ])
   } else throw new Error(`no way to store an unfanned event in ${store.kind}`)
 }
+
+/** How many webhook attempts the store keeps, over every delivery: what deletes must leave none of. */
+export async function attemptsStored(store: Store): Promise<number> {
+  if (store instanceof SqliteStore) {
+    return store.db.prepare('SELECT count(*) FROM webhook_attempts').pluck().get() as number
+  }
+  if (store instanceof PostgresStore) {
+    const result = await store.pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_attempts')
+    return Number(result.rows[0]?.n)
+  }
+  throw new Error(`no way to count the attempts in ${store.kind}`)
+}
