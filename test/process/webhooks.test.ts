@@ -211,6 +211,33 @@ describe.each(storeKinds)('webhook delivery across processes on $name', (kind) =
     expect(leaseTakers(standby.output())).toHaveLength(1)
   })
 
+  // The count crosses from the dispatcher's thread to the registry the scrape reads: the same on
+  // either store, so SQLite alone spends the time of a process on it.
+  it.skipIf(kind.name !== 'sqlite')(
+    'counts a subscription disabled for failing in /metrics, beside the warning that says so',
+    async () => {
+      const s = await setup(kind)
+      const receiver = await startReceiver()
+      receivers.push(receiver)
+      receiver.respondWith(500)
+      const server = await serve(s, '--webhook-retry-schedule', '10ms', '--webhook-disable-after', '0s')
+      servers.push(server)
+      const call = api(server, s)
+      const scrape = async () => {
+        const metrics = await fetch(`${server.url}/metrics`, {
+          headers: { authorization: `Bearer ${readFileSync(s.tokenFile, 'utf8').trim()}` },
+        })
+        return metrics.text()
+      }
+      expect(await scrape()).toMatch(/^plantstore_webhook_subscriptions_disabled_total 0$/m)
+      const { body } = await call('POST', '/webhooks', { url: receiver.url })
+      expect((await call('POST', '/plants', { id: 1, name: 'refused' })).status).toBe(200)
+      await until(async () => (await call('GET', `/webhooks/${body.id}`)).body.disabled === true)
+      await until(async () => /^plantstore_webhook_subscriptions_disabled_total 1$/m.test(await scrape()))
+      expect(server.output()).toContain('webhook disabled: its attempts have failed for too long')
+    },
+  )
+
   it('starts its dispatcher with the first subscription, made in this process or another', async () => {
     const s = await setup(kind)
     const receiver = await startReceiver()

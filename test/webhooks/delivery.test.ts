@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import http from 'node:http'
 import { type AddressInfo, createServer } from 'node:net'
+import { PassThrough } from 'node:stream'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '../../src/log.js'
@@ -55,6 +56,8 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       webhooks?: WebhookStore
       now?: () => number
       concurrency?: number
+      logger?: ReturnType<typeof createLogger>
+      onDisabled?: (webhookId: string) => void
     } = {},
   ): Dispatcher {
     const timeoutMs = options.timeoutMs ?? 5000
@@ -65,7 +68,7 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
         allowPrivateUrls: options.allowPrivateUrls ?? true,
         resolve: options.resolve,
       }),
-      logger: createLogger('silent'),
+      logger: options.logger ?? createLogger('silent'),
       retrySchedule: options.retrySchedule ?? [10, 10],
       timeoutMs,
       disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
@@ -73,6 +76,7 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
       lease: options.leaseTtlMs ? { store: store.leases, ttlMs: options.leaseTtlMs } : undefined,
       now: options.now,
       concurrency: options.concurrency,
+      onDisabled: options.onDisabled,
     })
     dispatchers.push(d)
     d.start()
@@ -295,12 +299,32 @@ describe.each(storeKinds)('webhook delivery on $name', (kind) => {
     })
     receiver.respondWith(500)
     await createPlant(store.plants, { id: 6n, name: 'x' })
-    dispatcher({ retrySchedule: [10, 10, 10, 10], disableAfterMs: 0 })
+    const lines: string[] = []
+    const out = new PassThrough()
+    out.on('data', (line: Buffer) => lines.push(line.toString()))
+    const told: string[] = []
+    dispatcher({
+      retrySchedule: [10, 10, 10, 10],
+      disableAfterMs: 0,
+      logger: createLogger('warn', out),
+      onDisabled: (webhookId) => told.push(webhookId),
+    })
     const disabled = await until(async () => {
       const w = await getWebhook(store.webhooks, hook.id)
       return w.disabledAt ? w : undefined
     })
     expect(disabled.disabledReason).toBe('failing')
+    // Said once, in the log and to whoever counts it (the metric of subscriptions disabled).
+    await until(() => (told.length > 0 ? told : undefined))
+    expect(told).toEqual([hook.id])
+    const warnings = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(warnings).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        webhookId: hook.id,
+        msg: 'webhook disabled: its attempts have failed for too long',
+      }),
+    )
   })
 
   it('starts a new failing spell after a quiet one, rather than disabling at its first failure', async () => {
