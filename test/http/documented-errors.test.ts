@@ -35,6 +35,15 @@ const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; b
     url: `/webhooks/${WEBHOOK_ID}/replay`,
     body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
   },
+  listWebhookDeliveryAttempts: {
+    method: 'GET',
+    url: `/webhooks/${WEBHOOK_ID}/deliveries/${DELIVERY_ID}/attempts`,
+  },
+  recoverWebhook: {
+    method: 'POST',
+    url: `/webhooks/${WEBHOOK_ID}/recover`,
+    body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+  },
 }
 const OPERATIONS = Object.keys(REQUESTS)
 const BODY_OPERATIONS = OPERATIONS.filter((id) => REQUESTS[id]?.body !== undefined)

@@ -330,6 +330,13 @@ describe.each(storeKinds)('every operation under hostile input on $name', (kind)
           .map(([h, d]) => `/webhooks/${h()}/deliveries/${d()}/retry`),
       ),
       withBody('POST', p('/replay'), [['since', '"2999-01-01T00:00:00Z"']]),
+      withBody('POST', p('/recover'), [['since', '"2020-01-01T00:00:00Z"']]),
+      withoutBody(
+        'GET',
+        fc
+          .tuple(hookPath, queryText)
+          .map(([h, q]) => `/webhooks/${h()}/deliveries/dlv_000000000000000000000000/attempts?${q}`),
+      ),
       withoutBody(
         'GET',
         fc.tuple(fc.constantFrom('/healthz', '/readyz', '/metrics'), queryText).map(([u, q]) => `${u}?${q}`),

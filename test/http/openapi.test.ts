@@ -65,6 +65,8 @@ describe('the published contract', () => {
         'listWebhookDeliveries',
         'retryWebhookDelivery',
         'replayWebhook',
+        'listWebhookDeliveryAttempts',
+        'recoverWebhook',
       ].sort(),
     )
   })

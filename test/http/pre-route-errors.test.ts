@@ -40,6 +40,11 @@ const OPERATIONS: Record<string, { method: string; url: string; body?: true }> =
   listWebhookDeliveries: { method: 'GET', url: `/webhooks/${WEBHOOK_ID}/deliveries` },
   retryWebhookDelivery: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/deliveries/${DELIVERY_ID}/retry` },
   replayWebhook: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/replay`, body: true },
+  listWebhookDeliveryAttempts: {
+    method: 'GET',
+    url: `/webhooks/${WEBHOOK_ID}/deliveries/${DELIVERY_ID}/attempts`,
+  },
+  recoverWebhook: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/recover`, body: true },
 }
 const IDS = Object.keys(OPERATIONS)
 const op = (id: string) => OPERATIONS[id] as (typeof OPERATIONS)[string]

@@ -354,6 +354,8 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
       ['POST', `${missing}/test`],
       ['GET', `${missing}/deliveries`],
       ['POST', `${missing}/replay`, { since: '2020-01-01T00:00:00Z' }],
+      ['POST', `${missing}/recover`, { since: '2020-01-01T00:00:00Z' }],
+      ['GET', `${missing}/deliveries/dlv_000000000000000000000000/attempts`],
     ] as Array<[Method, string, unknown?]>) {
       const res = await call(method, url, body)
       expect([method, url, res.statusCode, errorOf(res).error]).toEqual([
