@@ -294,7 +294,7 @@ const operation = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({
-      op: fc.constant('webhook-replay' as const),
+      op: fc.constantFrom('webhook-replay' as const, 'webhook-recover' as const),
       which: fc.nat(2),
       since: fc.constantFrom(
         '1970-01-01T00:00:00Z',
@@ -303,6 +303,15 @@ const operation = fc.oneof(
         'yesterday',
         '',
       ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('webhook-attempts' as const),
+      which: fc.nat(2),
+      delivery: fc.constantFrom('last', 'last', 'dlv_000000000000000000000000', 'dlv_x'),
+      limit: fc.constantFrom('1', '500', '501'),
     }),
   },
 )
@@ -510,10 +519,19 @@ async function run(
         headers: hooks,
       })
     }
+    case 'webhook-attempts': {
+      const delivery =
+        op.delivery === 'last' ? (side.lastDelivery ?? 'dlv_000000000000000000000000') : op.delivery
+      return app.inject({
+        url: `/webhooks/${hook(op.which)}/deliveries/${delivery}/attempts?limit=${op.limit}`,
+        headers: hooks,
+      })
+    }
     case 'webhook-replay':
+    case 'webhook-recover':
       return app.inject({
         method: 'POST',
-        url: `/webhooks/${hook(op.which)}/replay`,
+        url: `/webhooks/${hook(op.which)}/${op.op === 'webhook-replay' ? 'replay' : 'recover'}`,
         headers: { ...hooks, ...json },
         payload: JSON.stringify({ since: op.since }),
       })
