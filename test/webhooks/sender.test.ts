@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ANSWER_BODY_KEPT_BYTES } from '../../src/webhooks/model.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
 import type { Resolver } from '../../src/webhooks/url-safety.js'
 import { type RawAnswer, type RawReceiver, startRawReceiver } from '../helpers/raw-receiver.js'
@@ -131,5 +132,44 @@ describe('webhook sender against a receiver whose answer never ends', () => {
       server.closeAllConnections()
       server.close()
     }
+  })
+})
+
+describe('webhook sender keeping the start of an answer', () => {
+  /** Answers with `status` and the body written in these parts, each flushed on its own. */
+  async function answering(status: number, parts: Buffer[]) {
+    const server = createServer((_request, response) => {
+      response.writeHead(status, { 'content-type': 'text/plain' })
+      const next = () => {
+        const part = parts.shift()
+        if (part === undefined) return void response.end()
+        response.write(part, () => setImmediate(next))
+      }
+      next()
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const sender = new WebhookSender({ timeoutMs: 5000, allowPrivateUrls: true })
+    try {
+      const { port } = server.address() as AddressInfo
+      return await sender.send(`http://127.0.0.1:${port}/hook`, { 'webhook-id': 'msg_1' }, '{}')
+    } finally {
+      sender.close()
+      server.closeAllConnections()
+      server.close()
+    }
+  }
+
+  it('keeps the first KiB across the parts it came in, and says that more came', async () => {
+    const parts = ['a', 'b', 'c'].map((fill) => Buffer.alloc(600, fill))
+    const outcome = await answering(422, [...parts])
+    expect(outcome).toMatchObject({ statusCode: 422, error: null, bodyTruncated: true })
+    expect(outcome.body).toEqual(Buffer.concat(parts).subarray(0, ANSWER_BODY_KEPT_BYTES))
+  })
+
+  it('keeps an answer of exactly a KiB whole, and an empty one as empty', async () => {
+    const whole = Buffer.alloc(ANSWER_BODY_KEPT_BYTES, 'z')
+    expect(await answering(200, [whole])).toMatchObject({ body: whole, bodyTruncated: false })
+    expect(await answering(204, [])).toMatchObject({ body: Buffer.alloc(0), bodyTruncated: false })
   })
 })
