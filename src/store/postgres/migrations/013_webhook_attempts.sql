@@ -1,6 +1,6 @@
 -- Every attempt of a delivery, as the dispatcher recorded its outcome, in the transaction that
 -- applies that outcome to the delivery: an attempt is kept exactly when its delivery shows it. The
--- first KiB of the receiver's answer is kept as the bytes that came, whatever their encoding (text
+-- start of the receiver's answer is kept as the bytes that came, whatever their encoding (text
 -- could not hold a NUL byte). They are deleted with their delivery (by retention, or with its
 -- subscription); a retry or a replay keeps them.
 CREATE TABLE webhook_attempts (
