@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback } from 'fastify'
 import type { RateLimit } from './config.js'
 import { AnswerHeaders } from './http/answer-headers.js'
 import { requireBearer } from './http/auth.js'
@@ -64,6 +64,8 @@ export interface AppOptions {
   maxHeaderSize?: number
   /** Open connections past this are closed at once; absent: no limit. */
   maxConnections?: number
+  /** The plugin that traces requests (tracing/http.ts), when tracing is on; absent: none. */
+  tracing?: FastifyPluginCallback | undefined
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -102,6 +104,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...serverOptions(options.timeouts ?? {}, maxHeaderSize),
   })
 
+  // First, so that its span starts before any other hook runs and every route is traced.
+  if (options.tracing) await app.register(options.tracing)
   recognizeEveryMethod(app)
   refuseUndecodableQueries(app)
   app.setValidatorCompiler(validatorCompiler)

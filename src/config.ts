@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { inDays, MAX_DURATION_MS, MAX_TIMER_MS, parseDuration } from './duration.js'
 import { type DatabaseLocation, parseDatabaseUrl, postgresSettingsProblem } from './store/open.js'
+import type { TracingSettings } from './tracing/settings.js'
 
 /** A setting that cannot be used; the CLI prints the message as one line and exits with 2. */
 export class ConfigError extends Error {
@@ -46,6 +47,8 @@ export interface ServeConfig {
   tokensRetentionMs: number
   retentionIntervalMs: number
   walCheckpointIntervalMs: number
+  /** From the OTEL_* variables (readTracingSettings), not a flag; absent: no tracing. */
+  tracing?: TracingSettings | undefined
 }
 
 /** At most `max` requests per `windowMs`, counted per token, or per client address without one. */

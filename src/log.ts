@@ -119,13 +119,19 @@ class LazyChild {
 
   constructor(
     private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Bindings,
+    private bindings: Bindings,
     private readonly options: ChildLoggerOptions,
   ) {}
 
   private real(): FastifyBaseLogger {
     this.made ??= this.parent.child(this.bindings, this.options)
     return this.made
+  }
+
+  /** Adds bindings to every line written from now on. */
+  bind(more: Bindings): void {
+    if (this.made) this.made = this.made.child(more)
+    else this.bindings = { ...this.bindings, ...more }
   }
 
   isLevelEnabled(level: string): boolean {
@@ -179,6 +185,14 @@ export function lazyChildLogger(
   options: ChildLoggerOptions,
 ): FastifyBaseLogger {
   return new LazyChild(parent, bindings, options) as unknown as FastifyBaseLogger
+}
+
+/**
+ * Adds bindings to a request's log lines (its trace id, once its span exists): a stand-in made by
+ * lazyChildLogger takes them at no cost until a line is written.
+ */
+export function addRequestBindings(log: FastifyBaseLogger, more: Bindings): void {
+  if (log instanceof LazyChild) log.bind(more)
 }
 
 /** Whether the logger writes lines of this level (true for a logger that cannot tell). */

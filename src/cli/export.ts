@@ -5,6 +5,7 @@ import { syncFile, syncFolderOf } from '../file-sync.js'
 import { plantJson } from '../plants/events.js'
 import type { Plant } from '../plants/model.js'
 import { openStore } from '../store/open.js'
+import { activeSpan } from '../tracing/active.js'
 import { type CliDatabaseOptions, withStoreToRead } from './database.js'
 import { isFolder, refuseSpecialFile } from './output-file.js'
 import { whyNotWritable } from './private-file.js'
@@ -87,6 +88,7 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       }
       throw error
     }
+    activeSpan()?.setAttribute('plantstore.export.plants', count)
     process.stderr.write(`exported ${count} ${count === 1 ? 'plant' : 'plants'}\n`)
     return count
   })

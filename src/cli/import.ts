@@ -16,6 +16,7 @@ import {
 } from '../plants/import-line.js'
 import { openStore } from '../store/open.js'
 import type { ImportItem } from '../store/types.js'
+import { currentTraceparent, endSpan, inSpan, startSpan } from '../tracing/active.js'
 import { type CliDatabaseOptions, withStore } from './database.js'
 import { type ImportProgress, ProgressReporter } from './progress.js'
 
@@ -182,7 +183,15 @@ export async function importPlants(file: string, options: ImportOptions): Promis
     const flush = async () => {
       // Rejections wait only behind a batch, so with no batch there is nothing to write.
       if (batch.length === 0) return
-      const outcomes = await store.plants.importBatch(batch)
+      const span = startSpan('import batch', { 'plantstore.import.batch.size': batch.length })
+      let outcomes: Awaited<ReturnType<typeof store.plants.importBatch>>
+      try {
+        outcomes = await inSpan(span, () => store.plants.importBatch(batch))
+      } catch (error) {
+        endSpan(span, error)
+        throw error
+      }
+      endSpan(span)
       outcomes.forEach((outcome, i) => {
         if (outcome === 'created') progress.created++
         else if (outcome === 'unchanged') progress.unchanged++
@@ -283,7 +292,11 @@ export async function importPlants(file: string, options: ImportOptions): Promis
         progress.lines++
         batch.push(
           options.emitEvents
-            ? { plant, event: (at: Date) => plantEvent('plant.created', plant, at) }
+            ? // Built as its batch is written, inside the batch's span: attempts link to that.
+              {
+                plant,
+                event: (at: Date) => plantEvent('plant.created', plant, at, undefined, currentTraceparent()),
+              }
             : { plant },
         )
         batchLines.push(recordLine)

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
 import { redactTokens } from '../redact.js'
+import { readTracingSettings, TRACING_HELP } from '../tracing/settings.js'
 import type { CliDatabaseOptions } from './database.js'
 import type { ImportOptions } from './import.js'
 import { reportOnStderr } from './report.js'
@@ -94,8 +95,9 @@ function buildProgram(): Command {
     const value = s.boolean ? `[${s.placeholder}]` : `<${s.placeholder}>`
     serveCommand.addOption(new Option(`--${s.flag} ${value}`, help))
   }
+  serveCommand.addHelpText('after', TRACING_HELP)
   serveCommand.action(async (flags: Record<string, string | boolean | undefined>) => {
-    const config = resolveServeConfig(flags)
+    const config = { ...resolveServeConfig(flags), tracing: readTracingSettings() }
     // Loaded only here: the framework, the routes and the dispatcher are what serve needs alone, and
     // every other command would otherwise wait for them to load before doing its own work.
     const { serve } = await import('./serve.js')
@@ -182,8 +184,11 @@ function buildProgram(): Command {
     .addOption(databaseOption())
     .action(async (file: string, options: ImportOptions) => {
       const name = fileName('import', file)
-      const { importPlants } = await import('./import.js')
-      if (!(await importPlants(name, options))) process.exitCode = EXIT_FAILED
+      const [{ importPlants }, { traceCommand }] = await Promise.all([
+        import('./import.js'),
+        import('../tracing/command.js'),
+      ])
+      if (!(await traceCommand('import', () => importPlants(name, options)))) process.exitCode = EXIT_FAILED
     })
 
   program
@@ -196,8 +201,11 @@ function buildProgram(): Command {
     .addOption(databaseOption())
     .action(async (options: CliDatabaseOptions & { output?: string }) => {
       if (options.output !== undefined) fileName('--output', options.output)
-      const { exportPlants } = await import('./export.js')
-      await exportPlants(options)
+      const [{ exportPlants }, { traceCommand }] = await Promise.all([
+        import('./export.js'),
+        import('../tracing/command.js'),
+      ])
+      await traceCommand('export', () => exportPlants(options))
     })
 
   program

@@ -10,7 +10,9 @@ import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
 import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
 import { scheduleRetention } from '../retention.js'
+import type { Store } from '../store/types.js'
 import { TokenService } from '../tokens/service.js'
+import type { TracingSettings } from '../tracing/settings.js'
 import { startDispatcher } from '../webhooks/runner.js'
 import { listenFailure, listenPort } from './cluster.js'
 import { bootstrapToken, openStoreForServing } from './serve-store.js'
@@ -24,11 +26,14 @@ export async function serveRequests(
   logger: Logger,
   onStopSignal: (onSignal: (signal: NodeJS.Signals) => void) => void,
 ): Promise<void> {
+  // Each process of --workers N starts its own SDK; only ever loaded when tracing is on.
+  const tracing = config.tracing && (await startServeTracing(config.tracing, logger))
   const metrics = createMetrics({ processMetrics: true })
   // A worker answers the primary's requests for its series from the start; its GET /metrics serves
   // every worker's, gathered by the primary.
   const scrapeMetrics = cluster.isWorker ? joinClusterMetrics(metrics.registry) : undefined
-  const store = timeStore(await openStoreForServing(config, logger), metrics)
+  const opened = await openStoreForServing(config, logger)
+  const store = timeStore(tracing ? tracing.traceStore(opened) : opened, metrics)
   const verified = {
     hit: bindCounter(metrics.tokenVerifications, { cache: 'hit' }),
     miss: bindCounter(metrics.tokenVerifications, { cache: 'miss' }),
@@ -68,6 +73,7 @@ export async function serveRequests(
     trustProxy: config.trustProxy,
     maxHeaderSize: config.maxHeaderSize,
     maxConnections: config.maxConnections,
+    tracing: tracing?.http,
   })
   const stopRetention = scheduleRetention(store, config, logger, metrics)
   let dispatcher: ReturnType<typeof startDispatcher> | undefined
@@ -101,6 +107,8 @@ export async function serveRequests(
       const left = config.shutdownTimeoutMs - config.drainDelayMs
       await Promise.all([app.close(), dispatcher?.stop(Math.min(2000, left / 2)), retentionStopped])
       await store.close()
+      // What was traced up to the end goes out before the process does.
+      await tracing?.sdk.shutdown(Math.min(2000, left / 2))
       logger.info('stopped')
       process.exit(0)
     } catch (err) {
@@ -128,6 +136,7 @@ export async function serveRequests(
     // PostgreSQL's pool and revocation listener) would keep the failed start running.
     await Promise.all([stopRetention(), app.close()])
     await store.close()
+    await tracing?.sdk.shutdown(1000)
     throw listenFailure(config, error)
   }
 
@@ -137,4 +146,21 @@ export async function serveRequests(
   })
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
+}
+
+/** The SDK, the request spans and the store's spans, loaded only when tracing is on. */
+async function startServeTracing(settings: TracingSettings, logger: Logger) {
+  const [{ startTracing }, { httpTracing }, { traceStore }] = await Promise.all([
+    import('../tracing/sdk.js'),
+    import('../tracing/http.js'),
+    import('../tracing/store-spans.js'),
+  ])
+  const sdk = await startTracing(settings, (message) =>
+    logger.warn({ message }, 'traces could not be exported'),
+  )
+  return {
+    sdk,
+    http: httpTracing(),
+    traceStore: (store: Store) => traceStore(store, store.kind === 'postgres' ? 'postgresql' : 'sqlite'),
+  }
 }

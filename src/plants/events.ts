@@ -41,13 +41,15 @@ function randomPart(): string {
  * The event a change to a plant produces, as a Standard Webhooks envelope
  * `{type, timestamp, data}`. It is written in the same transaction as the change (a transactional
  * outbox), so an event exists if and only if its change committed. The id is the `webhook-id`
- * receivers deduplicate on.
+ * receivers deduplicate on. `traceparent` is that of the traced request that made the change
+ * (currentTraceparent, taken when the request asked, not when its batch is written).
  */
 export function plantEvent(
   type: PlantEventType,
   plant: Plant,
   at: Date = new Date(),
   json: string = plantJson(plant),
+  traceparent?: string,
 ): OutboxEvent {
   const timestamp = at.toISOString()
   return {
@@ -55,5 +57,6 @@ export function plantEvent(
     type,
     occurredAt: at,
     payload: `{"type":"${type}","timestamp":"${timestamp}","data":${json}}`,
+    traceparent,
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { AppError, errors } from '../errors.js'
 import type { IdempotencyRecord, IdempotencyStore, PlantStore } from '../store/types.js'
+import { currentTraceparent } from '../tracing/active.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant } from './model.js'
 import { plantExists } from './service.js'
@@ -59,8 +60,9 @@ export class IdempotentCreates {
         body: plantJson(plant),
         expiresAt: new Date(now + this.ttlMs),
       }
+      const traceparent = currentTraceparent()
       const outcome = await this.plants.create(plant, {
-        event: (at) => plantEvent('plant.created', plant, at),
+        event: (at) => plantEvent('plant.created', plant, at, undefined, traceparent),
         idempotency: record,
       })
       if (outcome === 'created') return { status: record.status, body: record.body, replayed: false }

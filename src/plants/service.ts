@@ -1,5 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import type { PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
+import { currentTraceparent } from '../tracing/active.js'
 import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
@@ -18,7 +19,10 @@ export async function createPlant(
 ): Promise<TaggedPlant & { json: string }> {
   // One JSON text serves the event's payload and the ETag's digest.
   const json = plantJson(plant)
-  const outcome = await store.create(plant, { event: (at) => plantEvent('plant.created', plant, at, json) })
+  const traceparent = currentTraceparent()
+  const outcome = await store.create(plant, {
+    event: (at) => plantEvent('plant.created', plant, at, json, traceparent),
+  })
   if (outcome === 'exists') throw plantExists(plant.id)
   return { plant, etag: etagOfJson(json, 1), json }
 }
@@ -111,9 +115,10 @@ export async function changePlant(
   conditions: Preconditions = {},
 ): Promise<TaggedPlant> {
   const failed: FailedCondition = {}
+  const traceparent = currentTraceparent()
   const result = await store.update(id, change, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant, at) => plantEvent('plant.updated', plant, at),
+    event: (plant, at) => plantEvent('plant.updated', plant, at, undefined, traceparent),
   })
   return written(id, result, failed)
 }
@@ -124,9 +129,10 @@ export async function deletePlant(
   conditions: Preconditions = {},
 ): Promise<void> {
   const failed: FailedCondition = {}
+  const traceparent = currentTraceparent()
   const result = await store.remove(id, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant, at) => plantEvent('plant.deleted', plant, at),
+    event: (plant, at) => plantEvent('plant.deleted', plant, at, undefined, traceparent),
   })
   written(id, result, failed)
 }

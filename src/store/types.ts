@@ -32,6 +32,8 @@ export interface OutboxEvent {
   occurredAt: Date
   /** The complete JSON envelope, ready to deliver byte for byte. */
   payload: string
+  /** The W3C traceparent of the traced request (or command) that caused it; its attempts link to it. */
+  traceparent?: string | undefined
 }
 
 /** The first answer to a create that carried an Idempotency-Key, kept to replay to its retries. */
@@ -286,6 +288,8 @@ export interface ClaimedDelivery {
   eventId: string
   eventType: string
   payload: string
+  /** The traceparent stored with the event (see OutboxEvent), if any. */
+  traceparent: string | null
   /** The number of this attempt, 1 for the first since (re)queueing. */
   attempt: number
 }

@@ -12,6 +12,12 @@ import {
 
 const settings = workerData as DispatchSettings
 const logger = createLogger(settings.logLevel)
+// A thread has a module graph of its own: the serving thread's SDK does not reach it.
+const tracing = settings.tracing
+  ? await (await import('../tracing/sdk.js')).startTracing(settings.tracing, (message) =>
+      logger.warn({ message }, 'traces could not be exported'),
+    )
+  : undefined
 const store = await openStore(settings.database, dispatcherStoreOptions(settings))
 const dispatcher = createDispatcher(store, settings, logger, {
   onLeaseChange: (leaseHeld) => parentPort?.postMessage({ leaseHeld } satisfies DispatcherThreadMessage),
@@ -27,5 +33,6 @@ parentPort?.on('message', (message: DispatcherCommand) => {
   void dispatcher
     .stop(message.stop)
     .then(() => store.close())
+    .then(() => tracing?.shutdown(1000))
     .finally(() => parentPort?.close())
 })

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import type { AttemptResult, ClaimedDelivery, LeaseStore, WebhookStore } from '../store/types.js'
+import { endWebhookAttempt, startWebhookAttempt } from '../tracing/webhook-attempt.js'
 import { DispatchLease } from './dispatch-lease.js'
 import { nextAttemptDelay } from './retry.js'
 import type { WebhookSender } from './sender.js'
@@ -239,7 +240,11 @@ export class Dispatcher {
       secrets.push(delivery.previousSecret)
     }
     const headers = signedHeaders(delivery.eventId, delivery.payload, secrets, new Date(sentAt))
+    // Adds the attempt's traceparent to its headers, when traced.
+    const span = startWebhookAttempt(delivery, headers)
     const outcome = await this.options.sender.send(delivery.url, headers, delivery.payload, abort.signal)
+    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
+    endWebhookAttempt(span, outcome, ok)
     this.inFlight.delete(delivery.id)
     const left = (this.perWebhookInFlight.get(delivery.webhookId) ?? 1) - 1
     if (left > 0) this.perWebhookInFlight.set(delivery.webhookId, left)
@@ -247,7 +252,6 @@ export class Dispatcher {
     if (abort.signal.aborted) return
 
     const at = this.now()
-    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
     const delay = ok ? null : nextAttemptDelay(this.options.retrySchedule, delivery.attempt)
     const error = ok ? null : (outcome.error ?? `answered ${outcome.statusCode}`)
     if (!ok) {

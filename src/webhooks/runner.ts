@@ -46,6 +46,7 @@ export type DispatchSettings = Pick<
   | 'webhookPollIntervalMs'
   | 'webhookMaxInFlight'
   | 'webhookLeaseTtlMs'
+  | 'tracing'
 >
 
 /**

@@ -1,5 +1,6 @@
 import { AppError, errors } from '../errors.js'
 import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
+import { currentTraceparent } from '../tracing/active.js'
 import { DELIVERY_ID_PATTERN, newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
 import type { AttemptsQuery, DeliveriesQuery, NewWebhookInput, WebhookUpdateInput } from './validate.js'
 
@@ -83,7 +84,7 @@ export async function rotateSecret(
 export async function sendTestEvent(store: WebhookStore, id: string): Promise<DeliveryRecord> {
   await getWebhook(store, id)
   // Deleted since it was found: the answer is the one the client would have had a moment later.
-  const delivery = await store.enqueueTest(id, testEvent(id))
+  const delivery = await store.enqueueTest(id, { ...testEvent(id), traceparent: currentTraceparent() })
   if (!delivery) throw new AppError(errors.WEBHOOK_NOT_FOUND)
   return delivery
 }

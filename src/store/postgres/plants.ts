@@ -1,5 +1,8 @@
+import type { Span } from '@opentelemetry/api'
 import type { Pool, PoolClient } from 'pg'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
+import { activeSpan, endSpan } from '../../tracing/active.js'
+import { startGroupCommit } from '../../tracing/group-commit.js'
 import { StoreUnavailableError } from '../errors.js'
 import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
@@ -27,6 +30,8 @@ interface PendingCreate {
   kind: 'create'
   plant: NewPlant
   extras: CreateExtras | undefined
+  /** The span of the store call waiting for this write, when traced (see startGroupCommit). */
+  span: Span | undefined
   resolve: (outcome: CreateOutcome) => void
   reject: (error: unknown) => void
 }
@@ -37,6 +42,8 @@ interface PendingChange {
   id: bigint
   change: PlantChange | 'delete'
   options: WriteOptions
+  /** The span of the store call waiting for this write, when traced (see startGroupCommit). */
+  span: Span | undefined
   resolve: (result: WriteResult) => void
   reject: (error: unknown) => void
 }
@@ -191,7 +198,7 @@ export class PostgresPlantStore implements PlantStore {
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind: 'create', plant, extras, resolve, reject })
+      this.queue.push({ kind: 'create', plant, extras, span: activeSpan(), resolve, reject })
       this.schedule()
     })
   }
@@ -291,7 +298,7 @@ export class PostgresPlantStore implements PlantStore {
   /** Queues an update or delete for the next batch. */
   private change(id: bigint, change: PendingChange['change'], options: WriteOptions): Promise<WriteResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind: 'change', id, change, options, resolve, reject })
+      this.queue.push({ kind: 'change', id, change, options, span: activeSpan(), resolve, reject })
       this.schedule()
     })
   }
@@ -299,9 +306,12 @@ export class PostgresPlantStore implements PlantStore {
   private async flush(batch: PendingWrite[]): Promise<void> {
     let outcomes: Array<BatchOutcome | WriteResult>
     let queued: boolean
+    const span = startGroupCommit('postgresql', batch)
     try {
       ;({ outcomes, queued } = await inTransaction(this.pool, (client) => this.write(client, batch)))
+      endSpan(span)
     } catch (error) {
+      endSpan(span, error)
       // A batch the database did not answer (within the timeout, or on a broken link): the writes
       // queued behind it, one batch at a time, would each wait a whole timeout more for the same
       // answer, so they get it now.
@@ -600,10 +610,10 @@ async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<b
   await lockOutbox(client)
   const fanned = await client.query(
     `WITH e AS (
-       INSERT INTO events (id, type, payload, created_at, fanned_out_at)
-       SELECT id, type, payload, created_at, created_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
-         AS t(id, type, payload, created_at, ord)
+       INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent)
+       SELECT id, type, payload, created_at, created_at, traceparent
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) WITH ORDINALITY
+         AS t(id, type, payload, created_at, traceparent, ord)
        ORDER BY ord
        RETURNING seq, type, created_at
      )
@@ -613,6 +623,7 @@ async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<b
       events.map((e) => e.type),
       events.map((e) => e.payload),
       events.map((e) => e.occurredAt.toISOString()),
+      events.map((e) => e.traceparent ?? null),
     ],
   )
   return (fanned.rowCount ?? 0) > 0

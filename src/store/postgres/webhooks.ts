@@ -73,6 +73,7 @@ interface ClaimRow {
   event_id: string
   event_type: string
   payload: string
+  traceparent: string | null
 }
 
 function toWebhook(row: WebhookRow): WebhookRecord {
@@ -395,9 +396,10 @@ export class PostgresWebhookStore implements WebhookStore {
       // commit order like any event's.
       await lockOutbox(client)
       const inserted = await client.query<{ seq: string }>(
-        `INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES ($1, $2, $3, $4, $4)
+        `INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent)
+         VALUES ($1, $2, $3, $4, $4, $5)
          RETURNING seq::text AS seq`,
-        [event.id, event.type, event.payload, at],
+        [event.id, event.type, event.payload, at, event.traceparent ?? null],
       )
       const delivery = await client.query<{ id: string }>(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
@@ -489,7 +491,8 @@ export class PostgresWebhookStore implements WebhookStore {
            RETURNING id, webhook_id, attempts, event_seq, next_attempt_at
          )
          SELECT l.id, l.webhook_id, l.attempts - 1 AS attempts, w.url, w.secret, w.previous_secret,
-                w.previous_secret_expires_at, e.id AS event_id, e.type AS event_type, e.payload
+                w.previous_secret_expires_at, e.id AS event_id, e.type AS event_type, e.payload,
+                e.traceparent
          FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN events e ON e.seq = l.event_seq`,
         [options.owner, until, picked.rows.map((r) => r.id)],
       )
@@ -506,6 +509,7 @@ export class PostgresWebhookStore implements WebhookStore {
       eventId: row.event_id,
       eventType: row.event_type,
       payload: row.payload,
+      traceparent: row.traceparent,
       attempt: row.attempts + 1,
     }))
   }

@@ -1,4 +1,5 @@
 // One group-commit batch written in one transaction.
+import type { Span } from '@opentelemetry/api'
 import type { Database } from 'better-sqlite3'
 import { changedPlant } from '../../plants/model.js'
 import type { CreateOutcome, PlantChange, WriteOptions, WriteResult } from '../types.js'
@@ -22,6 +23,8 @@ export interface CreateRow {
   idempotency:
     | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
     | undefined
+  /** The span of the store call waiting for this write, when traced (see startGroupCommit). */
+  span?: Span | undefined
 }
 
 /**
@@ -34,6 +37,8 @@ export interface ChangeRow {
   /** What an update sets; a delete has none. */
   change: PlantChange | undefined
   options: WriteOptions
+  /** The span of the store call waiting for this write, when traced (see startGroupCommit). */
+  span?: Span | undefined
 }
 
 /** A create's outcome, or a change's (for a delete, the plant and version it had). */

@@ -36,10 +36,17 @@ export interface OutboxRow {
   type: string
   payload: string
   createdAt: number
+  traceparent: string | null
 }
 
 export function outboxRow(event: OutboxEvent): OutboxRow {
-  return { id: event.id, type: event.type, payload: event.payload, createdAt: event.occurredAt.getTime() }
+  return {
+    id: event.id,
+    type: event.type,
+    payload: event.payload,
+    createdAt: event.occurredAt.getTime(),
+    traceparent: event.traceparent ?? null,
+  }
 }
 
 export interface Outbox {
@@ -57,12 +64,15 @@ export interface Outbox {
  */
 export function prepareOutbox(db: Database): Outbox {
   const insert = db.prepare(
-    'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent) VALUES (?, ?, ?, ?, ?, ?)',
   )
   const fanOut = db.prepare(FAN_OUT_RANGE)
   return {
     write(event, at) {
-      return Number(insert.run(event.id, event.type, event.payload, event.createdAt, at).lastInsertRowid)
+      return Number(
+        insert.run(event.id, event.type, event.payload, event.createdAt, at, event.traceparent)
+          .lastInsertRowid,
+      )
     },
     fanOut(from, to) {
       return fanOut.run({ from, to }).changes

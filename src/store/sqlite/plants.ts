@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { NewPlant, Plant } from '../../plants/model.js'
+import { activeSpan } from '../../tracing/active.js'
 import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
@@ -116,16 +117,23 @@ export class SqlitePlantStore implements PlantStore {
         body: key.body,
         expiresAt: key.expiresAt.getTime(),
       },
+      span: activeSpan(),
     }
     return this.write(row) as Promise<CreateOutcome>
   }
 
   update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write({ kind: 'update', id, change, options }) as Promise<WriteResult>
+    return this.write({ kind: 'update', id, change, options, span: activeSpan() }) as Promise<WriteResult>
   }
 
   remove(id: bigint, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write({ kind: 'delete', id, change: undefined, options }) as Promise<WriteResult>
+    return this.write({
+      kind: 'delete',
+      id,
+      change: undefined,
+      options,
+      span: activeSpan(),
+    }) as Promise<WriteResult>
   }
 
   private write(row: BatchRow): Promise<RowOutcome> {

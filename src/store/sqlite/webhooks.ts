@@ -71,6 +71,7 @@ interface ClaimRow {
   event_id: string
   event_type: string
   payload: string
+  traceparent: string | null
   event_seq: number
 }
 
@@ -209,7 +210,7 @@ export class SqliteWebhookStore implements WebhookStore {
     )
     this.claimDetails = db.prepare(
       `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
-              e.id AS event_id, e.type AS event_type, e.payload, d.event_seq
+              e.id AS event_id, e.type AS event_type, e.payload, e.traceparent, d.event_seq
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
        WHERE d.id = ?`,
     )
@@ -500,10 +501,10 @@ export class SqliteWebhookStore implements WebhookStore {
       // Already fanned out: a test message goes to this one subscription only.
       const seq = this.db
         .prepare(
-          'INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?, ?) RETURNING seq',
+          'INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq',
         )
         .pluck()
-        .get(event.id, event.type, event.payload, at, at) as number
+        .get(event.id, event.type, event.payload, at, at, event.traceparent ?? null) as number
       return this.db
         .prepare(
           `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
@@ -561,6 +562,7 @@ export class SqliteWebhookStore implements WebhookStore {
       eventId: row.event_id,
       eventType: row.event_type,
       payload: row.payload,
+      traceparent: row.traceparent,
       attempt: row.attempts + 1,
     }))
   }

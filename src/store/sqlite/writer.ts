@@ -1,5 +1,8 @@
 import { closeSync, fdatasync, openSync } from 'node:fs'
+import type { Span } from '@opentelemetry/api'
 import type { Database } from 'better-sqlite3'
+import { endSpan } from '../../tracing/active.js'
+import { startGroupCommit } from '../../tracing/group-commit.js'
 import { StoreUnavailableError } from '../errors.js'
 import { type BatchResult, type BatchRow, prepareBatchWriter, type WriteBatch } from './batch.js'
 import { retryWhileBusy } from './busy.js'
@@ -50,6 +53,10 @@ interface Waiting {
   upTo: number
   resolve: () => void
   reject: (error: Error) => void
+}
+
+function spanWaiting(span: Span, upTo: number): Waiting {
+  return { upTo, resolve: () => endSpan(span), reject: (error) => endSpan(span, error) }
 }
 
 /**
@@ -122,19 +129,24 @@ export function batchSink(options: SinkOptions): BatchSink {
       }
     }
     const first = queue[0] as Queued
-    const written = connection.writeBatch(
-      queue.length === 1 ? first.batch : queue.flatMap((q) => q.batch),
-      first.now,
-    )
+    const rows = queue.length === 1 ? first.batch : queue.flatMap((q) => q.batch)
+    const span = startGroupCommit('sqlite', rows)
+    let written: BatchResult
+    try {
+      written = connection.writeBatch(rows, first.now)
+    } catch (error) {
+      endSpan(span, error)
+      throw error
+    }
     committed++
-    return { written, taken: queue.splice(0) }
+    return { written, taken: queue.splice(0), span }
   }
 
   const commitQueued = async () => {
     committing = true
     while (queue.length > 0) {
       try {
-        const { written, taken } = await retryWhileBusy(attempt, busyTimeoutMs)
+        const { written, taken, span } = await retryWhileBusy(attempt, busyTimeoutMs)
         let at = 0
         for (const q of taken) {
           const result = { outcomes: written.outcomes.slice(at, at + q.batch.length), queued: written.queued }
@@ -142,8 +154,14 @@ export function batchSink(options: SinkOptions): BatchSink {
           if (logPath === undefined) q.resolve(result)
           else waiting.push({ upTo: committed, resolve: () => q.resolve(result), reject: q.reject })
         }
-        if (logPath === undefined) durableThrough = committed
-        else if (!syncing) sync()
+        if (logPath === undefined) {
+          durableThrough = committed
+          endSpan(span)
+        } else {
+          // The commit's span lasts until the fsync that makes it durable, which its requests wait for.
+          if (span) waiting.push(spanWaiting(span, committed))
+          if (!syncing) sync()
+        }
       } catch (error) {
         for (const q of queue.splice(0)) q.reject(error as Error)
         // The next batch opens a new connection: SQLite opens a file this process may not write
