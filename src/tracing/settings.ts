@@ -41,9 +41,7 @@ export function readTracingSettings(env: NodeJS.ProcessEnv = process.env): Traci
   if (!PROTOCOLS.has(protocol)) {
     throw new ConfigError(`invalid ${name} ${JSON.stringify(protocol)}: expected http/protobuf or http/json`)
   }
-  try {
-    new URL(endpoint)
-  } catch {
+  if (!URL.canParse(endpoint) || !['http:', 'https:'].includes(new URL(endpoint).protocol)) {
     throw new ConfigError(
       `invalid OTLP endpoint ${JSON.stringify(endpoint)}: expected an http:// or https:// URL`,
     )

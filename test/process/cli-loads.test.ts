@@ -29,6 +29,8 @@ const SERVING = [
 const POSTGRES = [/\/node_modules\/(pg|pg-pool|pg-protocol)\//, /\/dist\/store\/postgres\//]
 /** The SQLite store's plants, events and webhooks, which a token command never runs. */
 const SQLITE_BEYOND_TOKENS = /\/dist\/store\/sqlite\/(index|plants|events|webhooks|fan-out|writer|batch)\.js$/
+/** OpenTelemetry's SDK and API, and the code that starts them: loaded only when tracing is on. */
+const TRACING = [/\/node_modules\/@opentelemetry\//, /\/dist\/tracing\/(sdk|http|store-spans|command)\.js$/]
 /** Any store at all. */
 const STORES = [/\/node_modules\/better-sqlite3\//, /\/dist\/store\/(sqlite|postgres)\//]
 
@@ -44,22 +46,22 @@ describe('what a command loads', () => {
     [['token', 'create', '--help']],
     [['serve', '--help']],
     [['health', '--help']],
-  ])('plantstore %j loads no store, logger, framework, driver or webhook code', async (args) => {
+  ])('plantstore %j loads no store, logger, framework, driver, tracing or webhook code', async (args) => {
     const { code, loads } = await loadsOf(args)
     expect(code).toBe(0)
     // What it does load is seen: a recording that saw nothing would pass the rest.
     expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
     expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
-    expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES])).toEqual([])
+    expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES, ...TRACING])).toEqual([])
   })
 
-  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver or webhook code', async () => {
+  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver, tracing or webhook code', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const { code, stdout, loads } = await loadsOf(['token', 'create', '--database-url', url, '--name', 'x'])
     expect(code).toBe(0)
     expect(stdout).toMatch(/^pst_/)
     expect(loads).toContainEqual(expect.stringMatching(/\/dist\/store\/sqlite\/tokens\.js$/))
     expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/better-sqlite3\//))
-    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS])).toEqual([])
+    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS, ...TRACING])).toEqual([])
   })
 })
