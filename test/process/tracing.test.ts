@@ -89,7 +89,7 @@ describe.each(storeKinds)('traces on $name', (kind) => {
       { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
     )
     expect(traced.status).toBe(200)
-    // Several at once: one group commit answers more than one of them.
+    // Several at once, so that one group commit usually answers more than one of them.
     const together = await Promise.all(
       [2, 3, 4, 5].map((id) => call('POST', '/plants', { id, name: `${BODY_MARKER}-${id}` })),
     )
@@ -131,7 +131,12 @@ describe.each(storeKinds)('traces on $name', (kind) => {
     expect(creates).toHaveLength(5)
     for (const c of creates)
       expect(commits.some((m) => c.links.some((l) => l.spanId === m.spanId))).toBe(true)
-    expect(commits.some((m) => Number(m.attributes['db.operation.batch.size']) > 1)).toBe(true)
+    // A commit counts the writes it holds, each of them linked: the four creates sent together
+    // usually share one, but a busy machine may commit each alone, so that is not required.
+    for (const m of commits.filter((c) => creates.some((r) => r.links.some((l) => l.spanId === c.spanId))))
+      expect(Number(m.attributes['db.operation.batch.size'])).toBe(
+        creates.filter((r) => r.links.some((l) => l.spanId === m.spanId)).length,
+      )
 
     // Each webhook attempt is a trace of its own, linked to the request that caused it, and its
     // traceparent went out with it.
