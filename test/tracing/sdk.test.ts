@@ -1,5 +1,6 @@
 import * as api from '@opentelemetry/api'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { Store } from '../../src/store/types.js'
 import {
   activeSpan,
   currentTraceparent,
@@ -9,7 +10,11 @@ import {
   startSpan,
   tracingInUse,
 } from '../../src/tracing/active.js'
+import { traceCommand } from '../../src/tracing/command.js'
+import { startGroupCommit } from '../../src/tracing/group-commit.js'
 import { startTracing, type TracingHandle } from '../../src/tracing/sdk.js'
+import { traceStore } from '../../src/tracing/store-spans.js'
+import { endWebhookAttempt, startWebhookAttempt } from '../../src/tracing/webhook-attempt.js'
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js'
 
 // The SDK in this process, exporting to a collector of the test's own: what the server and the
@@ -89,6 +94,146 @@ describe('the tracing SDK', () => {
     expect(spans.find((s) => s.name === 'plain failure')?.attributes['error.type']).toBe('TypeError')
     expect(spans.find((s) => s.name === 'status message')?.status.code).toBe(2)
     expect(receiver.raw()).not.toContain('secret-in-message')
+  })
+
+  it('exports over OTLP/protobuf, the default protocol, too', async () => {
+    receiver = await startOtlpReceiver()
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
+    handle = await startTracing({ protocol: 'http/protobuf' }, () => {})
+    endSpan(startSpan('protobuf-span'))
+    await handle.shutdown(5_000)
+    handle = undefined
+    expect(receiver.raw()).toContain('protobuf-span')
+  })
+
+  it("tells the SDK's errors once a minute at most, with what failed", async () => {
+    receiver = await startOtlpReceiver()
+    const errors: string[] = []
+    await tracingTo(receiver.url, errors)
+    api.diag.error('export failed:', new Error('connect ECONNREFUSED'), 'again')
+    api.diag.error('export failed:', new Error('a second time'))
+    api.diag.warn('not told')
+    expect(errors).toEqual(['export failed: connect ECONNREFUSED again'])
+  })
+
+  it("wraps a store's calls in spans under a traced request only, whatever they return or throw", async () => {
+    receiver = await startOtlpReceiver()
+    const tracing = await tracingTo(receiver.url)
+    const plants = {
+      get: (id: number) => id,
+      list: async () => 'listed',
+      create: () => {
+        throw Object.assign(new Error('exists'), { code: 'EXISTS' })
+      },
+      update: async () => {
+        throw new RangeError('bad')
+      },
+    }
+    const store = traceStore(
+      { plants, tokens: {}, idempotency: {}, webhooks: {}, name: 'x' } as unknown as Store,
+      'sqlite',
+    )
+    const traced = store.plants as unknown as typeof plants
+    expect(traced.get(1)).toBe(1) // no request span: no store span
+    const request = startSpan('request')
+    await inSpan(request, async () => {
+      expect(traced.get(2)).toBe(2)
+      expect(await traced.list()).toBe('listed')
+      expect(() => traced.create()).toThrow('exists')
+      await expect(traced.update()).rejects.toThrow('bad')
+      expect(currentTraceparent()).toMatch(/^00-/)
+    })
+    endSpan(request)
+    expect((store as unknown as { name: string }).name).toBe('x')
+    // A group commit links every sampled waiter; none sampled, none made.
+    expect(startGroupCommit('sqlite', [{ span: undefined }])).toBeUndefined()
+    const waiting = startSpan('waiting')
+    const commit = startGroupCommit('sqlite', [{ span: waiting }, { span: undefined }])
+    commit?.end()
+    endSpan(waiting)
+    await tracing.shutdown(5_000)
+    handle = undefined
+
+    const spans = receiver.spans()
+    const names = spans.map((s) => s.name)
+    expect(names.filter((n) => n.startsWith('plants.'))).toEqual([
+      'plants.get',
+      'plants.list',
+      'plants.create',
+      'plants.update',
+    ])
+    expect(spans.find((s) => s.name === 'plants.create')?.attributes['error.type']).toBe('EXISTS')
+    expect(spans.find((s) => s.name === 'plants.update')?.attributes['error.type']).toBe('RangeError')
+    const made = spans.find((s) => s.name === 'sqlite group commit')
+    expect(made?.attributes['db.operation.batch.size']).toBe(2)
+    expect(spans.find((s) => s.name === 'waiting')?.links).toEqual([
+      { traceId: made?.traceId, spanId: made?.spanId },
+    ])
+  })
+
+  it('traces a command as one span, failed or not, and runs it untraced without an endpoint', async () => {
+    expect(await traceCommand('export', async () => 'untraced')).toBe('untraced')
+    receiver = await startOtlpReceiver()
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
+    // One command a process, as the CLI runs them: the SDK registers itself once.
+    await expect(
+      traceCommand('import', async () => {
+        throw new Error('failed import')
+      }),
+    ).rejects.toThrow('failed import')
+    const spans = receiver.spans()
+    expect(spans.map((s) => s.name)).toEqual(['plantstore import'])
+    expect(spans.find((s) => s.name === 'plantstore import')?.status.code).toBe(2)
+  })
+
+  it('makes each webhook attempt a trace of its own, linked to its cause, with a traceparent to send', async () => {
+    const delivery = (url: string, traceparent?: string) =>
+      ({
+        id: 'd1',
+        webhookId: 'wh_1',
+        attempt: 1,
+        eventId: 'e1',
+        eventType: 'plant.created',
+        url,
+        traceparent,
+      }) as unknown as Parameters<typeof startWebhookAttempt>[0]
+    expect(startWebhookAttempt(delivery('https://example.com/hook'), {})).toBeUndefined()
+    endWebhookAttempt(undefined, { statusCode: 200, error: null }, true)
+    receiver = await startOtlpReceiver()
+    const tracing = await tracingTo(receiver.url)
+    const cause = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const headers: Record<string, string> = {}
+    const linked = startWebhookAttempt(delivery('https://example.com/hook?key=url-secret', cause), headers)
+    endWebhookAttempt(linked, { statusCode: 500, error: null }, false)
+    endWebhookAttempt(
+      startWebhookAttempt(delivery('http://127.0.0.1:9/h'), {}),
+      { statusCode: null, error: 'x' },
+      false,
+    )
+    endWebhookAttempt(
+      startWebhookAttempt(delivery('not a url', 'garbage'), {}),
+      { statusCode: 204, error: null },
+      true,
+    )
+    await tracing.shutdown(5_000)
+    handle = undefined
+
+    const [first, second, third] = receiver.spans().filter((s) => s.name === 'webhook attempt')
+    expect(headers.traceparent).toBe(`00-${first?.traceId}-${first?.spanId}-01`)
+    expect(first?.links).toEqual([
+      { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' },
+    ])
+    expect(first?.attributes).toMatchObject({
+      'server.address': 'example.com',
+      'server.port': 443,
+      'error.type': '500',
+    })
+    expect(second?.attributes).toMatchObject({ 'server.port': 9, 'error.type': 'no answer' })
+    expect(third?.links).toEqual([])
+    expect(third?.attributes['server.address']).toBeUndefined()
+    expect(third?.attributes['http.response.status_code']).toBe(204)
+    expect(receiver.raw()).not.toContain('url-secret')
   })
 
   it("names an error by its code when it is a plain word, else by the error's kind", () => {
