@@ -53,6 +53,22 @@ describe('request loggers', () => {
     expect(JSON.parse(lines[1] as string)).toMatchObject({ reqId: 'r-2', level: 40 })
     expect(log.level).toBe('info')
   })
+
+  it('answer as a pino logger does: fatal, child, a new level, and silent writing nothing', () => {
+    const { lines, stream } = captureLines()
+    const parent = createLogger('info', stream)
+    const log = lazyChildLogger(parent, { reqId: 'r-3' }, {})
+    log.silent('nothing')
+    expect(lines).toEqual([])
+    log.fatal('down')
+    log.child({ part: 'inner' }).error('inner failure')
+    log.level = 'debug'
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ reqId: 'r-3', level: 60, msg: 'down' }),
+      expect.objectContaining({ reqId: 'r-3', part: 'inner', level: 50, msg: 'inner failure' }),
+    ])
+    expect(log.level).toBe('debug')
+  })
 })
 
 describe('a line longer than one pipe write', () => {
