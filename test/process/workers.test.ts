@@ -248,6 +248,8 @@ describe('serve --workers', () => {
     expect((await scraped()).reads).toBe('21')
   })
 
+  // Several crash-and-replace cycles with growing waits: on a machine busy with other tests they
+  // take longer than the default timeout allows, though the waits themselves are what is checked.
   it('waits longer before each replacement while the replacements keep crashing right after they listen', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     server = await startServer(['--database-url', url, '--workers', '2', ...UNGUARDED])
@@ -271,7 +273,7 @@ describe('serve --workers', () => {
     expect((await fetch(`${running.url}/healthz`)).status).toBe(200)
     expect(await running.stop('SIGTERM')).toBe(0)
     server = undefined
-  })
+  }, 60_000)
 
   it('backs off the replacements of a crashing worker only, not those of its sibling', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
