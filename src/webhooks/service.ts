@@ -164,30 +164,34 @@ export async function retryDelivery(
   return delivery
 }
 
-export async function replayEvents(
-  store: WebhookStore,
-  id: string,
-  since: Date,
-  now: Date = new Date(),
-): Promise<number> {
+/**
+ * Runs a queueing of deliveries (a replay, a recovery) for a subscription that exists, and says how
+ * many it queued. Nothing queued may mean the subscription was deleted since it was found: then it
+ * is a 404, as it would have been a moment earlier, not an empty answer.
+ */
+async function queueFor(store: WebhookStore, id: string, queue: () => Promise<number>): Promise<number> {
   await getWebhook(store, id)
-  const queued = await store.replay(id, since, now)
-  // Nothing queued may mean the subscription was deleted since it was found: then it is a 404, as
-  // it would have been a moment earlier, not an empty replay.
+  const queued = await queue()
   if (queued === 0) await getWebhook(store, id)
   return queued
 }
 
-/** Queues again the subscription's deliveries that ended failed at or after `since`; how many. */
-export async function recoverDeliveries(
+/** Queues every event of the subscribed types since `since` again; how many. */
+export function replayEvents(
   store: WebhookStore,
   id: string,
   since: Date,
   now: Date = new Date(),
 ): Promise<number> {
-  await getWebhook(store, id)
-  const queued = await store.recover(id, since, now)
-  // As for a replay: nothing queued may mean the subscription was deleted since it was found.
-  if (queued === 0) await getWebhook(store, id)
-  return queued
+  return queueFor(store, id, () => store.replay(id, since, now))
+}
+
+/** Queues again the subscription's deliveries that ended failed at or after `since`; how many. */
+export function recoverDeliveries(
+  store: WebhookStore,
+  id: string,
+  since: Date,
+  now: Date = new Date(),
+): Promise<number> {
+  return queueFor(store, id, () => store.recover(id, since, now))
 }

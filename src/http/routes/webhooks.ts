@@ -425,68 +425,61 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   )
   methodNotAllowed(app, '/webhooks/:id/deliveries/:deliveryId/attempts', ['GET', 'HEAD'])
 
-  app.post(
-    '/webhooks/:id/replay',
-    {
-      config,
-      preParsing: plainJsonOnly,
-      schema: {
-        operationId: 'replayWebhook',
-        summary: 'Sends again every event of the subscribed types since a time (same webhook-id)',
-        tags,
-        params: Params,
-        body: ReplayBody,
-        response: {
-          202: ref('ReplayResult', { description: 'How many deliveries were queued' }),
-          ...errorResponses(
-            ...BODY_ERRORS,
-            errors.REPLAY_SINCE_INVALID,
-            401,
-            403,
-            errors.WEBHOOK_NOT_FOUND,
-            500,
-          ),
+  // Replay and recover take the same {since} and answer alike: only what they queue differs.
+  const queueAgainRoute = (
+    action: 'replay' | 'recover',
+    operationId: string,
+    summary: string,
+    body: typeof ReplayBody,
+    queued: string,
+    queue: (id: string, since: Date) => Promise<number>,
+  ) => {
+    app.post(
+      `/webhooks/:id/${action}`,
+      {
+        config,
+        preParsing: plainJsonOnly,
+        schema: {
+          operationId,
+          summary,
+          tags,
+          params: Params,
+          body,
+          response: {
+            202: ref('ReplayResult', { description: queued }),
+            ...errorResponses(
+              ...BODY_ERRORS,
+              errors.REPLAY_SINCE_INVALID,
+              401,
+              403,
+              errors.WEBHOOK_NOT_FOUND,
+              500,
+            ),
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const { since } = request.body as { since: Date }
-      reply.code(202)
-      return { queued: await replayEvents(store, (request.params as IdParams).id, since) }
-    },
-  )
-  methodNotAllowed(app, '/webhooks/:id/replay', ['POST'])
-
-  app.post(
-    '/webhooks/:id/recover',
-    {
-      config,
-      preParsing: plainJsonOnly,
-      schema: {
-        operationId: 'recoverWebhook',
-        summary:
-          'Sends again the deliveries that ended failed since a time (same webhook-id), with a fresh retry schedule',
-        tags,
-        params: Params,
-        body: RecoverBody,
-        response: {
-          202: ref('ReplayResult', { description: 'How many failed deliveries were queued again' }),
-          ...errorResponses(
-            ...BODY_ERRORS,
-            errors.REPLAY_SINCE_INVALID,
-            401,
-            403,
-            errors.WEBHOOK_NOT_FOUND,
-            500,
-          ),
-        },
+      async (request, reply) => {
+        const { since } = request.body as { since: Date }
+        reply.code(202)
+        return { queued: await queue((request.params as IdParams).id, since) }
       },
-    },
-    async (request, reply) => {
-      const { since } = request.body as { since: Date }
-      reply.code(202)
-      return { queued: await recoverDeliveries(store, (request.params as IdParams).id, since) }
-    },
+    )
+    methodNotAllowed(app, `/webhooks/:id/${action}`, ['POST'])
+  }
+  queueAgainRoute(
+    'replay',
+    'replayWebhook',
+    'Sends again every event of the subscribed types since a time (same webhook-id)',
+    ReplayBody,
+    'How many deliveries were queued',
+    (id, since) => replayEvents(store, id, since),
   )
-  methodNotAllowed(app, '/webhooks/:id/recover', ['POST'])
+  queueAgainRoute(
+    'recover',
+    'recoverWebhook',
+    'Sends again the deliveries that ended failed since a time (same webhook-id), with a fresh retry schedule',
+    RecoverBody,
+    'How many failed deliveries were queued again',
+    (id, since) => recoverDeliveries(store, id, since),
+  )
 }
