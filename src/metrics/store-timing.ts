@@ -1,4 +1,5 @@
 import type { Store } from '../store/types.js'
+import { withParts, wrapMethods } from '../store/wrap-methods.js'
 import { bindHistogram } from './bound.js'
 import type { Metrics } from './registry.js'
 
@@ -7,7 +8,6 @@ const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance']
 function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
   // One wrapper per method and one labelled series per outcome, made on first use: the request path
   // then neither allocates a closure nor hashes a label set per call.
-  const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>()
   const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
     // Bound at the first asynchronous call: bound with the wrapper, a synchronous helper (the
     // revocation epoch check, events.watch) showed as an operation that never ran, at 0 forever.
@@ -35,22 +35,7 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
       )
     }
   }
-  return new Proxy(target, {
-    get(object, property, receiver) {
-      const value = Reflect.get(object, property, receiver)
-      if (typeof value !== 'function' || typeof property !== 'string') return value
-      let entry = wrappers.get(property)
-      // Made again if the method was replaced since (a test's spy, say).
-      if (entry?.method !== value) {
-        entry = {
-          method: value,
-          wrapper: wrap(value as (...args: unknown[]) => unknown, `${part}.${property}`),
-        }
-        wrappers.set(property, entry)
-      }
-      return entry.wrapper
-    },
-  })
+  return wrapMethods(target, (method, name) => wrap(method, `${part}.${name}`))
 }
 
 /**
@@ -59,11 +44,5 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
  */
 export function timeStore(store: Store, metrics: Metrics): Store {
   const parts = Object.fromEntries(TIMED_PARTS.map((part) => [part, timed(store[part], part, metrics)]))
-  return new Proxy(store, {
-    get(object, property, receiver) {
-      if (typeof property === 'string' && property in parts) return parts[property]
-      const value = Reflect.get(object, property, receiver)
-      return typeof value === 'function' ? value.bind(object) : value
-    },
-  })
+  return withParts(store, parts)
 }

@@ -1,6 +1,7 @@
 // Loaded only when tracing is on (see serve-requests.ts).
 import * as api from '@opentelemetry/api'
 import type { Store } from '../store/types.js'
+import { withParts, wrapMethods } from '../store/wrap-methods.js'
 import { endSpan } from './active.js'
 
 const TRACED_PARTS = ['plants', 'tokens', 'idempotency', 'webhooks'] as const
@@ -8,7 +9,6 @@ const TRACED_PARTS = ['plants', 'tokens', 'idempotency', 'webhooks'] as const
 const UNTRACED = new Set(['revocationEpoch', 'watch'])
 
 function traced<T extends object>(target: T, part: string, system: string, tracer: api.Tracer): T {
-  const wrappers = new Map<string | symbol, { method: unknown; wrapper: unknown }>()
   const wrap = (method: (...args: unknown[]) => unknown, operation: string) =>
     function (this: unknown, ...args: unknown[]): unknown {
       // Only the store work a request waits for: background work (the dispatcher's queue, the
@@ -45,21 +45,7 @@ function traced<T extends object>(target: T, part: string, system: string, trace
         },
       )
     }
-  return new Proxy(target, {
-    get(object, property, receiver) {
-      const value = Reflect.get(object, property, receiver)
-      if (typeof value !== 'function' || typeof property !== 'string' || UNTRACED.has(property)) return value
-      let entry = wrappers.get(property)
-      if (entry?.method !== value) {
-        entry = {
-          method: value,
-          wrapper: wrap(value as (...args: unknown[]) => unknown, `${part}.${property}`),
-        }
-        wrappers.set(property, entry)
-      }
-      return entry.wrapper
-    },
-  })
+  return wrapMethods(target, (method, name) => wrap(method, `${part}.${name}`), UNTRACED)
 }
 
 /**
@@ -72,11 +58,5 @@ export function traceStore(store: Store, system: 'sqlite' | 'postgresql'): Store
   const parts = Object.fromEntries(
     TRACED_PARTS.map((part) => [part, traced(store[part], part, system, tracer)]),
   )
-  return new Proxy(store, {
-    get(object, property, receiver) {
-      if (typeof property === 'string' && property in parts) return parts[property]
-      const value = Reflect.get(object, property, receiver)
-      return typeof value === 'function' ? value.bind(object) : value
-    },
-  })
+  return withParts(store, parts)
 }
