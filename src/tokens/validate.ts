@@ -1,14 +1,14 @@
 import type { RateLimit } from '../config.js'
 import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
-import { queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
 import { parseRateLimit, RATE_LIMIT_FORM } from '../rate-limit-text.js'
 import type { TokenCursor } from '../store/types.js'
 import { holdsToken } from './format.js'
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from './scopes.js'
 
 // The rules of what a token may be given: the same for `plantstore token create` and POST /tokens,
-// with the same words. The CLI says them of its flag (`invalid --name: …`), HTTP of the field.
+// with the same words. The CLI says them of its flag (`invalid --name: …`), HTTP of the field
+// (requests.ts reads the bodies and queries with them).
 
 export type TokenField = 'name' | 'scopes' | 'expiresIn' | 'rateLimit' | 'overlap'
 
@@ -109,72 +109,16 @@ export function validateOverlap(value: unknown): number {
   return ms
 }
 
-export interface NewTokenInput {
-  name: string
-  scopes: Scope[]
-  /** Absent: the token never expires. */
-  expiresInMs?: number
-  rateLimit: RateLimit | null
-}
-
-/** The body of POST /tokens: `{name, scopes, expiresIn?, rateLimit?}`. Unknown fields are ignored. */
-export function validateNewToken(body: unknown): NewTokenInput {
-  const record = requireBody(body)
-  // Over HTTP the scopes are always said: a default would grant what the caller did not name.
-  if (record.scopes === undefined) {
-    throw new TokenInputError(errors.TOKEN_SCOPES_INVALID, 'scopes', 'it is required')
-  }
-  const input: NewTokenInput = {
-    name: validateTokenName(record.name),
-    scopes: validateScopes(record.scopes),
-    rateLimit: validateRateLimit(record.rateLimit),
-  }
-  const expiresInMs = validateExpiresIn(record.expiresIn)
-  if (expiresInMs !== undefined) input.expiresInMs = expiresInMs
-  return input
-}
-
-/** The body of POST /tokens/{id}/roll: `{overlap?}`. */
-export function validateRoll(body: unknown): { overlapMs: number } {
-  return { overlapMs: validateOverlap(requireBody(body).overlap) }
-}
-
 export const TOKEN_ID_PATTERN = /^[0-9a-f]{16}$/
-
-/** A path id that cannot be a token's is simply not found, as a revoked-and-swept one is. */
-export function validateTokenParams(params: unknown): { id: string } {
-  const { id } = params as { id?: unknown }
-  if (typeof id !== 'string' || !TOKEN_ID_PATTERN.test(id)) throw new AppError(errors.TOKEN_NOT_FOUND)
-  return { id }
-}
 
 export const TOKENS_LIMIT_MAX = 500
 export const TOKENS_LIMIT_DEFAULT = 50
 /** What `after` looks like: `<creation in epoch ms>.<id>`, as the `Link` of the previous page gave it. */
 export const TOKEN_CURSOR_PATTERN = '^(0|[1-9][0-9]{0,14})\\.([0-9a-f]{16})$'
-const TOKEN_CURSOR = new RegExp(TOKEN_CURSOR_PATTERN)
 
 export interface TokensQuery {
   limit: number
   after?: TokenCursor
-}
-
-/** The token listing's query: limit and cursor, each refusal 40012 in words, as other listings'. */
-export function validateTokensQuery(query: unknown): TokensQuery {
-  const raw = queryParams(query)
-  const result: TokensQuery = { limit: queryLimit(raw, TOKENS_LIMIT_MAX, TOKENS_LIMIT_DEFAULT) }
-  const after = queryValue(raw, 'after')
-  if (after !== undefined) {
-    const match = TOKEN_CURSOR.exec(after)
-    if (!match) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        'The query parameter after must be the cursor given in the `Link` header of the previous page.',
-      )
-    }
-    result.after = { createdAt: new Date(Number(match[1])), id: match[2] as string }
-  }
-  return result
 }
 
 /** A token's place in the listing, as the `after` of the page that follows it. */

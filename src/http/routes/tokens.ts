@@ -1,18 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
-import type { Principal, TokenService } from '../../tokens/service.js'
-import { missingScopes } from '../../tokens/service.js'
 import {
   type NewTokenInput,
-  TOKEN_CURSOR_PATTERN,
-  TOKENS_LIMIT_DEFAULT,
-  TOKENS_LIMIT_MAX,
-  type TokensQuery as TokensQueryInput,
   validateNewToken,
   validateRoll,
   validateTokenParams,
   validateTokensQuery,
+} from '../../tokens/requests.js'
+import type { Principal, TokenService } from '../../tokens/service.js'
+import { missingScopes } from '../../tokens/service.js'
+import {
+  TOKEN_CURSOR_PATTERN,
+  TOKENS_LIMIT_DEFAULT,
+  TOKENS_LIMIT_MAX,
+  type TokensQuery as TokensQueryInput,
 } from '../../tokens/validate.js'
 import { tokenView } from '../../tokens/view.js'
 import { insufficientScope } from '../auth.js'
