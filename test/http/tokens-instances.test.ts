@@ -38,7 +38,9 @@ describe.skipIf(!postgresKind)('a roll or a revocation over HTTP, seen by anothe
     }
   })
 
-  const [first, second] = [0, 1].map((i) => () => (instances[i] as { app: FastifyInstance }).app)
+  const instance = (i: number) => () => (instances[i] as { app: FastifyInstance }).app
+  const first = instance(0)
+  const second = instance(1)
   const listPlants = (app: FastifyInstance, token: string) =>
     app.inject({ url: '/plants', headers: { authorization: `Bearer ${token}` } })
   const manage = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
