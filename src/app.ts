@@ -28,11 +28,14 @@ import { createMetrics, type Metrics } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
+import { type BearerVerifier, withJwts } from './tokens/bearer.js'
 import type { TokenService } from './tokens/service.js'
 
 export interface AppOptions {
   store: Store
   tokens: TokenService
+  /** Verifies JWTs from the identity provider beside the opaque tokens; absent: JWTs are not accepted. */
+  jwts?: BearerVerifier | undefined
   logger?: FastifyBaseLogger
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
@@ -138,7 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   await app.register(healthRoutes, { store: options.store, lifecycle, failures })
   await app.register(async (api) => {
-    requireBearer(api, options.tokens, limits)
+    requireBearer(api, options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(metricsRoutes, {
       metrics,

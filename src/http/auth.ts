@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, errors } from '../errors.js'
+import type { BearerVerifier } from '../tokens/bearer.js'
 import type { Scope } from '../tokens/scopes.js'
-import type { Principal, TokenService } from '../tokens/service.js'
+import type { Principal } from '../tokens/service.js'
 import { addressKey, type Limiter, type Limiters } from './rate-limit.js'
 
 declare module 'fastify' {
@@ -41,7 +42,7 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
  * by `limits.address` (when each is set). A token verified before is recognised without a promise:
  * with no token limit, the common request passes this hook synchronously.
  */
-export function requireBearer(app: FastifyInstance, tokens: TokenService, limits: Limiters = {}): void {
+export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limits: Limiters = {}): void {
   app.decorateRequest('principal', undefined)
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */

@@ -33,6 +33,7 @@ export interface TestAppOptions {
   unauthenticatedRateLimit?: AppOptions['unauthenticatedRateLimit']
   scrapeMetrics?: AppOptions['scrapeMetrics']
   timeouts?: AppOptions['timeouts']
+  jwts?: AppOptions['jwts']
 }
 
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
