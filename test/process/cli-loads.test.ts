@@ -74,7 +74,8 @@ describe('what a command loads', () => {
   it('plantstore serve loads jose only when given a JWKS URL', async () => {
     const jwks = await serveJwks([])
     try {
-      for (const env of [{}, { JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }]) {
+      const settings = { JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }
+      for (const env of [{}, settings] as Record<string, string>[]) {
         const record = join(tempDir(), 'loads.txt')
         const server = await startServer(['--database-url', 'sqlite::memory:'], {
           ...env,
