@@ -684,24 +684,17 @@ export function resolveServeConfig(
 
 /** Issuer and audience are what make a JWT this service's: without them any token the key signed would do. */
 function checkJwtSettings(config: ServeConfig, given: Partial<Record<keyof ServeConfig, string>>): void {
-  if (config.jwtJwksUrl !== undefined) {
-    for (const [key, flag] of [
-      ['jwtIssuer', 'jwt-issuer'],
-      ['jwtAudience', 'jwt-audience'],
-    ] as const) {
-      if (config[key] === undefined) {
-        throw new ConfigError(
-          `--jwt-jwks-url (JWT_JWKS_URL) needs --${flag} (${envName(flag)}): a JWT is accepted only from the issuer and for the audience named`,
-        )
-      }
-    }
-    return
-  }
+  const on = config.jwtJwksUrl !== undefined
   for (const [key, flag] of [
     ['jwtIssuer', 'jwt-issuer'],
     ['jwtAudience', 'jwt-audience'],
   ] as const) {
-    if (given[key] !== undefined) {
+    if (on && config[key] === undefined) {
+      throw new ConfigError(
+        `--jwt-jwks-url (JWT_JWKS_URL) needs --${flag} (${envName(flag)}): a JWT is accepted only from the issuer and for the audience named`,
+      )
+    }
+    if (!on && given[key] !== undefined) {
       throw new ConfigError(
         `--${flag} (${envName(flag)}) has no effect without --jwt-jwks-url (JWT_JWKS_URL), which turns JWTs on`,
       )
