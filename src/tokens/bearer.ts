@@ -20,7 +20,7 @@ export function isJwtShaped(token: string): boolean {
 }
 
 /**
- * The identity provider's keys could not be had (unreachable, too slow, or not a key set): not the
+ * The identity provider's keys could not be fetched (unreachable, too slow, or not a key set): not the
  * client's fault, so the request is answered 503 with Retry-After, as when the database is unreachable.
  */
 export class KeysUnavailableError extends Error {

@@ -33,7 +33,6 @@ export interface JwtVerifierOptions {
   timeoutMs?: number
   /** Verified JWTs kept in memory; the oldest is dropped past this. */
   cacheSize?: number
-  now?: () => number
 }
 
 /** Only asymmetric signatures: `none` proves nothing, and an HMAC key would be a secret the provider shares. */
@@ -59,7 +58,6 @@ interface Remembered {
  * set lacks (a key the provider has just added), at most once per cooldown.
  */
 export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOptions = {}): BearerVerifier {
-  const now = options.now ?? Date.now
   const cacheSize = options.cacheSize ?? 10_000
   const remote = createRemoteJWKSet(new URL(settings.jwksUrl), {
     cooldownDuration: options.cooldownMs ?? 30_000,
@@ -72,7 +70,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     } catch (error) {
       if (error instanceof jose.JWKSNoMatchingKey || error instanceof jose.JWKSMultipleMatchingKeys)
         throw error
-      throw new KeysUnavailableError(`the JSON Web Key Set cannot be had: ${describe(error)}`, {
+      throw new KeysUnavailableError(`the JSON Web Key Set could not be fetched: ${describe(error)}`, {
         cause: error,
       })
     }
@@ -107,7 +105,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     verifyCached(token) {
       const remembered = cache.get(token)
       if (!remembered) return undefined
-      const at = now()
+      const at = Date.now()
       if (remembered.expiresAt <= at) {
         cache.delete(token)
         throw new AppError(errors.TOKEN_EXPIRED)
@@ -133,7 +131,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
         name: payload.sub,
         scopes: scopesOf(payload[settings.scopeClaim]),
       }
-      const at = now()
+      const at = Date.now()
       if (cache.size >= cacheSize) {
         const oldest = cache.keys().next().value
         if (oldest !== undefined) cache.delete(oldest)
