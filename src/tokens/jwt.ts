@@ -165,42 +165,31 @@ function scopesOf(claim: unknown): ReadonlySet<string> {
 /** The 401 that says why jose refused the token; the key set's absence and anything unforeseen pass. */
 function refusal(error: unknown): unknown {
   if (error instanceof KeysUnavailableError || !(error instanceof jose.JOSEError)) return error
-  const entry = refusalEntry(error)
-  return entry ? new AppError(entry) : error
+  return new AppError(refusalEntry(error))
 }
 
-function refusalEntry(error: InstanceType<typeof jose.JOSEError>): CatalogEntry | undefined {
+/** A claim jose found missing or failing its check (a claim of the wrong type is malformed). */
+const CLAIM_REFUSALS: Record<string, CatalogEntry> = {
+  nbf: errors.JWT_NOT_YET_VALID,
+  iss: errors.JWT_ISSUER_WRONG,
+  aud: errors.JWT_AUDIENCE_WRONG,
+  sub: errors.JWT_SUBJECT_MISSING,
+  exp: errors.JWT_EXPIRY_MISSING,
+}
+
+function refusalEntry(error: InstanceType<typeof jose.JOSEError>): CatalogEntry {
   if (error instanceof jose.JWTExpired) return errors.TOKEN_EXPIRED
   if (error instanceof jose.JWTClaimValidationFailed) {
-    if (error.reason === 'invalid') return errors.JWT_MALFORMED
-    switch (error.claim) {
-      case 'nbf':
-        return errors.JWT_NOT_YET_VALID
-      case 'iss':
-        return errors.JWT_ISSUER_WRONG
-      case 'aud':
-        return errors.JWT_AUDIENCE_WRONG
-      case 'sub':
-        return errors.JWT_SUBJECT_MISSING
-      case 'exp':
-        return errors.JWT_EXPIRY_MISSING
-      default:
-        return errors.JWT_MALFORMED
-    }
+    return (error.reason !== 'invalid' && CLAIM_REFUSALS[error.claim]) || errors.JWT_MALFORMED
   }
   if (error instanceof jose.JOSEAlgNotAllowed) return errors.JWT_ALGORITHM_REFUSED
   if (error instanceof jose.JWSSignatureVerificationFailed) return errors.JWT_SIGNATURE_INVALID
   if (error instanceof jose.JWKSNoMatchingKey || error instanceof jose.JWKSMultipleMatchingKeys) {
     return errors.JWT_KEY_UNKNOWN
   }
-  if (
-    error instanceof jose.JWSInvalid ||
-    error instanceof jose.JWTInvalid ||
-    error instanceof jose.JOSENotSupported
-  ) {
-    return errors.JWT_MALFORMED
-  }
-  return undefined
+  // The rest is what jose says of the token's form: parts that do not decode, a header or claims
+  // that are no JSON object, a `crit` it does not know, …
+  return errors.JWT_MALFORMED
 }
 
 /** A failed fetch as the log may say it: the cause's code or message (undici's "fetch failed" says little). */

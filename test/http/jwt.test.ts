@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CompactSign, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../../src/errors.js'
 import { createJwtVerifier, type JwtSettings, subjectKey } from '../../src/tokens/jwt.js'
 import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
@@ -248,6 +248,33 @@ describe('the JSON Web Key Set', () => {
       }
       expect(jwks.fetches).toBe(2)
     } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+
+  it('stops taking a key the provider withdraws once the cached set and the remembered token age out', async () => {
+    const key = await signingKey('ES256', 'withdrawn')
+    const jwks = await serveJwks([key])
+    const t = await makeApp(sqliteKind, { jwts: createJwtVerifier(settings(jwks.url)) })
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      const token = await signJwt(key, { scope: 'plants:read', exp: Math.floor(Date.now() / 1000) + 3600 })
+      expect((await get(t, token)).statusCode).toBe(200)
+      jwks.keys.splice(0)
+      // Remembered for a minute: not verified again.
+      vi.setSystemTime(Date.now() + 30_000)
+      expect((await get(t, token)).statusCode).toBe(200)
+      // Verified again, but the set is still the one cached 10 minutes ago.
+      vi.setSystemTime(Date.now() + 60_000)
+      expect((await get(t, token)).statusCode).toBe(200)
+      expect(jwks.fetches).toBe(1)
+      // Past the set's cache age it is fetched again, and the key is gone from it.
+      vi.setSystemTime(Date.now() + 10 * 60_000)
+      expectRefused(await get(t, token), errors.JWT_KEY_UNKNOWN)
+      expect(jwks.fetches).toBe(2)
+    } finally {
+      vi.useRealTimers()
       await t.close()
       await jwks.close()
     }
