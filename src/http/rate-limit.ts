@@ -107,10 +107,7 @@ export async function installRateLimits(
   const counting: Counting = shared
     ? new SharedCounts(shared, { onAlone: hooks.onAlone, onShared: hooks.onShared })
     : new LocalCounts()
-  app.addHook('onClose', (_app, done) => {
-    counting.close()
-    done()
-  })
+  app.addHook('onClose', () => counting.close())
   await app.register(rateLimit, { global: false, store: storeOver(counting) })
   app.decorateRequest(COUNTED, undefined)
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -14,7 +14,8 @@ export interface Counting {
   count(key: string, windowMs: number, max: number): Count | Promise<Count>
   /** Gives back a request counted against `key`, if its window is still the current one. */
   giveBack(key: string): void
-  close(): void
+  /** Stops counting; resolves once what the process held is given back to the others, if anything. */
+  close(): Promise<void>
 }
 
 /** Tokens and addresses counted at once; past this the one counted longest ago is forgotten. */

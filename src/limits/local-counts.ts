@@ -31,5 +31,5 @@ export class LocalCounts implements Counting {
       window.count -= 1
   }
 
-  close(): void {}
+  async close(): Promise<void> {}
 }

@@ -20,7 +20,7 @@ const INTERVALS_AHEAD = 2
  * has reserved anything for it (at least one request): a client's first requests do not wait for a
  * round trip. Admitted unreserved, it is what a limit may be exceeded by, per other process.
  */
-const UNRESERVED_PART = 20
+const UNRESERVED_PART = 100
 /** A later settlement that puts the database's clock back by less than this is taken for jitter. */
 const CLOCK_JITTER_MS = 1000
 /** Retry-After for a request refused while allowance may still come free: the smallest there is. */
@@ -103,6 +103,7 @@ export class SharedCounts implements Counting {
   private failing = false
   private readonly timer: NodeJS.Timeout
   private soon: NodeJS.Timeout | undefined
+  private closed = false
 
   constructor(
     private readonly store: RateLimitStore,
@@ -144,7 +145,7 @@ export class SharedCounts implements Counting {
     window.max = max
     window.demand += 1
     this.touched.add(window)
-    if (!this.alone && !this.admits(window) && this.mayGetMore(window)) {
+    if (!this.closed && !this.alone && !this.admits(window) && this.mayGetMore(window)) {
       const waiting = new Promise<Count>((resolve) => window.waiting.push(resolve))
       this.settleSoon()
       return waiting
@@ -158,10 +159,40 @@ export class SharedCounts implements Counting {
     if (window.start + window.windowMs > this.now()) window.used -= 1
   }
 
-  close(): void {
+  /**
+   * Stops settling, and gives back what the process holds in windows still running, so that the
+   * others may use it: a process that stops (a rolling restart) takes nothing with it. Waits for that
+   * at most as long as a settlement may take before the process would count alone.
+   */
+  async close(): Promise<void> {
+    this.closed = true
     clearInterval(this.timer)
     clearTimeout(this.soon)
     this.releaseWaiting()
+    if (this.settling !== undefined || this.alone) return
+    const now = this.now()
+    const changes: WindowChange[] = []
+    for (const window of this.windows.values()) {
+      if (window.start + window.windowMs <= now) continue
+      const overdraft = Math.max(0, window.used - window.held)
+      const spare = Math.max(0, window.held - window.used)
+      if (overdraft > 0 || spare > 0)
+        changes.push(change({ window, overdraft, requested: -spare, waiting: [] }))
+    }
+    if (changes.length === 0) return
+    let timer: NodeJS.Timeout | undefined
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ALONE_AFTER_MS)
+    })
+    // Best effort: what is not given back is lost to its window only.
+    await Promise.race([
+      this.store.settle(changes).then(
+        () => {},
+        () => {},
+      ),
+      gaveUp,
+    ])
+    clearTimeout(timer)
   }
 
   /** Now on the database's clock, as the last settlement told it, timed since on the monotonic clock. */
@@ -215,7 +246,7 @@ export class SharedCounts implements Counting {
 
   /** A settlement as soon as the spacing allows, for requests that wait for it. */
   private settleSoon(): void {
-    if (this.soon !== undefined || this.settling !== undefined) return
+    if (this.soon !== undefined || this.settling !== undefined || this.closed) return
     const wait = Math.max(0, this.lastSent + SETTLE_SPACING_MS - performance.now())
     this.soon = setTimeout(() => {
       this.soon = undefined
@@ -225,7 +256,7 @@ export class SharedCounts implements Counting {
 
   /** One settlement for every window that needs one; skipped while the last is still in flight. */
   async settle(): Promise<void> {
-    if (this.settling !== undefined || this.touched.size === 0) return
+    if (this.settling !== undefined || this.touched.size === 0 || this.closed) return
     const now = this.now()
     const sent: Sent[] = []
     const touched = this.touched

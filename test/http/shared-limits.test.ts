@@ -152,6 +152,26 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
     expect(total).toBeLessThanOrEqual(1.1 * limit.max)
   })
 
+  it.each([
+    ['stays', false],
+    ['stops', true],
+  ])('follows the requests from one instance to the other when the first %s', async (_, stops) => {
+    const { url, a, b, get } = await two()
+    // Well within the limit on the first, which then holds some in reserve; the limit is reached on
+    // the second.
+    const answers = await throughOneWindow(url, limit.windowMs, 1.5 * limit.max, async (i) => {
+      if (i === 60 && stops) await a.app.close()
+      return { instance: i < 60 ? 0 : 1, status: await get(i < 60 ? a : b) }
+    })
+    const total = admitted(answers)
+    process.stdout.write(
+      `  moving, the first ${stops ? 'stopping' : 'staying'}: ${total} of ${answers.length} admitted (limit ${limit.max})\n`,
+    )
+    expect(admitted(answers.slice(0, 60))).toBe(60)
+    expect(total).toBeGreaterThanOrEqual(0.9 * limit.max)
+    expect(total).toBeLessThanOrEqual(1.1 * limit.max)
+  })
+
   it('admits a burst sent to both at once at most 10 % over the limit, and not refused below it', async () => {
     const { url, a, b, get } = await two()
     await nextWindow(url, limit.windowMs)
