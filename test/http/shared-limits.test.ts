@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type AppOptions, buildApp } from '../../src/app.js'
 import { SETTLE_INTERVAL_MS } from '../../src/limits/shared-counts.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
@@ -80,6 +80,13 @@ async function nextWindow(url: string, windowMs: number): Promise<{ ends: number
   return { ends: start - offset + windowMs }
 }
 
+/** Waits, if the current window of `windowMs` ends within ten seconds, for the next one to start. */
+async function farFromWindowEnd(url: string, windowMs: number): Promise<void> {
+  const now = Date.now() + (await databaseClockOffset(url))
+  const left = windowMs - (now % windowMs)
+  if (left < 10_000) await sleep(left + 50)
+}
+
 /**
  * Sends `count` requests evenly spread over the next whole window, one after the other, each by
  * `send`; their answers.
@@ -109,8 +116,8 @@ const admitted = (answers: Array<{ status: number }>) => answers.filter((a) => a
 describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', () => {
   const limit = { max: 100, windowMs: 2000 }
 
-  async function two(options: Partial<AppOptions> = { rateLimit: limit }) {
-    const url = await (postgresKind as StoreKind).freshUrl()
+  async function two(options: Partial<AppOptions> = { rateLimit: limit }, given?: string) {
+    const url = given ?? (await (postgresKind as StoreKind).freshUrl())
     const a = await instance(url, options)
     const b = await instance(url, options)
     const token = (await a.tokens.create('shared', ['plants:read'])).token
@@ -185,6 +192,24 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
     expect(total).toBeLessThanOrEqual(1.1 * limit.max)
   })
 
+  it('moves no window when the host’s wall clock steps back', async () => {
+    const url = await (postgresKind as StoreKind).freshUrl()
+    await farFromWindowEnd(url, 3_600_000)
+    const { a, get } = await two({ rateLimit: { max: 2, windowMs: 3_600_000 } }, url)
+    await sleep(2 * SETTLE_INTERVAL_MS)
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: start })
+    try {
+      // Two() counted one already; an NTP step or a resumed VM puts the clock back an hour.
+      expect(await get(a)).toBe(404)
+      vi.setSystemTime(start - 3_600_000)
+      await sleep(2 * SETTLE_INTERVAL_MS)
+      expect(await get(a)).toBe(429)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('costs no database write per request: one settlement per instance and interval at most', async () => {
     const { a, b, get } = await two({ rateLimit: { max: 1_000_000, windowMs: 60_000 } })
     const started = performance.now()
@@ -203,6 +228,7 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
 
   it('counts alone while the database is unreachable, answering 401 or 429 and never a 5xx', async () => {
     const base = await (postgresKind as StoreKind).freshUrl()
+    await farFromWindowEnd(base, 3_600_000)
     const proxy = await TcpProxy.start(base)
     proxies.push(proxy)
     const url = proxy.route(base)
@@ -231,6 +257,7 @@ describe.each(storeKinds)('a 304 does not count against the limit ($name)', (kin
   it('gives back the count of a conditional GET answered 304', async () => {
     const url = await kind.freshUrl()
     // A window far longer than the test, so that it does not end midway on the aligned clock.
+    if (kind.name === 'postgres') await farFromWindowEnd(url, 3_600_000)
     const t = await instance(url, { rateLimit: { max: 3, windowMs: 3_600_000 } })
     await t.store.plants.create({ id: 1n, name: 'fern' })
     const token = (await t.tokens.create('reader', ['plants:read'])).token
