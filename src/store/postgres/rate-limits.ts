@@ -4,8 +4,11 @@ import { guarded } from './errors.js'
 
 /** Windows that ended longer ago than this are deleted by the settlements that follow. */
 const KEPT_AFTER_END = "interval '1 minute'"
-/** The most ended windows one settlement deletes: a few per settlement keep up with any key count. */
-const PURGED_PER_SETTLEMENT = 200
+/**
+ * The most ended windows one settlement deletes: twice as many as it may create, and a few more, so
+ * that the settlements delete windows faster than they make them, however many keys they carry.
+ */
+const purgedBy = (changes: number) => 2 * changes + 100
 
 /** What a change is granted on a window reserved `reserved` so far (`requested` etc. from the change). */
 function grant(reserved: string, change: string): string {
@@ -26,7 +29,7 @@ const SETTLE = `
 WITH purged AS (
   DELETE FROM rate_limit_windows WHERE ctid = ANY(ARRAY(
     SELECT ctid FROM rate_limit_windows WHERE ends_at < now() - ${KEPT_AFTER_END}
-    ORDER BY ends_at LIMIT ${PURGED_PER_SETTLEMENT} FOR UPDATE SKIP LOCKED))
+    ORDER BY ends_at LIMIT $7 FOR UPDATE SKIP LOCKED))
 )
 INSERT INTO rate_limit_windows AS w
   (key, window_ms, window_start, ends_at, max_count, reserved, overdraft, requested, granted)
@@ -68,6 +71,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
         changes.map((c) => c.max),
         changes.map((c) => c.overdraft),
         changes.map((c) => c.requested),
+        purgedBy(changes.length),
       ]),
     )
     const byWindow = new Map(
