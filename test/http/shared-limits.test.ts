@@ -3,9 +3,11 @@ import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type AppOptions, buildApp } from '../../src/app.js'
 import { SETTLE_INTERVAL_MS } from '../../src/limits/shared-counts.js'
+import { createLogger } from '../../src/log.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { captureLines } from '../helpers/log.js'
 import { admin } from '../helpers/postgres.js'
 import { postgresKind, type StoreKind, storeKinds } from '../helpers/stores.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -233,9 +235,11 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
     proxies.push(proxy)
     const url = proxy.route(base)
     const options = { unauthenticatedRateLimit: { max: 20, windowMs: 3_600_000 } }
-    const a = await instance(url, options)
-    await instance(url, options)
-    const anonymous = async () => (await a.app.inject({ url: '/plants/1' })).statusCode
+    const { lines, stream } = captureLines()
+    const a = await instance(url, { ...options, logger: createLogger('info', stream) })
+    const b = await instance(url, options)
+    const anonymous = async (to = a) => (await to.app.inject({ url: '/plants/1' })).statusCode
+    const told = (message: string) => lines.filter((line) => JSON.parse(line).msg === message).length
     const before = []
     for (let i = 0; i < 10; i++) before.push(await anonymous())
     expect(before).toEqual(Array(10).fill(401))
@@ -250,6 +254,18 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
     // The address's own count goes on: up to the limit in all, then refused.
     expect(during.filter((status) => status === 401).length).toBe(10)
     expect(during.slice(-5)).toEqual(Array(5).fill(429))
+    expect(told('rate limits counted by this process alone: cannot settle them with the database')).toBe(1)
+
+    // Back: what it admitted alone is settled, and the other instance sees the address's window spent
+    // (but for the one request a process admits before its first settlement of a window).
+    await proxy.up()
+    await vi.waitFor(() => expect(told('rate limits settled with the database again')).toBe(1), {
+      timeout: 5000,
+    })
+    const after = []
+    for (let i = 0; i < 5; i++) after.push(await anonymous(b))
+    expect(after.filter((status) => status === 401).length).toBeLessThanOrEqual(1)
+    expect(after.slice(-3)).toEqual(Array(3).fill(429))
   })
 })
 
