@@ -94,7 +94,9 @@ export interface Limiters {
  * Installs the limiters of the limits given (null or absent: that kind of request is not limited).
  * They share one counting, each key naming its kind: this process's own, or, given `shared`, one
  * settled with every process on the database (limits/shared-counts.ts), so that a limit holds across
- * instances and workers. A request whose answer is a 304 is given back: a client revalidating what
+ * instances and workers. SQLite gives none: its service is one instance, and the counts' writes
+ * would queue on the file's one writer with the group commits of creates, so each of its workers
+ * counts alone. A request whose answer is a 304 is given back: a client revalidating what
  * it holds is not held to the limit for it.
  */
 export async function installRateLimits(

@@ -57,7 +57,6 @@ interface Sent {
 }
 
 export interface SharedCountsOptions {
-  intervalMs?: number
   /** Told when a settlement fails after one succeeded (or none had yet): the process counts alone. */
   onAlone?: (error: unknown) => void
   /** Told when a settlement succeeds after failing: the process counts with the others again. */
@@ -80,12 +79,21 @@ export interface SharedCountsOptions {
  * - before its first settlement of a window a process admits a small part of the limit unreserved
  *   (settled next time, counted whatever the limit): a new window or a new key does not wait, and the
  *   limit is exceeded by at most that part per process;
- * - what a process that stops or dies held is lost to that window; the next starts afresh.
+ * - a process that stops gives back what it holds; what one that dies held is lost to that window,
+ *   and the next starts afresh.
  * Windows are aligned on the database's clock, so that the processes agree on them, and timed between
  * settlements on the monotonic clock, so that a step of the host's clock moves none.
  * While settlements fail (the database is unreachable) or hang, the process counts alone, up to the
  * whole limit, as if it were the only one, rather than refusing or failing requests; what it admitted
  * meanwhile is settled once the database answers again.
+ *
+ * Why reservations: a process that admitted a share of what was left at its last settlement (left
+ * over the live processes) would count on a total that misses what the others admitted since their
+ * own, so the shares of processes settling at different moments overlap, and a burst spread over
+ * them passes the limit by a good part of it. A fixed share of the limit per live process does not
+ * overlap, but holds a client whose requests all reach one process to that share. A reservation is
+ * taken out of the window by the statement that holds its row, so reservations never overlap,
+ * whatever the timing, and one process can hold all of the window when it alone is asked.
  */
 export class SharedCounts implements Counting {
   /** In the order last counted, so the first is the one counted longest ago. */
@@ -109,7 +117,7 @@ export class SharedCounts implements Counting {
     private readonly store: RateLimitStore,
     private readonly options: SharedCountsOptions = {},
   ) {
-    this.timer = setInterval(() => this.tick(), options.intervalMs ?? SETTLE_INTERVAL_MS)
+    this.timer = setInterval(() => this.tick(), SETTLE_INTERVAL_MS)
     this.timer.unref()
   }
 
