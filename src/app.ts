@@ -123,7 +123,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limits = await installRateLimits(
     app,
     { token: options.rateLimit, address: options.unauthenticatedRateLimit },
-    { onLimited: (key) => metrics.rateLimited.inc({ key }) },
+    {
+      onLimited: (key) => metrics.rateLimited.inc({ key }),
+      onAlone: (error) =>
+        app.log.warn(
+          { err: error },
+          'rate limits counted by this process alone: cannot settle them with the database',
+        ),
+      onShared: () => app.log.info('rate limits settled with the database again'),
+    },
+    options.store.rateLimits,
   )
   // Each series exists from the start at 0, so a rate() over it or an alert on it has a baseline.
   if (limits.token || limits.address) for (const key of LIMIT_KEY_KINDS) metrics.rateLimited.inc({ key }, 0)

@@ -48,7 +48,7 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
   function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const counted = (limit: Limiter | undefined, key: string): Promise<void> | undefined =>
-      limit?.(key).then((headers) => {
+      limit?.(key, request).then((headers) => {
         if (headers) reply.headers(headers)
       })
     const byAddress = () => counted(limits.address, addressKey(request.ip))
