@@ -29,11 +29,14 @@ import { createMetrics, type Metrics } from './metrics/registry.js'
 import { registerWebhookQueueMetrics } from './metrics/webhook-queue.js'
 import { IdempotentCreates } from './plants/idempotency.js'
 import type { Store } from './store/types.js'
+import { type BearerVerifier, withJwts } from './tokens/bearer.js'
 import type { TokenService } from './tokens/service.js'
 
 export interface AppOptions {
   store: Store
   tokens: TokenService
+  /** Verifies JWTs from the identity provider beside the opaque tokens; absent: JWTs are not accepted. */
+  jwts?: BearerVerifier | undefined
   logger?: FastifyBaseLogger
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
@@ -121,7 +124,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limits = await installRateLimits(
     app,
     { token: options.rateLimit, address: options.unauthenticatedRateLimit },
-    { onLimited: (key) => metrics.rateLimited.inc({ key }) },
+    {
+      onLimited: (key) => metrics.rateLimited.inc({ key }),
+      onAlone: (error) =>
+        app.log.warn(
+          { err: error },
+          'rate limits counted by this process alone: cannot settle them with the database',
+        ),
+      onShared: () => app.log.info('rate limits settled with the database again'),
+    },
+    options.store.rateLimits,
   )
   // Each series exists from the start at 0, so a rate() over it or an alert on it has a baseline.
   if (limits.token || limits.address) for (const key of LIMIT_KEY_KINDS) metrics.rateLimited.inc({ key }, 0)
@@ -139,7 +151,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   await app.register(healthRoutes, { store: options.store, lifecycle, failures })
   await app.register(async (api) => {
-    requireBearer(api, options.tokens, limits)
+    requireBearer(api, options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(metricsRoutes, {
       metrics,

@@ -28,6 +28,12 @@ export interface ServeConfig {
   drainDelayMs: number
   logLevel: LogLevel
   bootstrapTokenFile: string | undefined
+  /** Where the identity provider publishes its keys; absent: JWTs are not accepted. */
+  jwtJwksUrl: string | undefined
+  jwtIssuer: string | undefined
+  jwtAudience: string | undefined
+  jwtScopeClaim: string
+  jwtClockToleranceMs: number
   workers: number
   webhookAllowPrivateUrls: boolean
   webhookRetryScheduleMs: number[]
@@ -224,6 +230,26 @@ function isHost(raw: string): boolean {
   return !labels.every((label) => /^\d+$/.test(label))
 }
 
+/** A JWKS URL: http or https, absolute, without credentials (they would be logged with the URL). */
+function parseJwksUrl(raw: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(raw.trim())
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.username !== '' || url.password !== '') {
+    fail(
+      'jwt-jwks-url',
+      url ? `${url.protocol}//${url.host}${url.pathname}` : raw,
+      'an http or https URL without credentials',
+    )
+  }
+  return url.href
+}
+
+function nonEmpty(flag: string, expected: string) {
+  return (raw: string): string => (raw.trim() === '' ? fail(flag, raw, expected) : raw.trim())
+}
+
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plantstore.db'
 
 /** Every serve setting: flag, env, default and parser in one table, so help, docs/configuration.md and code agree. */
@@ -361,6 +387,52 @@ export const SERVE_SETTINGS: Setting[] = [
     description: 'when the store has no token yet, create one with every scope and write it here (mode 0600)',
     // An empty name was taken for "no file": a throwaway store then started with no token at all.
     parse: (raw) => (raw.trim() === '' ? fail('bootstrap-token-file', raw, 'a file name') : raw),
+  },
+  {
+    key: 'jwtJwksUrl',
+    flag: 'jwt-jwks-url',
+    placeholder: 'url',
+    default: undefined,
+    description:
+      'also accept JWTs signed by a key of this JSON Web Key Set (http or https URL of the identity provider); absent: only opaque tokens (docs/jwt.md)',
+    parse: parseJwksUrl,
+  },
+  {
+    key: 'jwtIssuer',
+    flag: 'jwt-issuer',
+    placeholder: 'issuer',
+    default: undefined,
+    description: 'the iss a JWT must carry, exactly (required with --jwt-jwks-url)',
+    parse: nonEmpty('jwt-issuer', 'the issuer identifier, such as https://id.example.com/realms/main'),
+  },
+  {
+    key: 'jwtAudience',
+    flag: 'jwt-audience',
+    placeholder: 'audience',
+    default: undefined,
+    description: 'the aud a JWT must carry, or hold among its audiences (required with --jwt-jwks-url)',
+    parse: nonEmpty('jwt-audience', 'the audience this service is known by, such as plantstore'),
+  },
+  {
+    key: 'jwtScopeClaim',
+    flag: 'jwt-scope-claim',
+    placeholder: 'claim',
+    default: 'scope',
+    description:
+      'the JWT claim that holds the scopes: a space-separated string or an array of strings; unknown scopes are ignored',
+    parse: nonEmpty('jwt-scope-claim', 'a claim name, such as scope or permissions'),
+  },
+  {
+    key: 'jwtClockToleranceMs',
+    flag: 'jwt-clock-tolerance',
+    placeholder: 'duration',
+    // Leeway for the clocks of this host and the identity provider, as OIDC libraries allow.
+    default: '30s',
+    description: 'how far a JWT’s exp and nbf may be off this host’s clock and still be accepted',
+    parse: (raw) => {
+      const ms = parseDuration(raw)
+      return ms !== null && ms <= 300_000 ? ms : fail('jwt-clock-tolerance', raw, 'a duration from 0s to 5m')
+    },
   },
   {
     key: 'workers',
@@ -596,5 +668,26 @@ export function resolveServeConfig(
       `--workers (WORKERS) ${resolved.workers} cannot share --database-url (DATABASE_URL) sqlite::memory: (each process would have its own store); use a sqlite file or postgres`,
     )
   }
+  checkJwtSettings(resolved, given)
   return resolved
+}
+
+/** Issuer and audience are what make a JWT this service's: without them any token the key signed would do. */
+function checkJwtSettings(config: ServeConfig, given: Partial<Record<keyof ServeConfig, string>>): void {
+  const on = config.jwtJwksUrl !== undefined
+  for (const [key, flag] of [
+    ['jwtIssuer', 'jwt-issuer'],
+    ['jwtAudience', 'jwt-audience'],
+  ] as const) {
+    if (on && config[key] === undefined) {
+      throw new ConfigError(
+        `--jwt-jwks-url (JWT_JWKS_URL) needs --${flag} (${envName(flag)}): a JWT is accepted only from the issuer and for the audience named`,
+      )
+    }
+    if (!on && given[key] !== undefined) {
+      throw new ConfigError(
+        `--${flag} (${envName(flag)}) has no effect without --jwt-jwks-url (JWT_JWKS_URL), which turns JWTs on`,
+      )
+    }
+  }
 }

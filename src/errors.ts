@@ -77,6 +77,23 @@ export const errors = {
   TOKEN_UNKNOWN: entry(40103, 'The bearer token is not valid.'),
   TOKEN_EXPIRED: entry(40104, 'The bearer token has expired.'),
   TOKEN_REVOKED: entry(40105, 'The bearer token has been revoked.'),
+  // 40110–40119: a JWT from the identity provider (--jwt-jwks-url) that is refused; an expired one
+  // gets TOKEN_EXPIRED as an opaque token does.
+  JWT_NOT_YET_VALID: entry(40110, 'The bearer token is not valid yet: its nbf is in the future.'),
+  JWT_ISSUER_WRONG: entry(40111, 'The bearer token was issued by an issuer this service does not trust.'),
+  JWT_AUDIENCE_WRONG: entry(40112, 'The bearer token is meant for another audience than this service.'),
+  JWT_KEY_UNKNOWN: entry(
+    40113,
+    'The bearer token is signed by a key the identity provider does not publish.',
+  ),
+  JWT_SIGNATURE_INVALID: entry(40114, 'The bearer token does not match its signature.'),
+  JWT_ALGORITHM_REFUSED: entry(
+    40115,
+    'The bearer token must be signed with RS256, ES256 or EdDSA; none and HMAC are refused.',
+  ),
+  JWT_MALFORMED: entry(40116, 'The bearer token is not a well-formed JWT.'),
+  JWT_SUBJECT_MISSING: entry(40117, 'The bearer token carries no subject (sub).'),
+  JWT_EXPIRY_MISSING: entry(40118, 'The bearer token carries no expiry (exp).'),
   SCOPE_MISSING: entry(40301, 'The token lacks the scope this operation needs.'),
   SCOPE_NOT_GRANTABLE: entry(40302, 'A token cannot grant a scope it does not hold itself.'),
   ROLL_SCOPE_NOT_HELD: entry(

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { describe, expect, it, vi } from 'vitest'
-import { buildApp } from '../src/app.js'
+import { type AppOptions, buildApp } from '../src/app.js'
 import type { LogLevel } from '../src/config.js'
 import { createLogger, fitLine, LINE_BYTES_MAX, lazyChildLogger } from '../src/log.js'
 import { StoreUnavailableError } from '../src/store/errors.js'
 import type { Store } from '../src/store/types.js'
+import { createJwtVerifier } from '../src/tokens/jwt.js'
 import { TokenService } from '../src/tokens/service.js'
 import { listenLocally } from './helpers/app.js'
+import { AUDIENCE, ISSUER, serveJwks, signingKey, signJwt } from './helpers/jwks.js'
 import { captureLines } from './helpers/log.js'
 import { rawRequest } from './helpers/raw-http.js'
 import { openFresh, sqliteKind } from './helpers/stores.js'
@@ -15,7 +17,7 @@ import { openFresh, sqliteKind } from './helpers/stores.js'
 async function withLoggedApp(
   level: LogLevel,
   work: (t: { app: FastifyInstance; store: Store; tokens: TokenService; lines: string[] }) => Promise<void>,
-  options: { bodyLimit?: number } = {},
+  options: { bodyLimit?: number; jwts?: AppOptions['jwts'] } = {},
 ): Promise<void> {
   const { lines, stream } = captureLines()
   const { store } = await openFresh(sqliteKind)
@@ -203,6 +205,73 @@ describe("a token's bare secret, without its prefix and id", () => {
       expect(text).not.toContain(secret)
       expect(text).not.toContain(secret.slice(0, 30))
     })
+  })
+})
+
+describe('a JWT', () => {
+  it('never reaches the log at trace level, sent in the Authorization header, the query or the path', async () => {
+    const key = await signingKey('RS256', 'k1')
+    const jwks = await serveJwks([key])
+    const down = await serveJwks([])
+    down.down = true
+    const settings = { issuer: ISSUER, audience: AUDIENCE, scopeClaim: 'scope', clockToleranceMs: 0 }
+    try {
+      const good = await signJwt(key, { scope: 'plants:read plants:write' })
+      const refused = await signJwt(key, { aud: 'another-api' })
+      const sent = [good, refused]
+      const requests = (app: FastifyInstance) =>
+        Promise.all(
+          sent.flatMap((jwt) => [
+            app.inject({ url: '/plants', headers: { authorization: `Bearer ${jwt}` } }),
+            app.inject({
+              url: `/plants?access_token=${jwt}&tag=${jwt}`,
+              headers: { authorization: `Bearer ${jwt}` },
+            }),
+            app.inject({ url: `/plants/${jwt}`, headers: { authorization: `Bearer ${jwt}` } }),
+            app.inject({ url: `/nowhere/${jwt}`, headers: { authorization: `Bearer ${jwt}` } }),
+            app.inject({ url: `/nowhere/${jwt.replaceAll('.', '%2E')}` }),
+            app.inject({
+              method: 'POST',
+              url: `/plants?q=${jwt}`,
+              headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json', 'x-token': jwt },
+              payload: `{"id": 1, "name": "${jwt}"}`,
+            }),
+          ]),
+        )
+      // Accepted and refused, by a service that takes JWTs, by one whose provider is down, and by
+      // one that takes none.
+      for (const jwts of [
+        createJwtVerifier({ ...settings, jwksUrl: jwks.url }),
+        createJwtVerifier({ ...settings, jwksUrl: down.url }),
+        undefined,
+      ]) {
+        await withLoggedApp(
+          'trace',
+          async ({ app, lines }) => {
+            const answers = await requests(app)
+            const statuses = answers.map((answer) => answer.statusCode)
+            for (const answer of answers) {
+              for (const jwt of sent) {
+                expect(JSON.stringify(answer.headers)).not.toContain(jwt.split('.')[2])
+                expect(answer.body).not.toContain(jwt.split('.')[2])
+              }
+            }
+            const text = lines.join('')
+            expect(text).toContain('request completed')
+            for (const jwt of sent) {
+              for (const part of jwt.split('.')) expect(text).not.toContain(part.slice(0, 24))
+            }
+            if (jwts === undefined) expect(statuses).not.toContain(200)
+            else if (statuses.includes(503)) expect(text).toContain('identity provider keys unreachable')
+            else expect(statuses).toContain(200)
+          },
+          { jwts },
+        )
+      }
+    } finally {
+      await jwks.close()
+      await down.close()
+    }
   })
 })
 

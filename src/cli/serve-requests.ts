@@ -11,6 +11,8 @@ import { timeStore } from '../metrics/store-timing.js'
 import { registerDispatcherLeaseMetric } from '../metrics/webhook-queue.js'
 import { scheduleRetention } from '../retention.js'
 import type { Store } from '../store/types.js'
+import { loadJwtVerifier } from '../tokens/bearer.js'
+import type { JwtSettings } from '../tokens/jwt.js'
 import { TokenService } from '../tokens/service.js'
 import type { TracingSettings } from '../tracing/settings.js'
 import { startDispatcher } from '../webhooks/runner.js'
@@ -42,6 +44,8 @@ export async function serveRequests(
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
     onVerify: (cache) => verified[cache].inc(),
   })
+  // Each process of --workers N fetches and caches the identity provider's keys itself.
+  const jwts = config.jwtJwksUrl === undefined ? undefined : await loadJwtVerifier(jwtSettings(config))
   if (cluster.isPrimary) {
     // Open connections (PostgreSQL's pool and revocation listener) would keep a failed start running.
     await bootstrapToken(config, store, logger).catch(async (error: unknown) => {
@@ -54,6 +58,7 @@ export async function serveRequests(
   const app = await buildApp({
     store,
     tokens,
+    jwts,
     logger,
     lifecycle,
     bodyLimit: config.bodyLimit,
@@ -146,6 +151,17 @@ export async function serveRequests(
   })
   const started = dispatcher
   store.events.watch?.(() => started.eventsWritten())
+}
+
+function jwtSettings(config: ServeConfig): JwtSettings {
+  return {
+    jwksUrl: config.jwtJwksUrl as string,
+    // resolveServeConfig refuses a JWKS URL without both.
+    issuer: config.jwtIssuer as string,
+    audience: config.jwtAudience as string,
+    scopeClaim: config.jwtScopeClaim,
+    clockToleranceMs: config.jwtClockToleranceMs,
+  }
 }
 
 /** The SDK, the request spans and the store's spans, loaded only when tracing is on. */

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
+import type { BearerVerifier } from '../tokens/bearer.js'
 import type { Scope } from '../tokens/scopes.js'
-import type { Principal, TokenService } from '../tokens/service.js'
+import type { Principal } from '../tokens/service.js'
 import { addressKey, type Limiter, type Limiters } from './rate-limit.js'
 
 declare module 'fastify' {
@@ -42,7 +43,7 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
  * by `limits.address` (when each is set). A token verified before is recognised without a promise:
  * with no limit (the service's or the token's own), the common request passes this hook synchronously.
  */
-export function requireBearer(app: FastifyInstance, tokens: TokenService, limits: Limiters = {}): void {
+export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limits: Limiters = {}): void {
   app.decorateRequest('principal', undefined)
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
@@ -52,7 +53,7 @@ export function requireBearer(app: FastifyInstance, tokens: TokenService, limits
       key: string,
       own?: RateLimit | null,
     ): Promise<void> | undefined =>
-      limit?.(key, own)?.then((headers) => {
+      limit?.(key, request, own)?.then((headers) => {
         if (headers) reply.headers(headers)
       })
     const byAddress = () => counted(limits.address, addressKey(request.ip))

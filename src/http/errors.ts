@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { isDatabaseUnavailable, StoreUnavailableError } from '../store/errors.js'
+import { KeysUnavailableError } from '../tokens/bearer.js'
 import { hideSecrets } from '../tokens/format.js'
 import type { FailureLog } from './failure-log.js'
 import { PATCH_MEDIA_TYPES } from './schemas.js'
@@ -53,6 +54,9 @@ const BY_STATUS: Record<number, CatalogEntry> = {
 /** Seconds a client is told to wait when the database is unreachable. */
 export const DATABASE_RETRY_AFTER = '1'
 
+/** Seconds a client is told to wait when the identity provider's keys cannot be fetched (5 s is jose's fetch timeout). */
+const KEYS_RETRY_AFTER = '5'
+
 /** Seconds a client is told to wait while the first request with its Idempotency-Key runs. */
 const IN_PROGRESS_RETRY_AFTER = '1'
 
@@ -76,6 +80,14 @@ export function classify(error: unknown): {
       entry: errors.UNAVAILABLE,
       message: 'The database is unreachable: retry after the time given.',
       headers: { 'retry-after': DATABASE_RETRY_AFTER },
+    }
+  }
+  if (error instanceof KeysUnavailableError) {
+    // The identity provider is down or slow: the client's JWT may be good, and worth sending again.
+    return {
+      entry: errors.UNAVAILABLE,
+      message: "The identity provider's keys cannot be fetched: retry after the time given.",
+      headers: { 'retry-after': KEYS_RETRY_AFTER },
     }
   }
   if (isDatabaseUnavailable(error)) {
@@ -117,6 +129,7 @@ export function sendError(
  */
 export function errorLogLevel(error: unknown, entry: CatalogEntry): 'warn' | 'error' | 'debug' {
   if (error instanceof StoreUnavailableError || isDatabaseUnavailable(error)) return 'warn'
+  if (error instanceof KeysUnavailableError) return 'warn'
   if ((error as Partial<FastifyError>).code === 'FST_UNDER_PRESSURE') return 'debug'
   return entry.status >= 500 ? 'error' : 'debug'
 }
@@ -128,6 +141,7 @@ export function errorText(
 ): [Record<string, unknown>, string] {
   if (error instanceof StoreUnavailableError) return [{ err: error }, 'database unreachable']
   if (isDatabaseUnavailable(error)) return [{ err: error }, 'database unavailable']
+  if (error instanceof KeysUnavailableError) return [{ err: error }, 'identity provider keys unreachable']
   if (failure.entry.status >= 500) return [{ err: error }, 'request failed']
   return [{ code: failure.entry.code, detail: failure.message }, 'request rejected']
 }

@@ -1,8 +1,12 @@
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import ipaddr from 'ipaddr.js'
 import type { RateLimit } from '../config.js'
 import { AppError, errors } from '../errors.js'
+import type { Counting } from '../limits/counting.js'
+import { LocalCounts } from '../limits/local-counts.js'
+import { SharedCounts } from '../limits/shared-counts.js'
+import type { RateLimitStore } from '../store/types.js'
 
 /**
  * Counts a request against `key` (a token id, or a client address when no valid token was shown) and
@@ -13,6 +17,7 @@ import { AppError, errors } from '../errors.js'
  */
 export type Limiter = (
   key: string,
+  request?: FastifyRequest,
   own?: RateLimit | null,
 ) => Promise<Record<string, string> | undefined> | undefined
 
@@ -22,6 +27,10 @@ export const LIMIT_KEY_KINDS = ['token', 'address'] as const
 export interface RateLimitHooks {
   /** Told each time a request is refused, with the kind of key it was counted against. */
   onLimited?: (kind: string) => void
+  /** Told when the process starts counting alone because it cannot settle with the others. */
+  onAlone?: (error: unknown) => void
+  /** Told when it settles with the others again. */
+  onShared?: () => void
 }
 
 const BRACKETED = /^\[([^\]]*)\](?::[0-9]*)?$/
@@ -53,39 +62,32 @@ interface Counted {
 
 const NO_ROUTE = { config: {} }
 
-/** Tokens and addresses counted at once; past this the one counted longest ago is forgotten. */
-const MAX_COUNTED_KEYS = 20_000
+/** The key a request was counted against, once it was admitted: given back if its answer is a 304. */
+const COUNTED = Symbol('rateLimitCounted')
 
-/**
- * In-process counters (several instances each count their own share), each window timed on the
- * monotonic clock. The plugin's own store times them by the wall clock: a step back (NTP, a resumed
- * VM) put a window's start in the future, so the count did not start again until the clock had
- * caught up, and a client that had spent its allowance was refused for as long as the step.
- */
-class Counters implements FastifyRateLimitStore {
-  /** In the order last counted, so the first is the one counted longest ago. */
-  private readonly windows = new Map<string, { count: number; startedAt: number }>()
-
-  incr(
-    key: string,
-    done: (error: Error | null, result: { current: number; ttl: number }) => void,
-    windowMs: number,
-  ) {
-    const now = performance.now()
-    let window = this.windows.get(key)
-    this.windows.delete(key)
-    if (window === undefined || now - window.startedAt >= windowMs) window = { count: 0, startedAt: now }
-    window.count += 1
-    this.windows.set(key, window)
-    if (this.windows.size > MAX_COUNTED_KEYS) {
-      const oldest = this.windows.keys().next().value
-      if (oldest !== undefined) this.windows.delete(oldest)
-    }
-    done(null, { current: window.count, ttl: windowMs - (now - window.startedAt) })
+declare module 'fastify' {
+  interface FastifyRequest {
+    [COUNTED]: string | undefined
   }
+}
 
-  child(): FastifyRateLimitStore {
-    return new Counters()
+/** The plugin's store, over the process's counting (each child, one per limiter, shares it). */
+function storeOver(counting: Counting): FastifyRateLimitStoreCtor {
+  return class implements FastifyRateLimitStore {
+    incr(
+      key: string,
+      done: (error: Error | null, result: { current: number; ttl: number }) => void,
+      windowMs: number,
+      max: number,
+    ) {
+      const counted = counting.count(key, windowMs, max)
+      if (counted instanceof Promise) counted.then((result) => done(null, result))
+      else done(null, counted)
+    }
+
+    child(): FastifyRateLimitStore {
+      return this
+    }
   }
 }
 
@@ -97,15 +99,38 @@ export interface Limiters {
 
 /**
  * Installs the limiters of the limits given (null or absent: that kind of request is not limited).
- * They share one set of counters, each key naming its kind. The token limiter is there even without
- * a service-wide limit, as any token may carry its own; a token with neither costs nothing.
+ * The token limiter is there even without a service-wide limit, as any token may carry its own; a
+ * token with neither costs nothing.
+ * They share one counting, each key naming its kind: this process's own, or, given `shared`, one
+ * settled with every process on the database (limits/shared-counts.ts), so that a limit holds across
+ * instances and workers. SQLite gives none: its service is one instance, and the counts' writes
+ * would queue on the file's one writer with the group commits of creates, so each of its workers
+ * counts alone. A request whose answer is a 304 is given back: a client revalidating what
+ * it holds is not held to the limit for it.
  */
 export async function installRateLimits(
   app: FastifyInstance,
   limits: { token?: RateLimit | null; address?: RateLimit | null },
   hooks: RateLimitHooks = {},
+  shared?: RateLimitStore,
 ): Promise<Limiters> {
-  await app.register(rateLimit, { global: false, store: Counters })
+  const counting: Counting = shared
+    ? new SharedCounts(shared, { onAlone: hooks.onAlone, onShared: hooks.onShared })
+    : new LocalCounts()
+  app.addHook('onClose', () => counting.close())
+  await app.register(rateLimit, { global: false, store: storeOver(counting) })
+  app.decorateRequest(COUNTED, undefined)
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const key = request[COUNTED]
+    if (key !== undefined && reply.statusCode === 304) {
+      counting.giveBack(key)
+      const remaining = reply.getHeader('ratelimit-remaining')
+      const limit = reply.getHeader('ratelimit-limit')
+      if (remaining !== undefined && limit !== undefined)
+        reply.header('ratelimit-remaining', String(Math.min(Number(limit), Number(remaining) + 1)))
+    }
+    done(null, payload)
+  })
   return {
     token: limiter(app, limits.token ?? null, hooks),
     address: limits.address ? limiter(app, limits.address, hooks) : undefined,
@@ -116,18 +141,22 @@ const countedOf = (request: FastifyRequest) => request as unknown as Counted
 
 function limiter(app: FastifyInstance, fallback: RateLimit | null, hooks: RateLimitHooks): Limiter {
   // One limiter for every limit: each count carries its own, so a token's limit needs no limiter of
-  // its own, and its counts go through the same counters as every other key's.
+  // its own, and its counts go through the same counting as every other key's.
   const check = app.createRateLimit({
     max: (request) => countedOf(request).limit.max,
     timeWindow: (request) => countedOf(request).limit.windowMs,
     keyGenerator: (request) => countedOf(request).key,
   })
-  return (key, own) => {
+  return (key, request, own) => {
     const limit = own ?? fallback
-    return limit === null ? undefined : count(key, limit)
+    return limit === null ? undefined : count(key, limit, request)
   }
 
-  async function count(key: string, limit: RateLimit): Promise<Record<string, string> | undefined> {
+  async function count(
+    key: string,
+    limit: RateLimit,
+    request: FastifyRequest | undefined,
+  ): Promise<Record<string, string> | undefined> {
     // The plugin reads the key through keyGenerator and a route's group from routeOptions: a counted
     // key is all it is given, since which key applies is known only once the token is checked.
     const result = await check({ key, limit, routeOptions: NO_ROUTE } as unknown as FastifyRequest)
@@ -138,7 +167,10 @@ function limiter(app: FastifyInstance, fallback: RateLimit | null, hooks: RateLi
       'ratelimit-remaining': String(result.remaining),
       'ratelimit-reset': String(result.ttlInSeconds),
     }
-    if (!result.isExceeded) return headers
+    if (!result.isExceeded) {
+      if (request) request[COUNTED] = key
+      return headers
+    }
     hooks.onLimited?.(key.slice(0, key.indexOf(':')))
     const retryAfter = String(Math.max(1, result.ttlInSeconds))
     throw new AppError(

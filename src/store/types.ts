@@ -475,6 +475,52 @@ export interface LeaseStore {
   release(name: string, holder: string): Promise<void>
 }
 
+/**
+ * One instance's change to its part of a key's allowance in one window (see RateLimitStore). Windows
+ * are aligned on the database's clock: `start` is a multiple of `windowMs` in milliseconds since the
+ * epoch, the same for every instance.
+ */
+export interface WindowChange {
+  /** The counted key: `token:…` or `address:…`. */
+  key: string
+  windowMs: number
+  start: number
+  /** The key's limit in this window. */
+  max: number
+  /** Requests the instance admitted beyond what it had reserved: reserved now, whatever the limit. */
+  overdraft: number
+  /** Above 0: more allowance wanted, granted as far as the limit leaves any. Below 0: given back. */
+  requested: number
+}
+
+/** What a settlement made of one WindowChange. */
+export interface WindowGrant {
+  /** Of what was requested, what the instance now holds in addition (or, below 0, gave back). */
+  granted: number
+  /** The window's allowance that no instance holds (the limit less every reservation); may be below 0. */
+  unreserved: number
+}
+
+export interface Settlement {
+  /** One grant per change, in the order of the changes. */
+  grants: WindowGrant[]
+  /** The database's clock when it settled, in milliseconds since the epoch. */
+  now: number
+}
+
+/**
+ * Rate-limit windows shared by the processes on one database, so that a limit holds across them.
+ * Each process counts its requests in memory and reserves allowance ahead, in batches: nothing here
+ * is called per request.
+ */
+export interface RateLimitStore {
+  /**
+   * Applies every change in one atomic step per window, reserving at most what each window's limit
+   * leaves unreserved, and removes windows that ended long ago.
+   */
+  settle(changes: readonly WindowChange[]): Promise<Settlement>
+}
+
 /** What a retention sweep removes: everything older than these instants. */
 export interface RetentionPolicy {
   now: Date
@@ -525,6 +571,11 @@ export interface Store {
   readonly webhooks: WebhookStore
   readonly idempotency: IdempotencyStore
   readonly leases: LeaseStore
+  /**
+   * Where several processes settle their rate-limit counts; absent where each process counts alone
+   * (SQLite).
+   */
+  readonly rateLimits?: RateLimitStore
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */

@@ -53,11 +53,21 @@ const SECRET_SHAPED = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g
 const hidden = (run: string) => (/[A-Z]/.test(run) && /[a-z]/.test(run) ? '[redacted]' : run)
 
 /**
- * `text` as it may be logged or sent back: every token cut to its public id, and every bare secret
- * replaced.
+ * A JWT (the identity provider's bearer tokens): a JSON header in base64url (`{"` reads `eyJ`,
+ * `{ ` reads `eyA`), then payload and signature, the dots perhaps percent-encoded in a URL. The whole
+ * of it goes: header and payload are no secret, but a JWT cut short of its signature would still
+ * say whose access it was, and what is left would need a rule of its own.
+ */
+const JWT_IN_TEXT =
+  /(?<![A-Za-z0-9_-])ey[A-Za-z0-9_-]{8,}(?:\.|%2[Ee])[A-Za-z0-9_-]+(?:\.|%2[Ee])[A-Za-z0-9_-]*/g
+
+/**
+ * `text` as it may be logged or sent back: every JWT replaced, every token cut to its public id,
+ * and every bare secret replaced.
  */
 export function hideSecrets(text: string): string {
   return text
+    .replace(JWT_IN_TEXT, '[redacted]')
     .replace(TOKEN_IN_TEXT, (_, id?: string) => (id ? `pst_${id}_[redacted]` : 'pst_[redacted]'))
     .replace(SECRET_SHAPED, hidden)
 }

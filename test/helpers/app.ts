@@ -36,6 +36,7 @@ export interface TestAppOptions {
   logger?: AppOptions['logger']
   /** The token service's clock (expiries, a roll's overlap); Date.now by default. */
   now?: () => number
+  jwts?: AppOptions['jwts']
 }
 
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {

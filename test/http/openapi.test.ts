@@ -271,7 +271,9 @@ describe('the published contract', () => {
     expect(description('/plants/{id}', 'get', '404')).toBe('Not found (error codes: 40402)')
     expect(description('/webhooks/{id}', 'get', '404')).toBe('Not found (error codes: 40450)')
     expect(description('/plants', 'post', '409')).toBe('Conflict (error codes: 40901, 40902)')
-    expect(description('/plants', 'post', '401')).toMatch(/40101, 40102, 40103, 40104, 40105\)$/)
+    expect(description('/plants', 'post', '401')).toMatch(
+      /40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118\)$/,
+    )
     expect(String(description('/plants', 'post', '400'))).not.toContain('40050')
   })
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ROOT, runCli } from '../helpers/process.js'
+import { AUDIENCE, ISSUER, serveJwks } from '../helpers/jwks.js'
+import { ROOT, runCli, startServer } from '../helpers/process.js'
 import { tempDir } from '../helpers/stores.js'
 
 const RECORDER = join(ROOT, 'test/helpers/record-loads.mjs')
@@ -31,6 +32,8 @@ const POSTGRES = [/\/node_modules\/(pg|pg-pool|pg-protocol)\//, /\/dist\/store\/
 const SQLITE_BEYOND_TOKENS = /\/dist\/store\/sqlite\/(index|plants|events|webhooks|fan-out|writer|batch)\.js$/
 /** OpenTelemetry's SDK and API, and the code that starts them: loaded only when tracing is on. */
 const TRACING = [/\/node_modules\/@opentelemetry\//, /\/dist\/tracing\/(sdk|http|store-spans|command)\.js$/]
+/** jose and the JWT verifier: loaded only by a server given --jwt-jwks-url. */
+const JWT = [/\/node_modules\/jose\//, /\/dist\/tokens\/jwt\.js$/]
 /** Any store at all. */
 const STORES = [/\/node_modules\/better-sqlite3\//, /\/dist\/store\/(sqlite|postgres)\//]
 
@@ -46,22 +49,50 @@ describe('what a command loads', () => {
     [['token', 'create', '--help']],
     [['serve', '--help']],
     [['health', '--help']],
-  ])('plantstore %j loads no store, logger, framework, driver, tracing or webhook code', async (args) => {
-    const { code, loads } = await loadsOf(args)
-    expect(code).toBe(0)
-    // What it does load is seen: a recording that saw nothing would pass the rest.
-    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
-    expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
-    expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES, ...TRACING])).toEqual([])
-  })
+  ])(
+    'plantstore %j loads no store, logger, framework, driver, tracing, JWT or webhook code',
+    async (args) => {
+      const { code, loads } = await loadsOf(args)
+      expect(code).toBe(0)
+      // What it does load is seen: a recording that saw nothing would pass the rest.
+      expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
+      expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
+      expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES, ...TRACING, ...JWT])).toEqual([])
+    },
+  )
 
-  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver, tracing or webhook code', async () => {
+  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver, tracing, JWT or webhook code', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const { code, stdout, loads } = await loadsOf(['token', 'create', '--database-url', url, '--name', 'x'])
     expect(code).toBe(0)
     expect(stdout).toMatch(/^pst_/)
     expect(loads).toContainEqual(expect.stringMatching(/\/dist\/store\/sqlite\/tokens\.js$/))
     expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/better-sqlite3\//))
-    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS, ...TRACING])).toEqual([])
+    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS, ...TRACING, ...JWT])).toEqual([])
+  })
+
+  it('plantstore serve loads jose only when given a JWKS URL', async () => {
+    const jwks = await serveJwks([])
+    try {
+      const settings = { JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }
+      for (const env of [{}, settings] as Record<string, string>[]) {
+        const record = join(tempDir(), 'loads.txt')
+        const server = await startServer(['--database-url', 'sqlite::memory:'], {
+          ...env,
+          RECORD_LOADS: record,
+          NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${RECORDER}`].filter(Boolean).join(' '),
+        })
+        try {
+          expect((await fetch(`${server.url}/plants`)).status).toBe(401)
+        } finally {
+          await server.end()
+        }
+        const loads = readFileSync(record, 'utf8').split('\n')
+        expect(loads).toContainEqual(expect.stringMatching(/\/dist\/app\.js$/))
+        expect(matching(loads, JWT).length > 0).toBe('JWT_JWKS_URL' in env)
+      }
+    } finally {
+      await jwks.close()
+    }
   })
 })

@@ -16,7 +16,14 @@ import {
 import { logEntries } from '../helpers/log.js'
 import { issueToken, type RunningServer, runCli, startServer } from '../helpers/process.js'
 import { openSocket } from '../helpers/raw-http.js'
-import { createdEvents, storedPlantIds, storeKinds, tempDir } from '../helpers/stores.js'
+import {
+  createdEvents,
+  postgresKind,
+  type StoreKind,
+  storedPlantIds,
+  storeKinds,
+  tempDir,
+} from '../helpers/stores.js'
 
 /**
  * A keep-alive request on a connection of its own, left open: `answered`, `closed` without an
@@ -536,5 +543,42 @@ describe.each(storeKinds)('serve --workers on $name', (kind) => {
     const since = running.output().length
     await refused()
     await waitUntil(() => servedBy(running.output().slice(since), '/plants/1').size === 2)
+  })
+})
+
+describe.skipIf(!postgresKind)('serve --workers on postgres, rate limited', () => {
+  let server: RunningServer | undefined
+  afterEach(async () => {
+    await server?.end()
+    server = undefined
+  })
+
+  it("holds a token's limit between the workers, not once per worker", async () => {
+    const url = await (postgresKind as StoreKind).freshUrl()
+    // An hour's window on the database's clock (the machine's own here): not one about to end.
+    const left = 3_600_000 - (Date.now() % 3_600_000)
+    if (left < 30_000) await new Promise((resolve) => setTimeout(resolve, left + 100))
+    const token = await issueToken(url, 'limited')
+    server = await startServer([
+      '--database-url',
+      url,
+      '--workers',
+      '2',
+      '--log-level',
+      'debug',
+      '--rate-limit',
+      '40/1h',
+      '--max-event-loop-delay',
+      'off',
+    ])
+    const statuses: number[] = []
+    // Each on a connection of its own, which Node hands to either worker.
+    for (let i = 0; i < 120; i++) statuses.push((await call(server.url, 'GET', '/plants/1', token)).status)
+    expect(new Set(statuses)).toEqual(new Set([404, 429]))
+    expect(servedBy(server.output(), '/plants/1').size).toBe(2)
+    const admitted = statuses.filter((status) => status === 404).length
+    // Within 10 % of the limit; counted per worker it would be 80.
+    expect(admitted).toBeGreaterThanOrEqual(36)
+    expect(admitted).toBeLessThanOrEqual(44)
   })
 })

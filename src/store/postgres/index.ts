@@ -8,6 +8,7 @@ import { PostgresLeaseStore } from './leases.js'
 import { PostgresMaintenanceStore } from './maintenance.js'
 import { migrateDatabase } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
+import { PostgresRateLimitStore } from './rate-limits.js'
 import { RevocationWatch } from './revocation.js'
 import { PostgresTokenStore } from './tokens.js'
 import { PostgresWebhookStore } from './webhooks.js'
@@ -45,6 +46,7 @@ export class PostgresStore implements Store {
   readonly maintenance: PostgresMaintenanceStore
   readonly idempotency: PostgresIdempotencyStore
   readonly leases: PostgresLeaseStore
+  readonly rateLimits: PostgresRateLimitStore
 
   constructor(
     readonly pool: pg.Pool,
@@ -58,6 +60,7 @@ export class PostgresStore implements Store {
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
     this.leases = new PostgresLeaseStore(pool)
+    this.rateLimits = new PostgresRateLimitStore(pool)
   }
 
   /** There is no consistent single-file copy of a PostgreSQL database to take from a client. */

@@ -1,0 +1,35 @@
+import { type Count, type Counting, MAX_COUNTED_KEYS } from './counting.js'
+
+/**
+ * Counters of this process alone, each window timed on the monotonic clock from the key's first
+ * request in it. The plugin's own store times them by the wall clock: a step back (NTP, a resumed VM)
+ * put a window's start in the future, so the count did not start again until the clock had caught
+ * up, and a client that had spent its allowance was refused for as long as the step.
+ */
+export class LocalCounts implements Counting {
+  /** In the order last counted, so the first is the one counted longest ago. */
+  private readonly windows = new Map<string, { count: number; startedAt: number; windowMs: number }>()
+
+  count(key: string, windowMs: number): Count {
+    const now = performance.now()
+    let window = this.windows.get(key)
+    this.windows.delete(key)
+    if (window === undefined || now - window.startedAt >= windowMs)
+      window = { count: 0, startedAt: now, windowMs }
+    window.count += 1
+    this.windows.set(key, window)
+    if (this.windows.size > MAX_COUNTED_KEYS) {
+      const oldest = this.windows.keys().next().value
+      if (oldest !== undefined) this.windows.delete(oldest)
+    }
+    return { current: window.count, ttl: windowMs - (now - window.startedAt) }
+  }
+
+  giveBack(key: string): void {
+    const window = this.windows.get(key)
+    if (window && window.count > 0 && performance.now() - window.startedAt < window.windowMs)
+      window.count -= 1
+  }
+
+  async close(): Promise<void> {}
+}
