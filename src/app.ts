@@ -18,6 +18,7 @@ import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantRoutes } from './http/routes/plants.js'
+import { tokenRoutes } from './http/routes/tokens.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
 import { sharedSchemas } from './http/schemas.js'
 import { installCors, installLoadShedding } from './http/security.js'
@@ -53,7 +54,7 @@ export interface AppOptions {
    * every worker's series, gathered by the primary (metrics/cluster.ts).
    */
   scrapeMetrics?: () => Promise<string>
-  /** Requests per token; absent or null: no limit. */
+  /** Requests per token without a limit of its own; absent or null: no limit. */
   rateLimit?: RateLimit | null
   /** Requests per client address without a valid token; absent or null: no limit. */
   unauthenticatedRateLimit?: RateLimit | null
@@ -160,6 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       store: options.store,
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
     })
+    await api.register(tokenRoutes, { tokens: options.tokens })
   })
 
   app.addHook('preClose', (done) => {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { inDays, MAX_DURATION_MS, MAX_TIMER_MS, parseDuration } from './duration.js'
+import { parseRateLimit, RATE_LIMIT_FORM } from './rate-limit-text.js'
 import { type DatabaseLocation, parseDatabaseUrl, postgresSettingsProblem } from './store/open.js'
 import type { TracingSettings } from './tracing/settings.js'
 
@@ -133,20 +134,8 @@ function integer(flag: string, min: number, max: number) {
 
 /** `COUNT/WINDOW` such as `100/1s` or `6000/1m`; `off` turns limiting off. */
 function rateLimit(flag: string) {
-  return (raw: string): RateLimit | null => {
-    if (isOff(raw)) return null
-    const match = /^(\d{1,9})\/(.+)$/.exec(raw.trim())
-    const max = match ? Number(match[1]) : 0
-    const windowMs = match ? parseDuration(match[2] as string, MAX_TIMER_MS) : null
-    if (max < 1 || windowMs === null || windowMs < 1) {
-      fail(
-        flag,
-        raw,
-        `COUNT/WINDOW such as 100/1s or 6000/1m (a window of at most ${inDays(MAX_TIMER_MS)}), or off`,
-      )
-    }
-    return { max, windowMs }
-  }
+  return (raw: string): RateLimit | null =>
+    isOff(raw) ? null : (parseRateLimit(raw) ?? fail(flag, raw, `${RATE_LIMIT_FORM}, or off`))
 }
 
 /** Comma list of origins (`https://app.example.com`); absent or `off` leaves CORS off. */
@@ -460,7 +449,8 @@ export const SERVE_SETTINGS: Setting[] = [
     // As self-hosted API servers do, an authenticated client is not throttled unless the operator
     // asks: a fixed default would cap one client far below what the service answers.
     default: 'off',
-    description: 'requests allowed per token in each window, e.g. 6000/1m; off: not limited',
+    description:
+      "requests allowed per token in each window, e.g. 6000/1m; off: not limited; a token's own limit (token create --rate-limit) takes its place",
     parse: rateLimit('rate-limit'),
   },
   {

@@ -7,7 +7,7 @@ import { readTracingSettings, TRACING_HELP } from '../tracing/settings.js'
 import type { CliDatabaseOptions } from './database.js'
 import type { ImportOptions } from './import.js'
 import { reportOnStderr } from './report.js'
-import type { CreateOptions } from './token.js'
+import type { CreateOptions, RollOptions } from './token.js'
 
 // Exit codes, the same for every command: 0 success, 1 the operation failed, 2 usage or configuration.
 export const EXIT_OK = 0
@@ -74,8 +74,9 @@ function buildProgram(): Command {
       })
       return
     }
-    // token create answers a failed write of its one line itself: it revokes the token nobody got.
-    if (command.name() === 'create' && command.parent?.name() === 'token') {
+    // token create and roll answer a failed write of their one line themselves: a secret nobody got
+    // must not be left working.
+    if ((command.name() === 'create' || command.name() === 'roll') && command.parent?.name() === 'token') {
       listenToStdout(() => {})
       return
     }
@@ -133,17 +134,21 @@ function buildProgram(): Command {
       await migrateDatabase(options)
     })
 
-  const token = program.command('token').description('issue, list and revoke bearer tokens')
+  const token = program.command('token').description('issue, list, roll and revoke bearer tokens')
   token
     .command('create')
     .description('create a token and print it (the only time it is shown) as the one line on stdout')
     .requiredOption('--name <name>', 'what the token is for')
     .option(
       '--scopes <list>',
-      'comma list of plants:read, plants:write, webhooks:manage, metrics:read',
+      'comma list of plants:read, plants:write, webhooks:manage, metrics:read, tokens:manage',
       'plants:read,plants:write',
     )
     .option('--expires-in <duration>', 'lifetime such as 30s, 15m, 12h, 30d; no expiry when absent')
+    .option(
+      '--rate-limit <count/window>',
+      "this token's own limit, e.g. 100/1m, in place of serve's --rate-limit; absent: serve's applies",
+    )
     .addOption(databaseOption())
     .action(async (options: CreateOptions) => {
       const { tokenCreate } = await import('./token.js')
@@ -166,6 +171,22 @@ function buildProgram(): Command {
     .action(async (id: string, options: CliDatabaseOptions) => {
       const { tokenRevoke } = await import('./token.js')
       if (!(await tokenRevoke(id, options))) process.exitCode = EXIT_FAILED
+    })
+  token
+    .command('roll')
+    .description(
+      'give a token a new secret and print it as create does; the old secret keeps working for the overlap, then stops',
+    )
+    .argument('<id>', 'the public id of the token (its pst_<id>_ prefix or the whole token also do)')
+    .option(
+      '--overlap <duration>',
+      'how long the old secret keeps working, 0s to 30d; 0s: it stops at once',
+      '24h',
+    )
+    .addOption(databaseOption())
+    .action(async (id: string, options: RollOptions) => {
+      const { tokenRoll } = await import('./token.js')
+      if (!(await tokenRoll(id, options))) process.exitCode = EXIT_FAILED
     })
 
   program

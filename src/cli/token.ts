@@ -1,11 +1,19 @@
 import { fstatSync, statSync } from 'node:fs'
 import { ConfigError } from '../config.js'
-import { inDays, MAX_DURATION_MS, parseDuration } from '../duration.js'
+import { AppError, errors } from '../errors.js'
 import { openTokens } from '../store/open.js'
-import type { TokenRecord } from '../store/types.js'
-import { holdsToken } from '../tokens/format.js'
-import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../tokens/scopes.js'
-import { TokenService } from '../tokens/service.js'
+import type { Scope } from '../tokens/scopes.js'
+import { type CreatedToken, TokenService } from '../tokens/service.js'
+import {
+  type TokenField,
+  TokenInputError,
+  validateExpiresIn,
+  validateOverlap,
+  validateRateLimit,
+  validateScopes,
+  validateTokenName,
+} from '../tokens/validate.js'
+import { previousSecretUntil, tokenView } from '../tokens/view.js'
 import {
   type CliDatabaseOptions,
   databaseLocation,
@@ -18,56 +26,46 @@ export interface CreateOptions extends CliDatabaseOptions {
   name: string
   scopes?: string
   expiresIn?: string
+  rateLimit?: string
 }
 
+const FLAGS: Record<TokenField, string> = {
+  name: 'name',
+  scopes: 'scopes',
+  expiresIn: 'expires-in',
+  rateLimit: 'rate-limit',
+  overlap: 'overlap',
+}
+
+/**
+ * Runs a check of the rules POST /tokens shares, turning its refusal into the flag's: `invalid
+ * --expires-in "soon": expected …`. A name is never quoted back, as it may hold a token.
+ */
+function checked<T>(check: () => T, raw?: string): T {
+  try {
+    return check()
+  } catch (error) {
+    if (!(error instanceof TokenInputError)) throw error
+    const given = error.field === 'name' || raw === undefined ? '' : ` ${JSON.stringify(raw)}`
+    throw new ConfigError(`invalid --${FLAGS[error.field]}${given}: ${error.reason}`)
+  }
+}
+
+/** `--scopes`: a comma list, each scope checked as POST /tokens checks its list. */
 export function parseScopes(raw: string | undefined): Scope[] {
-  if (raw === undefined) return [...DEFAULT_SCOPES]
+  if (raw === undefined) return validateScopes(undefined)
   const scopes = raw
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-  const unknown = scopes.filter((s) => !isScope(s))
-  if (scopes.length === 0 || unknown.length > 0) {
-    throw new ConfigError(
-      `invalid --scopes ${JSON.stringify(raw)}: expected a comma list of ${SCOPES.join(', ')}`,
-    )
-  }
-  return [...new Set(scopes)] as Scope[]
+  return checked(() => validateScopes(scopes), raw)
 }
 
 export async function tokenCreate(options: CreateOptions): Promise<void> {
-  const name = options.name.trim()
-  // A tab or a newline would break the columns of `token list`, and an escape could drive the terminal.
-  if (/\p{Cc}/u.test(name)) {
-    throw new ConfigError('invalid --name: control characters such as tab or newline are not allowed')
-  }
-  // A bidirectional override or isolate would reorder the rest of its `token list` line on screen, so
-  // a name could pass itself off as another token's.
-  if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(name)) {
-    throw new ConfigError(
-      'invalid --name: bidirectional formatting characters such as U+202E are not allowed',
-    )
-  }
-  // A token pasted where its name belongs (`--name "$TOKEN"`) would be stored whole and shown by every
-  // `token list`, where only the hash of a secret is ever kept.
-  if (holdsToken(name)) {
-    throw new ConfigError('invalid --name: it holds a token; name what the token is for instead')
-  }
-  // Counted in code points, as plant names are: an emoji is one character, not two UTF-16 units.
-  const length = [...name].length
-  if (length === 0 || length > 100) throw new ConfigError('invalid --name: expected 1 to 100 characters')
+  const name = checked(() => validateTokenName(options.name))
   const scopes = parseScopes(options.scopes)
-  let expiresInMs: number | undefined
-  if (options.expiresIn !== undefined) {
-    const ms = parseDuration(options.expiresIn)
-    // At least a second: a token that expires before anyone can use it is a mistake, not a lifetime.
-    if (ms === null || ms < 1000) {
-      throw new ConfigError(
-        `invalid --expires-in ${JSON.stringify(options.expiresIn)}: expected e.g. 30s, 15m, 12h, 30d, at least 1s, at most ${inDays(MAX_DURATION_MS)} (100 years)`,
-      )
-    }
-    expiresInMs = ms
-  }
+  const expiresInMs = checked(() => validateExpiresIn(options.expiresIn), options.expiresIn)
+  const rateLimit = checked(() => validateRateLimit(options.rateLimit), options.rateLimit)
   // That store is gone when this command exits: the token it printed would exist nowhere.
   const location = databaseLocation(options)
   if (location.kind === 'sqlite' && location.path === ':memory:') {
@@ -75,14 +73,10 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       'token create cannot issue into sqlite::memory:, which is gone when the command exits; give the database the server uses (a throwaway server issues its own with serve --bootstrap-token-file)',
     )
   }
-  if (outputDiscarded()) {
-    throw new Error(
-      'cannot write the token to standard output (it is closed or /dev/null, where nobody would receive it); no token was issued',
-    )
-  }
+  refuseDiscardedOutput('no token was issued')
   await withStore(options, openTokens, async (store) => {
     const tokens = new TokenService(store.tokens)
-    const { token, record } = await tokens.create(name, scopes, expiresInMs)
+    const { token, record } = await tokens.create(name, scopes, expiresInMs, rateLimit)
     try {
       await printed(`${token}\n`)
     } catch (error) {
@@ -95,6 +89,14 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
       )
     }
   })
+}
+
+function refuseDiscardedOutput(outcome: string): void {
+  if (outputDiscarded()) {
+    throw new Error(
+      `cannot write the token to standard output (it is closed or /dev/null, where nobody would receive it); ${outcome}`,
+    )
+  }
 }
 
 /**
@@ -118,35 +120,26 @@ function printed(text: string): Promise<void> {
   })
 }
 
-function status(token: TokenRecord, now: number): string {
-  if (token.revokedAt) return 'revoked'
-  if (token.expiresAt && token.expiresAt.getTime() <= now) return 'expired'
-  return 'active'
-}
-
-function toJson(token: TokenRecord, now: number) {
-  return {
-    id: token.id,
-    name: token.name,
-    prefix: `pst_${token.id}_`,
-    scopes: token.scopes,
-    createdAt: token.createdAt.toISOString(),
-    expiresAt: token.expiresAt?.toISOString() ?? null,
-    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
-    revokedAt: token.revokedAt?.toISOString() ?? null,
-    status: status(token, now),
-  }
-}
-
 export async function tokenList(options: CliDatabaseOptions & { json?: boolean }): Promise<void> {
   await withStoreToRead(options, openTokens, async (store) => {
     const now = Date.now()
-    const tokens = (await store.tokens.list()).map((t) => toJson(t, now))
+    const tokens = (await store.tokens.list()).map((t) => tokenView(t, now))
     if (options.json) {
       process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`)
       return
     }
-    const header = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'EXPIRES', 'LAST USED', 'STATUS']
+    const header = [
+      'ID',
+      'NAME',
+      'PREFIX',
+      'SCOPES',
+      'CREATED',
+      'EXPIRES',
+      'LAST USED',
+      'RATE LIMIT',
+      'OLD SECRET UNTIL',
+      'STATUS',
+    ]
     const rows = tokens.map((t) => [
       t.id,
       t.name,
@@ -155,6 +148,8 @@ export async function tokenList(options: CliDatabaseOptions & { json?: boolean }
       t.createdAt,
       t.expiresAt ?? '-',
       t.lastUsedAt ?? '-',
+      t.rateLimit ?? '-',
+      t.previousSecretExpiresAt ?? '-',
       t.status,
     ])
     // Loaded for the table alone: it sets up Unicode segmentation as it loads, a wait that token
@@ -201,5 +196,52 @@ export async function tokenRevoke(given: string, options: CliDatabaseOptions): P
     else if (PUBLIC_ID.test(id)) process.stderr.write(`no token with id ${id}\n`)
     else process.stderr.write('no token with that id: an id is the 16 hex digits `token list` shows\n')
     return revocation !== 'not-found'
+  })
+}
+
+export interface RollOptions extends CliDatabaseOptions {
+  overlap?: string
+}
+
+/**
+ * Gives a token a new secret and prints it as `token create` prints a token. The replaced secret
+ * keeps working for the overlap (default 24h; 0s: not at all). Returns false when no token has that
+ * id (exit 1); a revoked or expired token is refused too, having no secret to roll.
+ */
+export async function tokenRoll(given: string, options: RollOptions): Promise<boolean> {
+  const id = publicIdOf(given)
+  const overlapMs = checked(() => validateOverlap(options.overlap), options.overlap)
+  refuseDiscardedOutput('the token was not rolled')
+  return withExistingStore(options, openTokens, async (store) => {
+    const tokens = new TokenService(store.tokens)
+    let rolled: CreatedToken
+    try {
+      rolled = await tokens.roll(id, overlapMs)
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error
+      if (error.entry === errors.TOKEN_NOT_ACTIVE)
+        process.stderr.write(`token ${id} is revoked or expired: it cannot be rolled; issue a new one\n`)
+      else if (PUBLIC_ID.test(id)) process.stderr.write(`no token with id ${id}\n`)
+      else process.stderr.write('no token with that id: an id is the 16 hex digits `token list` shows\n')
+      return false
+    }
+    try {
+      await printed(`${rolled.token}\n`)
+    } catch (error) {
+      const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+      const until = previousSecretUntil(rolled.record, Date.now())
+      // Nobody received the new secret. With no overlap nobody holds a working one either: the token
+      // is revoked, as token create revokes one it could not hand out.
+      if (until === null) {
+        await tokens.revoke(rolled.record.id)
+        throw new Error(
+          `cannot write the token to standard output (${cause}); token ${rolled.record.id} was rolled and then revoked, issue another`,
+        )
+      }
+      throw new Error(
+        `cannot write the token to standard output (${cause}); token ${rolled.record.id} was rolled, its previous secret works until ${until.toISOString()}: roll it again`,
+      )
+    }
+    return true
   })
 }

@@ -256,6 +256,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists tokens, oldest first, one page at a time (never a secret)
+         * @description Revoked and expired tokens are listed too, until retention removes them. When another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Issues a token; the answer carries its secret, shown only here
+         * @description The calling token can grant only scopes it holds itself (40302 otherwise). The same rules as `plantstore token create`.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads a token (never its secret) */
+        get: operations["getToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revokes a token: every secret of it stops working, on every instance within 5 seconds
+         * @description A token revoked before is left as it was and the answer is 204 again, as `plantstore token revoke` succeeds again: what was asked for holds. The token stays listed, with status `revoked`.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Gives a token a new secret; the replaced one keeps working for the overlap (default 24h), then stops
+         * @description A token has two secrets at most: a secret replaced by an earlier roll whose overlap is still running stops at once. The calling token must hold every scope of the rolled one (40303 otherwise), as the answer hands out its secret. A revoked or expired token cannot be rolled (40461).
+         */
+        post: operations["rollToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "plant.created": {
@@ -414,7 +479,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40401 | 40402 | 40450 | 40451 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -584,6 +649,75 @@ export interface components {
                 webhookId: string;
             };
         };
+        /**
+         * NewToken
+         * @description A token to issue, as `plantstore token create` takes it. Unknown fields are ignored.
+         */
+        NewToken: {
+            /** @description What the token is for: 1 to 100 characters (trimmed), without control or bidirectional formatting characters */
+            name: string;
+            /** @description What the token may do: only scopes the calling token holds itself */
+            scopes: ("plants:read" | "plants:write" | "webhooks:manage" | "metrics:read" | "tokens:manage")[];
+            /** @description Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d); absent or null: no expiry */
+            expiresIn?: string | null;
+            /** @description Absent or null: none of its own */
+            rateLimit?: string | null;
+        };
+        /** TokenRollRequest */
+        TokenRollRequest: {
+            /** @description How long the replaced secret keeps working, a duration from `0s` (it stops at once) to 30d; default `24h` */
+            overlap?: string;
+        };
+        /**
+         * Token
+         * @description A bearer token (never its secret).
+         */
+        Token: {
+            /** @description The public id of a token: the 16 hex digits after `pst_` */
+            id: string;
+            name: string;
+            /** @description The start of the token, `pst_<id>_`, to recognise it by */
+            prefix: string;
+            scopes: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description null: it never expires */
+            expiresAt: string | null;
+            /** @description When a request last used it, written at most once a minute */
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+            status: "active" | "expired" | "revoked";
+            /** @description Its own limit as `COUNT/WINDOW`; null: the service-wide one applies */
+            rateLimit: string | null;
+            /** @description Until then, the secret replaced by the last roll works too; null: no overlap is running */
+            previousSecretExpiresAt: string | null;
+        };
+        /**
+         * TokenWithSecret
+         * @description A token with its secret.
+         */
+        TokenWithSecret: {
+            /** @description The public id of a token: the 16 hex digits after `pst_` */
+            id: string;
+            name: string;
+            /** @description The start of the token, `pst_<id>_`, to recognise it by */
+            prefix: string;
+            scopes: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description null: it never expires */
+            expiresAt: string | null;
+            /** @description When a request last used it, written at most once a minute */
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+            status: "active" | "expired" | "revoked";
+            /** @description Its own limit as `COUNT/WINDOW`; null: the service-wide one applies */
+            rateLimit: string | null;
+            /** @description Until then, the secret replaced by the last roll works too; null: no overlap is running */
+            previousSecretExpiresAt: string | null;
+            /** @description The whole bearer token, shown only in this answer: send it as `Authorization: Bearer <secret>` */
+            secret: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -742,7 +876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -850,7 +984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1016,7 +1150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1148,7 +1282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1299,7 +1433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1432,7 +1566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1576,7 +1710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1675,7 +1809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1778,7 +1912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1905,7 +2039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2012,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2126,7 +2260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2264,7 +2398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2373,7 +2507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2493,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2604,7 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2724,7 +2858,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2837,7 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2977,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2989,6 +3123,598 @@ export interface operations {
                 };
             };
             /** @description Not found (error codes: 40450) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (error codes: 41301) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (error codes: 41501) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Cursor: only tokens created after this place. Take it from the `Link: rel="next"` header of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens, oldest first */
+            200: {
+                headers: {
+                    /** @description The next page, as `<url>; rel="next"` */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Token"][];
+                    };
+                };
+            };
+            /** @description The request is invalid (error codes: 40012, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewToken"];
+            };
+        };
+        responses: {
+            /** @description The token, with its secret */
+            201: {
+                headers: {
+                    /** @description The token: `/tokens/{id}` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40060, 40061, 40062, 40063, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301, 40302) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (error codes: 41301) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (error codes: 41501) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40460) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (now or before) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40460) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rollToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRollRequest"];
+            };
+        };
+        responses: {
+            /** @description The token, with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40064, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301, 40303) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40460, 40461) */
             404: {
                 headers: {
                     [name: string]: unknown;

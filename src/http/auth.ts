@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, errors } from '../errors.js'
+import type { RateLimit } from '../config.js'
+import { AppError, type CatalogEntry, errors } from '../errors.js'
 import type { BearerVerifier } from '../tokens/bearer.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal } from '../tokens/service.js'
@@ -40,15 +41,19 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
  * before any body is read, so a rejected request costs no parsing and writes nothing. A request with a
  * valid token is counted against that token by `limits.token`, one without against its client address
  * by `limits.address` (when each is set). A token verified before is recognised without a promise:
- * with no token limit, the common request passes this hook synchronously.
+ * with no limit (the service's or the token's own), the common request passes this hook synchronously.
  */
 export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limits: Limiters = {}): void {
   app.decorateRequest('principal', undefined)
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
   function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const counted = (limit: Limiter | undefined, key: string): Promise<void> | undefined =>
-      limit?.(key, request).then((headers) => {
+    const counted = (
+      limit: Limiter | undefined,
+      key: string,
+      own?: RateLimit | null,
+    ): Promise<void> | undefined =>
+      limit?.(key, request, own)?.then((headers) => {
         if (headers) reply.headers(headers)
       })
     const byAddress = () => counted(limits.address, addressKey(request.ip))
@@ -64,7 +69,8 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
       return refuse(challenge(error.entry, true))
     }
     const admit = (principal: Principal): Promise<void> | undefined => {
-      const pending = counted(limits.token, `token:${principal.tokenId}`)
+      // A token's own limit, when it has one, takes the place of the service-wide one.
+      const pending = counted(limits.token, `token:${principal.tokenId}`, principal.rateLimit)
       if (pending) return pending.then(() => authorize(request, principal))
       authorize(request, principal)
       return undefined
@@ -107,9 +113,22 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
 function authorize(request: FastifyRequest, principal: Principal): void {
   const scope = request.routeOptions.config.scope
   if (scope && !principal.scopes.has(scope)) {
-    throw new AppError(errors.SCOPE_MISSING, `This operation needs a token with the scope ${scope}.`, {
-      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
-    })
+    throw insufficientScope(
+      errors.SCOPE_MISSING,
+      [scope],
+      `This operation needs a token with the scope ${scope}.`,
+    )
   }
   request.principal = principal
+}
+
+/** A 403 for a request that needs `scopes`, which the token lacks, with RFC 6750's challenge. */
+export function insufficientScope(
+  entry: CatalogEntry,
+  scopes: readonly string[],
+  message?: string,
+): AppError {
+  return new AppError(entry, message, {
+    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scopes.join(' ')}"`,
+  })
 }

@@ -15,6 +15,7 @@ const SCOPE_TEXT: Record<string, string> = {
   'plants:write': 'create, replace, change and delete plants',
   'webhooks:manage': 'manage webhook subscriptions',
   'metrics:read': 'read metrics',
+  'tokens:manage': 'issue, list, roll and revoke tokens, with no more scopes than its own',
 }
 
 function catalogMarkdown(): string {
@@ -30,12 +31,12 @@ Ids are signed 64-bit integers, exact over their whole range: clients must parse
 through a double (this page's try-it panel shows ids past 2^53 rounded; the raw response is exact).
 
 Every operation except the public documents needs a bearer token (\`Authorization: Bearer pst_…\`),
-issued by the operator with \`plantstore token create\`. Scopes: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_TEXT[s]})`).join(', ')}.
+issued by the operator with \`plantstore token create\` or over HTTP with \`POST /tokens\`. Scopes: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_TEXT[s]})`).join(', ')}.
 
 Every answer carries \`X-Request-Id\` and the security headers (\`Content-Security-Policy\`,
 \`Cross-Origin-Opener-Policy\`, \`Cross-Origin-Resource-Policy\`, \`Referrer-Policy\`,
 \`Strict-Transport-Security\`, \`X-Content-Type-Options\`, \`X-Frame-Options\`); every authenticated
-answer carries \`Cache-Control: no-store\`, and while the operator sets a rate limit also
+answer carries \`Cache-Control: no-store\`, and while a rate limit applies (the operator's, or the token's own) also
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
 Some answers are given before an operation runs, and close the connection. Those a request for an
 operation can get are listed under every operation: 400 (40000) for a request the server will not
@@ -73,6 +74,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'plants', description: 'The plant resource' },
         { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
+        { name: 'tokens', description: 'Bearer tokens: issue, list, roll and revoke' },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {
@@ -80,7 +82,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: `An opaque token issued by \`plantstore token create\`. Each operation lists the scope it needs: ${SCOPES.join(', ')}.`,
+            description: `An opaque token issued by \`plantstore token create\` or \`POST /tokens\`. Each operation lists the scope it needs: ${SCOPES.join(', ')}.`,
           },
         },
       },

@@ -12,9 +12,14 @@ import type { RateLimitStore } from '../store/types.js'
  * Counts a request against `key` (a token id, or a client address when no valid token was shown) and
  * throws the 429 when the window's allowance is spent. Authentication calls it once it knows which
  * key applies, so a client cannot guess tokens faster than its address's limit allows: every failed
- * verification is counted against its address.
+ * verification is counted against its address. `own` is a token's own limit, which takes the place
+ * of the limiter's; undefined, without a promise, when neither applies and nothing is counted.
  */
-export type Limiter = (key: string, request?: FastifyRequest) => Promise<Record<string, string> | undefined>
+export type Limiter = (
+  key: string,
+  request?: FastifyRequest,
+  own?: RateLimit | null,
+) => Promise<Record<string, string> | undefined> | undefined
 
 /** What a request is counted against: its token, or its address when it has no valid token. */
 export const LIMIT_KEY_KINDS = ['token', 'address'] as const
@@ -49,8 +54,10 @@ export function addressKey(ip: string | undefined): string {
   return `address:${prefix.join(':')}::/64`
 }
 
+/** What the plugin is handed to count: the key, and the limit that applies to it. */
 interface Counted {
   key: string
+  limit: RateLimit
 }
 
 const NO_ROUTE = { config: {} }
@@ -92,6 +99,8 @@ export interface Limiters {
 
 /**
  * Installs the limiters of the limits given (null or absent: that kind of request is not limited).
+ * The token limiter is there even without a service-wide limit, as any token may carry its own; a
+ * token with neither costs nothing.
  * They share one counting, each key naming its kind: this process's own, or, given `shared`, one
  * settled with every process on the database (limits/shared-counts.ts), so that a limit holds across
  * instances and workers. SQLite gives none: its service is one instance, and the counts' writes
@@ -105,7 +114,6 @@ export async function installRateLimits(
   hooks: RateLimitHooks = {},
   shared?: RateLimitStore,
 ): Promise<Limiters> {
-  if (!limits.token && !limits.address) return {}
   const counting: Counting = shared
     ? new SharedCounts(shared, { onAlone: hooks.onAlone, onShared: hooks.onShared })
     : new LocalCounts()
@@ -124,21 +132,34 @@ export async function installRateLimits(
     done(null, payload)
   })
   return {
-    token: limits.token ? limiter(app, limits.token, hooks) : undefined,
+    token: limiter(app, limits.token ?? null, hooks),
     address: limits.address ? limiter(app, limits.address, hooks) : undefined,
   }
 }
 
-function limiter(app: FastifyInstance, limit: RateLimit, hooks: RateLimitHooks): Limiter {
+const countedOf = (request: FastifyRequest) => request as unknown as Counted
+
+function limiter(app: FastifyInstance, fallback: RateLimit | null, hooks: RateLimitHooks): Limiter {
+  // One limiter for every limit: each count carries its own, so a token's limit needs no limiter of
+  // its own, and its counts go through the same counting as every other key's.
   const check = app.createRateLimit({
-    max: limit.max,
-    timeWindow: limit.windowMs,
-    keyGenerator: (counted) => (counted as unknown as Counted).key,
+    max: (request) => countedOf(request).limit.max,
+    timeWindow: (request) => countedOf(request).limit.windowMs,
+    keyGenerator: (request) => countedOf(request).key,
   })
-  return async (key, request) => {
+  return (key, request, own) => {
+    const limit = own ?? fallback
+    return limit === null ? undefined : count(key, limit, request)
+  }
+
+  async function count(
+    key: string,
+    limit: RateLimit,
+    request: FastifyRequest | undefined,
+  ): Promise<Record<string, string> | undefined> {
     // The plugin reads the key through keyGenerator and a route's group from routeOptions: a counted
     // key is all it is given, since which key applies is known only once the token is checked.
-    const result = await check({ key, routeOptions: NO_ROUTE } as unknown as FastifyRequest)
+    const result = await check({ key, limit, routeOptions: NO_ROUTE } as unknown as FastifyRequest)
     if (result.isAllowed) return undefined
     // IETF draft RateLimit header fields: the limit, what is left, and seconds until the window resets.
     const headers: Record<string, string> = {

@@ -2,6 +2,12 @@ import { Type } from 'typebox'
 import { type CatalogEntry, errors } from '../errors.js'
 import { PLANT_EVENT_TYPES } from '../plants/events.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
+import { SCOPES } from '../tokens/scopes.js'
+import {
+  MAX_OVERLAP_MS,
+  TOKEN_ID_PATTERN,
+  NAME_MAX_LENGTH as TOKEN_NAME_MAX_LENGTH,
+} from '../tokens/validate.js'
 import {
   ANSWER_BODY_KEPT_BYTES,
   DELIVERY_ID_PATTERN,
@@ -282,6 +288,94 @@ export const TestEvent = Type.Object(
   },
 )
 
+export const TokenId = Type.String({
+  pattern: TOKEN_ID_PATTERN.source,
+  description: 'The public id of a token: the 16 hex digits after `pst_`',
+})
+const KnownScope = Type.Union(SCOPES.map((scope) => Type.Literal(scope)))
+const RateLimitText = Type.String({
+  pattern: '^[0-9]{1,9}/[0-9]{1,15}(ms|s|m|h|d)$',
+  description:
+    "`COUNT/WINDOW` as serve's --rate-limit takes it, e.g. `100/1m`: the token's own limit, in place of the service-wide one",
+})
+
+export const NewToken = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: TOKEN_NAME_MAX_LENGTH,
+      description: `What the token is for: 1 to ${TOKEN_NAME_MAX_LENGTH} characters (trimmed), without control or bidirectional formatting characters`,
+    }),
+    scopes: Type.Array(KnownScope, {
+      minItems: 1,
+      description: 'What the token may do: only scopes the calling token holds itself',
+    }),
+    expiresIn: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d); absent or null: no expiry',
+      }),
+    ),
+    rateLimit: Type.Optional(
+      Type.Union([RateLimitText, Type.Null()], { description: 'Absent or null: none of its own' }),
+    ),
+  },
+  {
+    $id: 'NewToken',
+    title: 'NewToken',
+    description: 'A token to issue, as `plantstore token create` takes it. Unknown fields are ignored.',
+  },
+)
+
+export const TokenRollRequest = Type.Object(
+  {
+    overlap: Type.Optional(
+      Type.String({
+        description: `How long the replaced secret keeps working, a duration from \`0s\` (it stops at once) to ${MAX_OVERLAP_MS / 86_400_000}d; default \`24h\``,
+      }),
+    ),
+  },
+  { $id: 'TokenRollRequest', title: 'TokenRollRequest' },
+)
+
+const tokenFields = {
+  id: TokenId,
+  name: Type.String(),
+  prefix: Type.String({ description: 'The start of the token, `pst_<id>_`, to recognise it by' }),
+  scopes: Type.Array(Type.String()),
+  createdAt: Timestamp,
+  expiresAt: Type.Union([Timestamp, Type.Null()], { description: 'null: it never expires' }),
+  lastUsedAt: Type.Union([Timestamp, Type.Null()], {
+    description: 'When a request last used it, written at most once a minute',
+  }),
+  revokedAt: NullableTimestamp,
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')]),
+  rateLimit: Type.Union([RateLimitText, Type.Null()], {
+    description: 'Its own limit as `COUNT/WINDOW`; null: the service-wide one applies',
+  }),
+  previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
+    description: 'Until then, the secret replaced by the last roll works too; null: no overlap is running',
+  }),
+}
+
+export const Token = Type.Object(tokenFields, {
+  $id: 'Token',
+  title: 'Token',
+  description: 'A bearer token (never its secret).',
+})
+
+export const TokenWithSecret = Type.Object(
+  {
+    ...tokenFields,
+    secret: Type.String({
+      pattern: '^pst_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$',
+      description:
+        'The whole bearer token, shown only in this answer: send it as `Authorization: Bearer <secret>`',
+    }),
+  },
+  { $id: 'TokenWithSecret', title: 'TokenWithSecret', description: 'A token with its secret.' },
+)
+
 /** Registered with `app.addSchema` before any route. */
 export const sharedSchemas = [
   NewPlant,
@@ -300,6 +394,10 @@ export const sharedSchemas = [
   ReplayResult,
   PlantEvent,
   TestEvent,
+  NewToken,
+  TokenRollRequest,
+  Token,
+  TokenWithSecret,
 ]
 
 type SharedName =
@@ -319,6 +417,10 @@ type SharedName =
   | 'ReplayResult'
   | 'PlantEvent'
   | 'TestEvent'
+  | 'NewToken'
+  | 'TokenRollRequest'
+  | 'Token'
+  | 'TokenWithSecret'
 
 /** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
 export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -156,6 +156,29 @@ export interface TokenRecord {
   expiresAt: Date | null
   lastUsedAt: Date | null
   revokedAt: Date | null
+  /** Hex SHA-256 of the secret the last roll replaced, accepted until `previousSecretExpiresAt`. */
+  previousSecretHash: string | null
+  previousSecretExpiresAt: Date | null
+  /** The token's own limit, overriding the service-wide one; null: the service-wide one applies. */
+  rateLimit: { max: number; windowMs: number } | null
+}
+
+/** Where a page of the token listing starts: after this token, in the order of creation. */
+export interface TokenCursor {
+  createdAt: Date
+  id: string
+}
+
+export interface TokenListOptions {
+  limit: number
+  after?: TokenCursor
+}
+
+/** A roll's new secret, and how long the replaced one goes on being accepted. */
+export interface TokenRoll {
+  secretHash: string
+  /** Until then the replaced secret is accepted too; null: it stops at once. */
+  previousSecretExpiresAt: Date | null
 }
 
 /** What a revocation found: the token revoked now, one revoked before, or no token by that id. */
@@ -164,7 +187,15 @@ export type Revocation = 'revoked' | 'already-revoked' | 'not-found'
 export interface TokenStore {
   insert(token: TokenRecord): Promise<void>
   find(id: string): Promise<TokenRecord | undefined>
-  list(): Promise<TokenRecord[]>
+  /** Oldest first (by creation, then id); every token, or one page of them. */
+  list(page?: TokenListOptions): Promise<TokenRecord[]>
+  /**
+   * Replaces the secret of an active token (neither revoked nor expired at `at`) in one statement:
+   * the current secret becomes the previous one, and a previous one left by an earlier roll is
+   * dropped. Bumps the revocation epoch as a revocation does, so every instance drops what it cached
+   * of the token. Undefined, changing nothing, when no active token has that id.
+   */
+  roll(id: string, roll: TokenRoll, at: Date): Promise<TokenRecord | undefined>
   /**
    * Marks the token revoked and bumps the revocation epoch. A token revoked before keeps its first
    * revocation time and leaves the epoch alone: a bump would empty every instance's cache of verified
@@ -180,7 +211,7 @@ export interface TokenStore {
   insertFirst(token: TokenRecord, deliver: () => void): Promise<boolean>
   touchLastUsed(id: string, at: Date): Promise<void>
   /**
-   * A number that changes whenever any process revokes a token. Called on every authenticated
+   * A number that changes whenever any process revokes or rolls a token. Called on every authenticated
    * request, so it must be cheap and synchronous; caches of verified tokens are dropped when it moves.
    */
   revocationEpoch(): number

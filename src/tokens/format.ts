@@ -17,8 +17,13 @@ export interface ParsedToken {
 
 export function generateToken(): { token: string; publicId: string; secretHash: string } {
   const publicId = randomBytes(8).toString('hex')
+  return { ...newSecretFor(publicId), publicId }
+}
+
+/** A new secret for the token `publicId` (a roll keeps the id, so the token stays the same one). */
+export function newSecretFor(publicId: string): { token: string; secretHash: string } {
   const secret = randomBytes(32).toString('base64url')
-  return { token: `${PREFIX}${publicId}_${secret}`, publicId, secretHash: hashSecret(secret) }
+  return { token: `${PREFIX}${publicId}_${secret}`, secretHash: hashSecret(secret) }
 }
 
 export function parseToken(token: string): ParsedToken | null {

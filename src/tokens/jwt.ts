@@ -130,6 +130,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
         tokenId: subjectKey(settings.issuer, payload.sub),
         name: payload.sub,
         scopes: scopesOf(payload[settings.scopeClaim]),
+        // A JWT carries no limit of its own: the service-wide one applies.
+        rateLimit: null,
       }
       const at = Date.now()
       if (cache.size >= cacheSize) {

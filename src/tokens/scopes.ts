@@ -1,4 +1,10 @@
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read'] as const
+export const SCOPES = [
+  'plants:read',
+  'plants:write',
+  'webhooks:manage',
+  'metrics:read',
+  'tokens:manage',
+] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const DEFAULT_SCOPES: readonly Scope[] = ['plants:read', 'plants:write']

@@ -1,18 +1,31 @@
-import { AppError, errors } from '../errors.js'
+import type { RateLimit } from '../config.js'
+import { AppError, type CatalogEntry, errors } from '../errors.js'
+import { pageOf } from '../page.js'
 import type { Revocation, TokenRecord, TokenStore } from '../store/types.js'
-import { generateToken, parseToken, secretMatches } from './format.js'
+import { generateToken, newSecretFor, parseToken, secretMatches } from './format.js'
 import type { Scope } from './scopes.js'
+import { type TokensQuery, tokenCursor } from './validate.js'
 
 export interface Principal {
   tokenId: string
   name: string
   scopes: ReadonlySet<string>
+  /** The token's own rate limit, which overrides the service-wide one; null: it has none. */
+  rateLimit: RateLimit | null
 }
 
 interface CachedToken {
   principal: Principal
+  /** When this secret stops being accepted: the token's expiry, or a rolled-over secret's end. */
   expiresAt: number
+  /** What a request with this secret is refused with from then on. */
+  expiredError: CatalogEntry
   lastTouched: number
+}
+
+/** The scopes of `wanted` that `held` lacks. */
+export function missingScopes(held: ReadonlySet<string>, wanted: readonly string[]): string[] {
+  return wanted.filter((scope) => !held.has(scope))
 }
 
 export interface TokenServiceOptions {
@@ -34,7 +47,8 @@ export interface CreatedToken {
 /**
  * Issues and verifies bearer tokens. Verification is on every request's path, so a token that was
  * verified once is remembered (keyed by the whole token string, so a hit proves the secret too) until
- * its expiry, or until any process revokes any token: the store's revocation epoch is checked on every
+ * its expiry (a rolled-over secret: until its overlap ends), or until any process revokes or rolls
+ * any token: the store's revocation epoch is checked on every
  * call and a move empties the cache, so a revocation is seen by the next request.
  */
 export class TokenService {
@@ -59,10 +73,46 @@ export class TokenService {
     this.epoch = store.revocationEpoch()
   }
 
-  async create(name: string, scopes: readonly Scope[], expiresInMs?: number): Promise<CreatedToken> {
-    const created = this.issue(name, scopes, expiresInMs)
+  async create(
+    name: string,
+    scopes: readonly Scope[],
+    expiresInMs?: number,
+    rateLimit: RateLimit | null = null,
+  ): Promise<CreatedToken> {
+    const created = this.issue(name, scopes, expiresInMs, rateLimit)
     await this.store.insert(created.record)
     return created
+  }
+
+  /** The token with this id, revoked and expired ones too; a 404 AppError when there is none. */
+  async get(publicId: string): Promise<TokenRecord> {
+    const record = await this.store.find(publicId)
+    if (!record) throw new AppError(errors.TOKEN_NOT_FOUND)
+    return record
+  }
+
+  /** A page of tokens, oldest first, and the cursor of the next page when one may follow. */
+  async list(query: TokensQuery): Promise<{ tokens: TokenRecord[]; next: string | undefined }> {
+    const rows = await this.store.list({ ...query, limit: query.limit + 1 })
+    const page = pageOf(rows, query.limit, tokenCursor)
+    return { tokens: page.rows, next: page.next }
+  }
+
+  /**
+   * Gives the token a new secret. The replaced one is accepted for `overlapMs` more (0: not at all),
+   * and a secret replaced by an earlier roll stops at once: a token has two secrets at most. Every
+   * instance drops what it cached of the token, as after a revocation. A 404 AppError when no token
+   * has this id, or when it is revoked or expired.
+   */
+  async roll(publicId: string, overlapMs: number): Promise<CreatedToken> {
+    const { token, secretHash } = newSecretFor(publicId)
+    const now = this.now()
+    const previousSecretExpiresAt = overlapMs > 0 ? new Date(now + overlapMs) : null
+    const record = await this.store.roll(publicId, { secretHash, previousSecretExpiresAt }, new Date(now))
+    // As after a revocation: this process sees its own roll from the next request on.
+    this.epochFresh = false
+    if (record) return { token, record }
+    throw new AppError((await this.store.find(publicId)) ? errors.TOKEN_NOT_ACTIVE : errors.TOKEN_NOT_FOUND)
   }
 
   /**
@@ -75,12 +125,17 @@ export class TokenService {
     scopes: readonly Scope[],
     deliver: (token: string) => void,
   ): Promise<CreatedToken | undefined> {
-    const created = this.issue(name, scopes)
+    const created = this.issue(name, scopes, undefined, null)
     const stored = await this.store.insertFirst(created.record, () => deliver(created.token))
     return stored ? created : undefined
   }
 
-  private issue(name: string, scopes: readonly Scope[], expiresInMs?: number): CreatedToken {
+  private issue(
+    name: string,
+    scopes: readonly Scope[],
+    expiresInMs: number | undefined,
+    rateLimit: RateLimit | null,
+  ): CreatedToken {
     const { token, publicId, secretHash } = generateToken()
     const createdAt = new Date(this.now())
     const record: TokenRecord = {
@@ -92,6 +147,9 @@ export class TokenService {
       expiresAt: expiresInMs === undefined ? null : new Date(createdAt.getTime() + expiresInMs),
       lastUsedAt: null,
       revokedAt: null,
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
+      rateLimit,
     }
     return { token, record }
   }
@@ -111,7 +169,7 @@ export class TokenService {
   /**
    * The principal of a token verified before, without a promise (the common case on the request
    * path); undefined when it has to be read from the store with `verify`. Throws the 401 AppError
-   * of a remembered token that has since expired.
+   * of a remembered token that has since expired, or of a rolled-over secret whose overlap has ended.
    */
   verifyCached(token: string): Principal | undefined {
     this.checkRevocations()
@@ -122,7 +180,7 @@ export class TokenService {
     const now = this.now()
     if (cached.expiresAt <= now) {
       this.cache.delete(token)
-      throw new AppError(errors.TOKEN_EXPIRED)
+      throw new AppError(cached.expiredError)
     }
     this.touch(cached, now)
     return cached.principal
@@ -169,15 +227,32 @@ export class TokenService {
       epoch = this.store.revocationEpoch()
       record = await this.store.find(parsed.publicId)
     } while (epoch !== this.store.revocationEpoch())
-    if (!record || !secretMatches(parsed.secret, record.secretHash)) throw new AppError(errors.TOKEN_UNKNOWN)
+    if (!record) throw new AppError(errors.TOKEN_UNKNOWN)
+    // The current secret, or the one the last roll replaced while its overlap runs. A cached entry of
+    // the replaced one ends with the overlap, so no instance accepts it past that.
+    let secretEndsAt = Number.POSITIVE_INFINITY
+    if (!secretMatches(parsed.secret, record.secretHash)) {
+      const previous = record.previousSecretHash
+      if (previous === null || !secretMatches(parsed.secret, previous))
+        throw new AppError(errors.TOKEN_UNKNOWN)
+      secretEndsAt = record.previousSecretExpiresAt?.getTime() ?? Number.NEGATIVE_INFINITY
+    }
     if (record.revokedAt) throw new AppError(errors.TOKEN_REVOKED)
     // Taken after the read: a token that expired while the read waited for a connection is expired.
     const now = this.now()
-    const expiresAt = record.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
-    if (expiresAt <= now) throw new AppError(errors.TOKEN_EXPIRED)
+    const tokenEndsAt = record.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
+    if (tokenEndsAt <= now) throw new AppError(errors.TOKEN_EXPIRED)
+    // A replaced secret past its overlap is no longer one of this token's.
+    if (secretEndsAt <= now) throw new AppError(errors.TOKEN_UNKNOWN)
     const entry: CachedToken = {
-      principal: { tokenId: record.id, name: record.name, scopes: new Set(record.scopes) },
-      expiresAt,
+      principal: {
+        tokenId: record.id,
+        name: record.name,
+        scopes: new Set(record.scopes),
+        rateLimit: record.rateLimit,
+      },
+      expiresAt: Math.min(tokenEndsAt, secretEndsAt),
+      expiredError: tokenEndsAt <= secretEndsAt ? errors.TOKEN_EXPIRED : errors.TOKEN_UNKNOWN,
       lastTouched: record.lastUsedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
     }
     if (this.cache.size >= this.cacheSize) {

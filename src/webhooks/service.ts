@@ -1,4 +1,5 @@
 import { AppError, errors } from '../errors.js'
+import { pageOf } from '../page.js'
 import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/types.js'
 import { currentTraceparent } from '../tracing/active.js'
 import { DELIVERY_ID_PATTERN, newSecret, newWebhookId, PREVIOUS_SECRET_GRACE_MS, testEvent } from './model.js'
@@ -96,16 +97,6 @@ export async function sendTestEvent(store: WebhookStore, id: string): Promise<De
  */
 function cursorOf(d: DeliveryRecord): string {
   return `${d.createdAt.getTime()}.${d.eventSeq}`
-}
-
-/**
- * A page of `limit` rows out of `rows`, read one past the page: that one says whether another page
- * follows, so the last page has no link.
- */
-function pageOf<T>(rows: T[], limit: number, cursor: (row: T) => string): { rows: T[]; next?: string } {
-  const page = rows.slice(0, limit)
-  const last = page.at(-1)
-  return { rows: page, next: rows.length > limit && last !== undefined ? cursor(last) : undefined }
 }
 
 /** A page of deliveries, newest first, and the cursor of the next page when one may follow. */

@@ -300,4 +300,178 @@ describe('token commands', () => {
     for (const file of readdirSync(dir))
       expect(readFileSync(join(dir, file)).includes(secret ?? '')).toBe(false)
   })
+
+  it('rolls a token: prints the new secret as create does, and the old one works for the overlap', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const t = await makeApp({ name: 'sqlite', freshUrl: async () => url })
+    try {
+      const list = (token: string) =>
+        t.app.inject({ url: '/plants', headers: { authorization: `Bearer ${token}` } })
+      const old = (await cli(['token', 'create', '--name', 'app', '--database-url', url])).stdout.trim()
+      const id = old.slice(4, 20)
+      expect((await list(old)).statusCode).toBe(200)
+
+      const rolled = await cli(['token', 'roll', id, '--overlap', '1h', '--database-url', url])
+      expect([rolled.code, rolled.stderr]).toEqual([0, ''])
+      const fresh = rolled.stdout.trim()
+      expect(rolled.stdout).toBe(`${fresh}\n`)
+      expect(fresh).toMatch(new RegExp(`^pst_${id}_[A-Za-z0-9_-]{43}$`))
+      expect((await list(fresh)).statusCode).toBe(200)
+      expect((await list(old)).statusCode).toBe(200)
+      const [row] = JSON.parse((await cli(['token', 'list', '--json', '--database-url', url])).stdout)
+      const until = Date.parse(row.previousSecretExpiresAt)
+      expect(until - Date.now()).toBeGreaterThan(3_500_000)
+      expect(until - Date.now()).toBeLessThanOrEqual(3_600_000)
+      const table = (await cli(['token', 'list', '--database-url', url])).stdout
+      expect(table).toMatch(/^ID .* RATE LIMIT +OLD SECRET UNTIL +STATUS\n/)
+      expect(table).toMatch(new RegExp(` +- +${row.previousSecretExpiresAt} +active\\n$`))
+
+      // By the whole token too; with no overlap the secret before stops at once.
+      const again = await cli(['token', 'roll', fresh, '--overlap', '0s', '--database-url', url])
+      expect(again.code).toBe(0)
+      // The command ran in this process without a turn of the event loop, and a server looks at the
+      // revocation epoch once a turn: the next turn's request sees the roll.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect((await list(fresh)).statusCode).toBe(401)
+      expect((await list(again.stdout.trim())).statusCode).toBe(200)
+      const [after] = JSON.parse((await cli(['token', 'list', '--json', '--database-url', url])).stdout)
+      expect(after.previousSecretExpiresAt).toBeNull()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('rolls no unknown, revoked or expired token, and takes no bad overlap', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (await cli(['token', 'create', '--name', 'x', '--database-url', url])).stdout.trim()
+    const id = token.slice(4, 20)
+    for (const overlap of ['forever', '31d', '-1s']) {
+      const res = await cli(['token', 'roll', id, '--overlap', overlap, '--database-url', url])
+      expect([res.code, res.stdout]).toEqual([2, ''])
+      expect(res.stderr).toBe(
+        `plantstore: invalid --overlap ${JSON.stringify(overlap)}: expected a duration such as 0s, 1h, 24h, at most 30d\n`,
+      )
+    }
+    const unknown = await cli(['token', 'roll', 'ffffffffffffffff', '--database-url', url])
+    expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'no token with id ffffffffffffffff\n' })
+    expect((await cli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
+    const revoked = await cli(['token', 'roll', id, '--database-url', url])
+    expect(revoked).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `token ${id} is revoked or expired: it cannot be rolled; issue a new one\n`,
+    })
+  })
+
+  it('rolls nothing when standard output is closed or /dev/null, where nobody would receive the secret', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const token = (await cli(['token', 'create', '--name', 'kept', '--database-url', url])).stdout.trim()
+    const id = token.slice(4, 20)
+    const hash = async () => {
+      const t = await makeApp({ name: 'sqlite', freshUrl: async () => url })
+      try {
+        return (await t.store.tokens.find(id))?.secretHash
+      } finally {
+        await t.close()
+      }
+    }
+    const before = await hash()
+    for (const redirect of ['>&-', '>/dev/null']) {
+      const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(
+          'sh',
+          ['-c', `exec "$0" token roll "$1" --database-url "$2" ${redirect}`, BIN, id, url],
+          { cwd: ROOT, timeout: 30_000 },
+          (error, _stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stderr }),
+        )
+      })
+      expect([redirect, code]).toEqual([redirect, 1])
+      expect(stderr).toMatch(
+        /^plantstore: cannot write the token to standard output \(it is closed or \/dev\/null, where nobody would receive it\); the token was not rolled\n$/,
+      )
+    }
+    expect(await hash()).toBe(before)
+  })
+
+  it('issues a token with its own rate limit, shown by token list, and refuses a bad one', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const created = await cli([
+      'token',
+      'create',
+      '--name',
+      'slow',
+      '--rate-limit',
+      '100/60s',
+      '--database-url',
+      url,
+    ])
+    expect(created.code).toBe(0)
+    const [row] = JSON.parse((await cli(['token', 'list', '--json', '--database-url', url])).stdout)
+    expect(row).toMatchObject({ name: 'slow', rateLimit: '100/1m', previousSecretExpiresAt: null })
+    expect((await cli(['token', 'list', '--database-url', url])).stdout).toMatch(/ +100\/1m +- +active\n$/)
+    for (const limit of ['lots', '0/1s', '5/25d']) {
+      const res = await cli(['token', 'create', '--name', 'x', '--rate-limit', limit, '--database-url', url])
+      expect([res.code, res.stdout]).toEqual([2, ''])
+      expect(res.stderr).toBe(
+        `plantstore: invalid --rate-limit ${JSON.stringify(limit)}: expected COUNT/WINDOW such as 100/1s or 6000/1m (a window of at most 24d)\n`,
+      )
+    }
+    // The same words as POST /tokens gives, said of the flag instead of the field.
+    const scopes = await cli([
+      'token',
+      'create',
+      '--name',
+      'x',
+      '--scopes',
+      'plants:all',
+      '--database-url',
+      url,
+    ])
+    expect(scopes.stderr).toBe(
+      'plantstore: invalid --scopes "plants:all": expected a list of one or more of plants:read, plants:write, webhooks:manage, metrics:read, tokens:manage\n',
+    )
+  })
+
+  it('says what became of a rolled token whose new secret standard output did not take', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const ids: string[] = []
+    for (const name of ['kept', 'lost']) {
+      ids.push((await cli(['token', 'create', '--name', name, '--database-url', url])).stdout.slice(4, 20))
+    }
+    const rollFailing = async (id: string, overlap: string) => {
+      let stderr = ''
+      const out = vi.spyOn(process.stdout, 'write').mockImplementation((_chunk, ...rest: unknown[]) => {
+        const done = rest.find((arg) => typeof arg === 'function') as ((error?: Error) => void) | undefined
+        done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))
+        return false
+      })
+      const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+        stderr += String(chunk)
+        return true
+      })
+      process.exitCode = undefined
+      try {
+        await main(['node', 'plantstore', 'token', 'roll', id, '--overlap', overlap, '--database-url', url])
+      } finally {
+        out.mockRestore()
+        err.mockRestore()
+      }
+      expect(process.exitCode).toBe(1)
+      return stderr
+    }
+    // With an overlap, the previous secret still works: whoever holds it can roll again.
+    expect(await rollFailing(ids[0] as string, '1h')).toMatch(
+      /^plantstore: cannot write the token to standard output \(EPIPE\); token [0-9a-f]{16} was rolled, its previous secret works until \S+Z: roll it again\n$/,
+    )
+    // Without one, nobody holds a working secret: the token is revoked, as create does.
+    expect(await rollFailing(ids[1] as string, '0s')).toMatch(
+      /^plantstore: cannot write the token to standard output \(EPIPE\); token [0-9a-f]{16} was rolled and then revoked, issue another\n$/,
+    )
+    const listed = JSON.parse((await cli(['token', 'list', '--json', '--database-url', url])).stdout)
+    expect(listed.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual([
+      ['kept', 'active'],
+      ['lost', 'revoked'],
+    ])
+  })
 })

@@ -221,6 +221,29 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     expect(page.plants[0]?.id).toBe(9007199254740993n)
     expect(page.plants[39]?.id).toBe(9007199254741032n)
   })
+
+  it('issues, rolls and revokes a token through its api, typed by the document', async () => {
+    const admin = createClient({
+      baseUrl,
+      token: await t.token(['tokens:manage', 'plants:read']),
+      fetch: (request) => t.checkedFetch(request),
+    })
+    const created = await admin.api.POST('/tokens', { body: { name: 'typed', scopes: ['plants:read'] } })
+    expect(created.response.status).toBe(201)
+    const id = created.data?.id as string
+    const rolled = await admin.api.POST('/tokens/{id}/roll', {
+      params: { path: { id } },
+      body: { overlap: '0s' },
+    })
+    expect(rolled.data?.previousSecretExpiresAt).toBeNull()
+    expect(rolled.data?.secret).not.toBe(created.data?.secret)
+    const reader = createClient({ baseUrl, token: rolled.data?.secret as string })
+    expect((await reader.listPlants()).plants).toBeInstanceOf(Array)
+    const revoked = await admin.api.DELETE('/tokens/{id}', { params: { path: { id } } })
+    expect(revoked.response.status).toBe(204)
+    const read = await admin.api.GET('/tokens/{id}', { params: { path: { id } } })
+    expect(read.data?.status).toBe('revoked')
+  })
 })
 
 describe('the typed client when no answer comes', () => {

@@ -33,13 +33,17 @@ export interface TestAppOptions {
   unauthenticatedRateLimit?: AppOptions['unauthenticatedRateLimit']
   scrapeMetrics?: AppOptions['scrapeMetrics']
   timeouts?: AppOptions['timeouts']
+  logger?: AppOptions['logger']
+  /** The token service's clock (expiries, a roll's overlap); Date.now by default. */
+  now?: () => number
   jwts?: AppOptions['jwts']
 }
 
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
   const { store, url } = await openFresh(kind)
-  const tokens = new TokenService(store.tokens)
-  const app = await buildApp({ store, tokens, ...options })
+  const { now, ...appOptions } = options
+  const tokens = new TokenService(store.tokens, now ? { now } : {})
+  const app = await buildApp({ store, tokens, ...appOptions })
   await app.ready()
   const contract = watchContract(app)
   return {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { errors } from '../../src/errors.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
-import type { Revocation, TokenRecord, TokenStore } from '../../src/store/types.js'
+import type { Revocation, TokenRecord, TokenRoll, TokenStore } from '../../src/store/types.js'
 import { TokenService } from '../../src/tokens/service.js'
 import { appForSuite, errorOf, makeApp, postPlant } from '../helpers/app.js'
 import { openFresh, storeKinds } from '../helpers/stores.js'
@@ -257,6 +257,15 @@ class HeldTokenStore implements TokenStore {
     row.revokedAt = at
     this.epoch++
     return 'revoked'
+  }
+  async roll(id: string, roll: TokenRoll) {
+    const row = this.rows.get(id)
+    if (!row || row.revokedAt) return undefined
+    row.previousSecretHash = roll.previousSecretExpiresAt ? row.secretHash : null
+    row.previousSecretExpiresAt = roll.previousSecretExpiresAt
+    row.secretHash = roll.secretHash
+    this.epoch++
+    return { ...row }
   }
   async insertFirst(token: TokenRecord, deliver: () => void) {
     if (this.rows.size > 0) return false

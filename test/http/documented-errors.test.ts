@@ -11,6 +11,7 @@ import { storeKinds } from '../helpers/stores.js'
 
 const WEBHOOK_ID = 'wh_AAAAAAAAAAAAAAAAAAAAAA'
 const DELIVERY_ID = 'dlv_000000000000000000000000'
+const TOKEN_ID = 'ffffffffffffffff'
 
 /** A request each operation behind a token would carry out, given a token that may. */
 const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; body?: string }> = {
@@ -44,6 +45,11 @@ const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; b
     url: `/webhooks/${WEBHOOK_ID}/recover`,
     body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
   },
+  createToken: { method: 'POST', url: '/tokens', body: '{"name": "n", "scopes": ["plants:read"]}' },
+  listTokens: { method: 'GET', url: '/tokens' },
+  getToken: { method: 'GET', url: `/tokens/${TOKEN_ID}` },
+  revokeToken: { method: 'DELETE', url: `/tokens/${TOKEN_ID}` },
+  rollToken: { method: 'POST', url: `/tokens/${TOKEN_ID}/roll`, body: '{"overlap": "1h"}' },
 }
 const OPERATIONS = Object.keys(REQUESTS)
 const BODY_OPERATIONS = OPERATIONS.filter((id) => REQUESTS[id]?.body !== undefined)
@@ -127,6 +133,8 @@ describe.each(storeKinds)('every documented error answer on $name', (kind) => {
       ['failing unexpectedly', () => new Error('a fault'), 500],
     ])('answers the documented error while the database is %s', async (_what, failure, status) => {
       const error = failure()
+      // Verified now, so the broken store is met by the operation itself, not by authentication.
+      await t.tokens.verify(token)
       const restore = breakStore(t, error)
       scrapeFailure = error
       try {
@@ -169,6 +177,19 @@ describe.each(storeKinds)('every documented error answer on $name', (kind) => {
     ['replacePlant', '{"id": 1, "name": "a", "tag": ""}', errors.TAG_LENGTH],
     ['replacePlant', '{"id": 1, "name": "a\\u0000"}', errors.TEXT_CHARACTERS],
     ['updateWebhook', '{"events": []}', errors.WEBHOOK_EVENTS_INVALID],
+    ['createToken', '{"name": "", "scopes": ["plants:read"]}', errors.TOKEN_NAME_INVALID],
+    ['createToken', '{"name": "n", "scopes": []}', errors.TOKEN_SCOPES_INVALID],
+    [
+      'createToken',
+      '{"name": "n", "scopes": ["plants:read"], "expiresIn": "soon"}',
+      errors.TOKEN_EXPIRES_IN_INVALID,
+    ],
+    [
+      'createToken',
+      '{"name": "n", "scopes": ["plants:read"], "rateLimit": "lots"}',
+      errors.TOKEN_RATE_LIMIT_INVALID,
+    ],
+    ['rollToken', '{"overlap": "forever"}', errors.TOKEN_OVERLAP_INVALID],
   ])('%s refuses %s with its field code', async (operationId, body, entry) => {
     const res = await t.app.inject(request(operationId, bearer(token), body))
     expect([res.statusCode, errorOf(res).error]).toEqual([400, entry.code])
@@ -197,16 +218,24 @@ describe('every operation behind a token past the rate limit', () => {
 })
 
 /**
- * Makes every read and write of plants, subscriptions and idempotency keys fail with `error` (tokens
- * still verify); returns what undoes it. The stubs are own properties over the stores' methods.
+ * Makes every read and write of plants, subscriptions, idempotency keys and tokens fail with `error`
+ * (a token verified before still verifies: the revocation epoch is read as before); returns what
+ * undoes it. The stubs are own properties over the stores' methods.
  */
 function breakStore(t: TestApp, error: Error): () => void {
-  const parts = [t.store.plants, t.store.webhooks, t.store.idempotency, t.store.events] as object[]
+  const parts = [
+    t.store.plants,
+    t.store.webhooks,
+    t.store.idempotency,
+    t.store.events,
+    t.store.tokens,
+  ] as object[]
+  const kept = new Set(['constructor', 'revocationEpoch', 'touchLastUsed'])
   const stubbed: Array<[object, string]> = []
   for (const part of parts) {
     for (let proto = Object.getPrototypeOf(part); proto && proto !== Object.prototype; ) {
       for (const name of Object.getOwnPropertyNames(proto)) {
-        if (name === 'constructor' || typeof (part as Record<string, unknown>)[name] !== 'function') continue
+        if (kept.has(name) || typeof (part as Record<string, unknown>)[name] !== 'function') continue
         if (Object.hasOwn(part, name)) continue
         Object.defineProperty(part, name, { value: () => Promise.reject(error), configurable: true })
         stubbed.push([part, name])

@@ -40,7 +40,7 @@ describe('the published contract', () => {
     expect(result.valid).toBe(true)
   })
 
-  it('lists every operation of the plant resource and the webhook subscriptions', () => {
+  it('lists every operation of the plant resource, the webhook subscriptions and the tokens', () => {
     const operations = Object.values(doc.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),
     )
@@ -67,6 +67,11 @@ describe('the published contract', () => {
         'replayWebhook',
         'listWebhookDeliveryAttempts',
         'recoverWebhook',
+        'createToken',
+        'listTokens',
+        'getToken',
+        'revokeToken',
+        'rollToken',
       ].sort(),
     )
   })
@@ -371,7 +376,7 @@ describe('the published contract', () => {
   })
 
   it('lists for each request body exactly the media types the operation accepts', async () => {
-    const token = await t.token(['plants:read', 'plants:write', 'webhooks:manage'])
+    const token = await t.token(['plants:read', 'plants:write', 'webhooks:manage', 'tokens:manage'])
     const sample: Record<string, string> = { id: '1', deliveryId: `dlv_${'0'.repeat(24)}` }
     const mediaTypes = ['application/json', 'application/merge-patch+json']
     for (const [path, item] of Object.entries(doc.paths)) {

@@ -45,6 +45,11 @@ const OPERATIONS: Record<string, { method: string; url: string; body?: true }> =
     url: `/webhooks/${WEBHOOK_ID}/deliveries/${DELIVERY_ID}/attempts`,
   },
   recoverWebhook: { method: 'POST', url: `/webhooks/${WEBHOOK_ID}/recover`, body: true },
+  createToken: { method: 'POST', url: '/tokens', body: true },
+  listTokens: { method: 'GET', url: '/tokens' },
+  getToken: { method: 'GET', url: '/tokens/ffffffffffffffff' },
+  revokeToken: { method: 'DELETE', url: '/tokens/ffffffffffffffff' },
+  rollToken: { method: 'POST', url: '/tokens/ffffffffffffffff/roll', body: true },
 }
 const IDS = Object.keys(OPERATIONS)
 const op = (id: string) => OPERATIONS[id] as (typeof OPERATIONS)[string]

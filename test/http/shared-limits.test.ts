@@ -150,6 +150,25 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
       expect(admitted(answers.filter((a) => a.instance === which))).toBeGreaterThan(0)
   })
 
+  it('holds a token’s own limit across two instances, with no service-wide limit, within 10 %', async () => {
+    const url = await (postgresKind as StoreKind).freshUrl()
+    const instances = [await instance(url, {}), await instance(url, {})] as const
+    const token = (await instances[0].tokens.create('own', ['plants:read'], undefined, limit)).token
+    const get = async (which: Instance) =>
+      (await which.app.inject({ url: '/plants/1', headers: { authorization: `Bearer ${token}` } })).statusCode
+    expect([await get(instances[0]), await get(instances[1])]).toEqual([404, 404])
+    const answers = await throughOneWindow(url, limit.windowMs, 3 * limit.max, async (i) => ({
+      instance: i % 2,
+      status: await get(instances[i % 2] as Instance),
+    }))
+    const total = admitted(answers)
+    process.stdout.write(
+      `  own limit, alternating: ${total} of ${answers.length} admitted (limit ${limit.max})\n`,
+    )
+    expect(total).toBeGreaterThanOrEqual(0.9 * limit.max)
+    expect(total).toBeLessThanOrEqual(1.1 * limit.max)
+  })
+
   it('admits a token’s limit across two instances when every request goes to one, within 10 %', async () => {
     const { url, a, get } = await two()
     const answers = await throughOneWindow(url, limit.windowMs, 3 * limit.max, async () => ({

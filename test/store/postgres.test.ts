@@ -685,7 +685,19 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       expiresAt: null,
       lastUsedAt: null,
       revokedAt: null,
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
+      rateLimit: null,
     })
+    // A roll moves it as a revocation does: the replaced secret may be cached on the other instance.
+    const beforeRoll = other.tokens.revocationEpoch()
+    const rolled = await store.tokens.roll(
+      'abc',
+      { secretHash: 'h2', previousSecretExpiresAt: null },
+      new Date(),
+    )
+    expect(rolled).toMatchObject({ secretHash: 'h2', previousSecretHash: null })
+    await vi.waitFor(() => expect(other.tokens.revocationEpoch()).not.toBe(beforeRoll), { timeout: 5000 })
     const before = other.tokens.revocationEpoch()
     expect(await store.tokens.revoke('abc', new Date())).toBe('revoked')
     expect(store.tokens.revocationEpoch()).not.toBe(before)
@@ -711,6 +723,9 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       expiresAt: null,
       lastUsedAt: null,
       revokedAt: null,
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
+      rateLimit: null,
     })
     for (const id of ['a', 'b', 'c']) {
       await garden.tokens.insert(token(id))

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { admin } from '../helpers/postgres.js'
 import { storeKinds, tempDir } from '../helpers/stores.js'
 
 describe.each(storeKinds)('the first token on $name', (kind) => {
@@ -102,6 +103,69 @@ describe('a token use noted on SQLite while another process holds the write lock
       expect((await store.tokens.list())[0]?.lastUsedAt).toEqual(at)
     } finally {
       locker.close()
+      await store.close()
+    }
+  })
+})
+
+describe.each(storeKinds)('tokens stored before migration 015 on $name', (kind) => {
+  it('verify as before once migrated, with no previous secret and no limit of their own', async () => {
+    const url = await kind.freshUrl()
+    const location = parseDatabaseUrl(url)
+    if (!location) throw new Error('bad test database url')
+    const before = await openStore(location)
+    const { token, record } = await new TokenService(before.tokens).create('old', ['plants:read'])
+    await before.close()
+    // The schema as migration 014 left it: none of the new columns, nor the listing's index.
+    const undo = `DROP INDEX tokens_by_creation;
+      ALTER TABLE tokens DROP COLUMN previous_secret_hash;
+      ALTER TABLE tokens DROP COLUMN previous_secret_expires_at;
+      ALTER TABLE tokens DROP COLUMN rate_limit_count;
+      ALTER TABLE tokens DROP COLUMN rate_limit_window_ms;
+      DELETE FROM schema_migrations WHERE version = 15`
+    if (location.kind === 'sqlite') {
+      const db = new Database(location.path)
+      db.exec(undo)
+      db.close()
+    } else await admin(url, (c) => c.query(undo))
+
+    const store = await openStore(location)
+    try {
+      const tokens = new TokenService(store.tokens)
+      expect((await tokens.verify(token)).rateLimit).toBeNull()
+      expect(await store.tokens.find(record.id)).toMatchObject({
+        previousSecretHash: null,
+        previousSecretExpiresAt: null,
+        rateLimit: null,
+      })
+      const rolled = await tokens.roll(record.id, 60_000)
+      expect((await tokens.verify(token)).tokenId).toBe(record.id)
+      expect((await tokens.verify(rolled.token)).tokenId).toBe(record.id)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe.each(storeKinds)('the token listing on $name', (kind) => {
+  it('pages by creation then id, each page starting after the cursor', async () => {
+    const location = parseDatabaseUrl(await kind.freshUrl())
+    if (!location) throw new Error('bad test database url')
+    const store = await openStore(location)
+    try {
+      const at = new Date('2026-03-01T00:00:00.000Z')
+      const tokens = new TokenService(store.tokens, { now: () => at.getTime() })
+      // Created in the same millisecond: the id orders them.
+      for (let i = 0; i < 5; i++) await tokens.create(`t${i}`, ['plants:read'])
+      const all = (await store.tokens.list()).map((t) => t.id)
+      expect(all).toEqual([...all].sort())
+      const first = await tokens.list({ limit: 2 })
+      expect(first.tokens.map((t) => t.id)).toEqual(all.slice(0, 2))
+      expect(first.next).toBe(`${at.getTime()}.${all[1]}`)
+      const rest = await tokens.list({ limit: 3, after: { createdAt: at, id: all[1] as string } })
+      expect(rest.tokens.map((t) => t.id)).toEqual(all.slice(2))
+      expect(rest.next).toBeUndefined()
+    } finally {
       await store.close()
     }
   })

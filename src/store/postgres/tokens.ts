@@ -1,5 +1,5 @@
-import type { Pool } from 'pg'
-import type { Revocation, TokenRecord, TokenStore } from '../types.js'
+import type { Pool, PoolClient } from 'pg'
+import type { Revocation, TokenListOptions, TokenRecord, TokenRoll, TokenStore } from '../types.js'
 import { guarded } from './errors.js'
 import { REVOCATION_PAYLOAD, type RevocationWatch } from './revocation.js'
 import { inTransaction } from './transaction.js'
@@ -13,6 +13,10 @@ interface TokenRow {
   expires_at: Date | null
   last_used_at: Date | null
   revoked_at: Date | null
+  previous_secret_hash: string | null
+  previous_secret_expires_at: Date | null
+  rate_limit_count: number | null
+  rate_limit_window_ms: string | null
 }
 
 function toRecord(row: TokenRow): TokenRecord {
@@ -25,14 +29,43 @@ function toRecord(row: TokenRow): TokenRecord {
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    rateLimit:
+      row.rate_limit_count === null || row.rate_limit_window_ms === null
+        ? null
+        : { max: row.rate_limit_count, windowMs: Number(row.rate_limit_window_ms) },
   }
 }
 
-const INSERT = `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
-  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`
+const INSERT = `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at,
+    rate_limit_count, rate_limit_window_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7, $8)`
 
 function insertValues(token: TokenRecord): unknown[] {
-  return [token.id, token.name, token.secretHash, token.scopes, token.createdAt, token.expiresAt]
+  return [
+    token.id,
+    token.name,
+    token.secretHash,
+    token.scopes,
+    token.createdAt,
+    token.expiresAt,
+    token.rateLimit?.max ?? null,
+    token.rateLimit?.windowMs ?? null,
+  ]
+}
+
+/**
+ * Moves the shared epoch and tells every listening instance, both only if the transaction commits.
+ * Resolves to the new epoch.
+ */
+async function bumpEpoch(client: PoolClient, channel: string): Promise<number> {
+  const bumped = await client.query<{ value: string }>(
+    "UPDATE meta SET value = value + 1 WHERE key = 'token_epoch' RETURNING value::text AS value",
+  )
+  const value = bumped.rows[0]?.value ?? '0'
+  await client.query(`SELECT pg_notify($1, ${REVOCATION_PAYLOAD})`, [channel, value])
+  return Number(value)
 }
 
 export class PostgresTokenStore implements TokenStore {
@@ -51,11 +84,41 @@ export class PostgresTokenStore implements TokenStore {
     return row && toRecord(row)
   }
 
-  async list(): Promise<TokenRecord[]> {
+  async list(page?: TokenListOptions): Promise<TokenRecord[]> {
     const result = await guarded(() =>
-      this.pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
+      page === undefined
+        ? this.pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id')
+        : page.after === undefined
+          ? this.pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id LIMIT $1', [page.limit])
+          : this.pool.query<TokenRow>(
+              'SELECT * FROM tokens WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3',
+              [page.after.createdAt, page.after.id, page.limit],
+            ),
     )
     return result.rows.map(toRecord)
+  }
+
+  /** Bumps the shared epoch and notifies every listening instance, as a revocation does. */
+  async roll(id: string, roll: TokenRoll, at: Date): Promise<TokenRecord | undefined> {
+    const outcome = await inTransaction(this.pool, async (client) => {
+      // One statement reads the current secret and replaces it: a concurrent roll waits for this
+      // row, then moves this roll's secret to previous, so one previous secret is ever kept.
+      const changed = await client.query<TokenRow>(
+        `UPDATE tokens SET
+           previous_secret_hash = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE secret_hash END,
+           previous_secret_expires_at = $3,
+           secret_hash = $2
+         WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $4)
+         RETURNING *`,
+        [id, roll.secretHash, roll.previousSecretExpiresAt, at],
+      )
+      const row = changed.rows[0]
+      if (row === undefined) return undefined
+      return { record: toRecord(row), epoch: await bumpEpoch(client, this.watch.channel) }
+    })
+    if (outcome === undefined) return undefined
+    this.watch.observe(outcome.epoch)
+    return outcome.record
   }
 
   /** Bumps the shared epoch and notifies every listening instance, both only if the revocation commits. */
@@ -71,12 +134,7 @@ export class PostgresTokenStore implements TokenStore {
         const found = await client.query('SELECT 1 FROM tokens WHERE id = $1', [id])
         return found.rowCount === 0 ? 'not-found' : 'already-revoked'
       }
-      const bumped = await client.query<{ value: string }>(
-        "UPDATE meta SET value = value + 1 WHERE key = 'token_epoch' RETURNING value::text AS value",
-      )
-      const value = bumped.rows[0]?.value ?? '0'
-      await client.query(`SELECT pg_notify($1, ${REVOCATION_PAYLOAD})`, [this.watch.channel, value])
-      return Number(value)
+      return bumpEpoch(client, this.watch.channel)
     })
     if (typeof outcome === 'string') return outcome
     this.watch.observe(outcome)

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
-import type { Revocation, TokenRecord, TokenStore } from '../types.js'
+import type { Revocation, TokenListOptions, TokenRecord, TokenRoll, TokenStore } from '../types.js'
 import { retryWhileBusy } from './busy.js'
 
 interface TokenRow {
@@ -11,6 +11,10 @@ interface TokenRow {
   expires_at: number | null
   last_used_at: number | null
   revoked_at: number | null
+  previous_secret_hash: string | null
+  previous_secret_expires_at: number | null
+  rate_limit_count: number | null
+  rate_limit_window_ms: number | null
 }
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
@@ -25,6 +29,12 @@ function toRecord(row: TokenRow): TokenRecord {
     expiresAt: date(row.expires_at),
     lastUsedAt: date(row.last_used_at),
     revokedAt: date(row.revoked_at),
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: date(row.previous_secret_expires_at),
+    rateLimit:
+      row.rate_limit_count === null || row.rate_limit_window_ms === null
+        ? null
+        : { max: row.rate_limit_count, windowMs: row.rate_limit_window_ms },
   }
 }
 
@@ -33,6 +43,7 @@ export class SqliteTokenStore implements TokenStore {
   private readonly dataVersion: Statement
   private readonly readEpoch: Statement
   private readonly touch: Statement
+  private readonly bumpEpoch: Statement
   private lastDataVersion = -1
   private epoch = 0
 
@@ -43,6 +54,7 @@ export class SqliteTokenStore implements TokenStore {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.readEpoch = db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck()
     this.touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?')
+    this.bumpEpoch = db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'")
   }
 
   async insert(token: TokenRecord): Promise<void> {
@@ -63,8 +75,9 @@ export class SqliteTokenStore implements TokenStore {
   private insertRow(token: TokenRecord): void {
     this.db
       .prepare(
-        `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
+        `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at,
+           rate_limit_count, rate_limit_window_ms)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
       )
       .run(
         token.id,
@@ -73,6 +86,8 @@ export class SqliteTokenStore implements TokenStore {
         token.scopes.join(' '),
         token.createdAt.getTime(),
         token.expiresAt?.getTime() ?? null,
+        token.rateLimit?.max ?? null,
+        token.rateLimit?.windowMs ?? null,
       )
   }
 
@@ -81,9 +96,48 @@ export class SqliteTokenStore implements TokenStore {
     return row && toRecord(row)
   }
 
-  async list(): Promise<TokenRecord[]> {
-    const rows = this.db.prepare('SELECT * FROM tokens ORDER BY created_at, id').all() as TokenRow[]
+  async list(page?: TokenListOptions): Promise<TokenRecord[]> {
+    if (page === undefined) {
+      return (this.db.prepare('SELECT * FROM tokens ORDER BY created_at, id').all() as TokenRow[]).map(
+        toRecord,
+      )
+    }
+    const rows = (
+      page.after === undefined
+        ? this.db.prepare('SELECT * FROM tokens ORDER BY created_at, id LIMIT ?').all(page.limit)
+        : this.db
+            .prepare('SELECT * FROM tokens WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?')
+            .all(page.after.createdAt.getTime(), page.after.id, page.limit)
+    ) as TokenRow[]
     return rows.map(toRecord)
+  }
+
+  async roll(id: string, roll: TokenRoll, at: Date): Promise<TokenRecord | undefined> {
+    const run = this.db.transaction((): TokenRecord | undefined => {
+      // The previous secret is taken from the row as it stands, in the statement that replaces it: two
+      // rolls at once leave one previous secret, never a mix of the two.
+      const changed = this.db
+        .prepare(
+          `UPDATE tokens SET
+             previous_secret_hash = CASE WHEN @previousExpiresAt IS NULL THEN NULL ELSE secret_hash END,
+             previous_secret_expires_at = @previousExpiresAt,
+             secret_hash = @secretHash
+           WHERE id = @id AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @at)`,
+        )
+        .run({
+          id,
+          secretHash: roll.secretHash,
+          previousExpiresAt: roll.previousSecretExpiresAt?.getTime() ?? null,
+          at: at.getTime(),
+        }).changes
+      if (changed === 0) return undefined
+      this.bumpEpoch.run()
+      return toRecord(this.selectOne.get(id) as TokenRow)
+    })
+    const rolled = run.immediate()
+    // As after a revocation: this connection's own commit does not move data_version.
+    this.lastDataVersion = -1
+    return rolled
   }
 
   async revoke(id: string, at: Date): Promise<Revocation> {
@@ -92,7 +146,7 @@ export class SqliteTokenStore implements TokenStore {
         .prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
         .run(at.getTime(), id).changes
       if (changed === 0) return this.selectOne.get(id) === undefined ? 'not-found' : 'already-revoked'
-      this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'").run()
+      this.bumpEpoch.run()
       return 'revoked'
     })
     const revoked = run.immediate()
