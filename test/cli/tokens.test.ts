@@ -4,7 +4,6 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { main } from '../../src/cli/main.js'
 import { makeApp } from '../helpers/app.js'
 import { runHere } from '../helpers/cli.js'
 import { BIN, ROOT } from '../helpers/process.js'
@@ -54,24 +53,12 @@ describe('token commands', () => {
   it('revokes a created token that standard output did not take, and fails', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     expect((await cli(['migrate', '--database-url', url])).code).toBe(0)
-    let stderr = ''
-    const out = vi.spyOn(process.stdout, 'write').mockImplementation((_chunk, ...rest: unknown[]) => {
-      const done = rest.find((arg) => typeof arg === 'function') as ((error?: Error) => void) | undefined
-      done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))
-      return false
-    })
-    const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-      stderr += String(chunk)
-      return true
-    })
-    process.exitCode = undefined
-    try {
-      await main(['node', 'plantstore', 'token', 'create', '--name', 'lost', '--database-url', url])
-    } finally {
-      out.mockRestore()
-      err.mockRestore()
-    }
-    expect(process.exitCode).toBe(1)
+    const { code, stderr } = await runHere(
+      ['token', 'create', '--name', 'lost', '--database-url', url],
+      {},
+      { stdoutFails: 'EPIPE' },
+    )
+    expect(code).toBe(1)
     expect(stderr).toMatch(
       /^plantstore: cannot write the token to standard output \(EPIPE\); token [0-9a-f]{16} was revoked, issue another\n$/,
     )
@@ -440,24 +427,9 @@ describe('token commands', () => {
       ids.push((await cli(['token', 'create', '--name', name, '--database-url', url])).stdout.slice(4, 20))
     }
     const rollFailing = async (id: string, overlap: string) => {
-      let stderr = ''
-      const out = vi.spyOn(process.stdout, 'write').mockImplementation((_chunk, ...rest: unknown[]) => {
-        const done = rest.find((arg) => typeof arg === 'function') as ((error?: Error) => void) | undefined
-        done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))
-        return false
-      })
-      const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-        stderr += String(chunk)
-        return true
-      })
-      process.exitCode = undefined
-      try {
-        await main(['node', 'plantstore', 'token', 'roll', id, '--overlap', overlap, '--database-url', url])
-      } finally {
-        out.mockRestore()
-        err.mockRestore()
-      }
-      expect(process.exitCode).toBe(1)
+      const args = ['token', 'roll', id, '--overlap', overlap, '--database-url', url]
+      const { code, stderr } = await runHere(args, {}, { stdoutFails: 'EPIPE' })
+      expect(code).toBe(1)
       return stderr
     }
     // With an overlap, the previous secret still works: whoever holds it can roll again.
