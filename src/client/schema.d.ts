@@ -865,7 +865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -876,7 +876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -973,7 +973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -984,7 +984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1139,7 +1139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1150,7 +1150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1271,7 +1271,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1282,7 +1282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1422,7 +1422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1433,7 +1433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1555,7 +1555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1566,7 +1566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1699,7 +1699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1710,7 +1710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1798,7 +1798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1809,7 +1809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -1901,7 +1901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -1912,7 +1912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2028,7 +2028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2039,7 +2039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2135,7 +2135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2146,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2249,7 +2249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2260,7 +2260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2387,7 +2387,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2398,7 +2398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2496,7 +2496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2507,7 +2507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2616,7 +2616,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2627,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2727,7 +2727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2738,7 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2847,7 +2847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2858,7 +2858,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -2960,7 +2960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -2971,7 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -3100,7 +3100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -3111,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -3242,7 +3242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -3345,7 +3345,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -3472,7 +3472,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -3579,7 +3579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
@@ -3692,7 +3692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired or revoked bearer token (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
             401: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */

@@ -429,7 +429,7 @@ export function ref(name: SharedName, extra: Record<string, unknown> = {}): Reco
 
 const STATUS_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is invalid',
-  401: 'Missing, malformed, unknown, expired or revoked bearer token',
+  401: 'Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused',
   403: 'The token lacks the required scope',
   404: 'Not found',
   405: 'Method not allowed',

@@ -2,8 +2,19 @@ import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errors } from '../../src/errors.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
+import { createJwtVerifier } from '../../src/tokens/jwt.js'
 import { SCOPES, type Scope } from '../../src/tokens/scopes.js'
 import { errorOf, makeApp, type TestApp } from '../helpers/app.js'
+import {
+  AUDIENCE,
+  handBuiltJwt,
+  ISSUER,
+  type JwksServer,
+  type SigningKey,
+  serveJwks,
+  signingKey,
+  signJwt,
+} from '../helpers/jwks.js'
 import { storeKinds } from '../helpers/stores.js'
 
 // Every error code an operation's document lists is one a client can get from it: these tests get
@@ -199,6 +210,69 @@ describe.each(storeKinds)('every documented error answer on $name', (kind) => {
     const res = await t.app.inject(request('listWebhookDeliveries', bearer(token)))
     expect([res.statusCode, errorOf(res).error]).toEqual([404, errors.WEBHOOK_NOT_FOUND.code])
   })
+})
+
+describe('every operation behind a token, given refused JWTs', () => {
+  let t: TestApp
+  let jwks: JwksServer
+  let key: SigningKey
+  beforeAll(async () => {
+    key = await signingKey('ES256', 'ec-1')
+    jwks = await serveJwks([key])
+    t = await makeApp(storeKinds[0] as (typeof storeKinds)[0], {
+      jwts: createJwtVerifier({
+        jwksUrl: jwks.url,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        scopeClaim: 'scope',
+        clockToleranceMs: 0,
+      }),
+    })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await jwks?.close()
+  })
+
+  it.each(OPERATIONS)(
+    '%s answers each JWT problem with its own 401 code and challenge',
+    async (operationId) => {
+      const now = Math.floor(Date.now() / 1000)
+      const stranger = await signingKey('ES256', 'not-published')
+      const good = await signJwt(key, { scope: SCOPES.join(' ') })
+      const [head, body] = good.split('.')
+      const cases: Array<[string, string, typeof errors.TOKEN_MISSING]> = [
+        ['not valid yet', await signJwt(key, { nbf: now + 600 }), errors.JWT_NOT_YET_VALID],
+        [
+          'of another issuer',
+          await signJwt(key, { iss: 'https://other.example.test' }),
+          errors.JWT_ISSUER_WRONG,
+        ],
+        ['for another audience', await signJwt(key, { aud: 'someone-else' }), errors.JWT_AUDIENCE_WRONG],
+        ['signed by an unknown key', await signJwt(stranger), errors.JWT_KEY_UNKNOWN],
+        [
+          'with a signature of other parts',
+          `${head}.${body}.${'A'.repeat(86)}`,
+          errors.JWT_SIGNATURE_INVALID,
+        ],
+        [
+          'unsigned',
+          handBuiltJwt({ alg: 'none' }, { iss: ISSUER, aud: AUDIENCE, sub: 'a', exp: now + 60 }),
+          errors.JWT_ALGORITHM_REFUSED,
+        ],
+        ['whose parts are no JSON', 'eyJub3Q.anNvbg.c2ln', errors.JWT_MALFORMED],
+        ['without a subject', await signJwt(key, { sub: undefined }), errors.JWT_SUBJECT_MISSING],
+        ['without an expiry', await signJwt(key, { exp: undefined }), errors.JWT_EXPIRY_MISSING],
+      ]
+      for (const [what, jwt, entry] of cases) {
+        const res = await t.app.inject(request(operationId, bearer(jwt)))
+        expect([what, res.statusCode, errorOf(res).error]).toEqual([what, 401, entry.code])
+        expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="plantstore", error="invalid_token"/)
+      }
+      // And the good one is let through to the operation (whatever it then answers).
+      expect((await t.app.inject(request(operationId, bearer(good)))).statusCode).not.toBe(401)
+    },
+  )
 })
 
 describe('every operation behind a token past the rate limit', () => {

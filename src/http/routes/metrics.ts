@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { errors } from '../../errors.js'
 import type { Metrics } from '../../metrics/registry.js'
 import { errorResponses } from '../schemas.js'
 import { methodNotAllowed } from './method-not-allowed.js'
@@ -27,7 +28,7 @@ export async function metricsRoutes(
             description: 'Every series of this instance, in the Prometheus text exposition format 0.0.4',
             content: { 'text/plain': { schema: Type.String() } },
           },
-          ...errorResponses(401, 403, 500),
+          ...errorResponses(401, errors.SCOPE_MISSING, 500),
         },
       },
     },
