@@ -341,6 +341,13 @@ describe('token commands', () => {
     }
     const unknown = await cli(['token', 'roll', 'ffffffffffffffff', '--database-url', url])
     expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'no token with id ffffffffffffffff\n' })
+    // Something that is no id at all is not quoted back: it may be most of a secret.
+    const notAnId = await cli(['token', 'roll', 'Zm9vYmFyYmF6cXV4', '--database-url', url])
+    expect(notAnId).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'no token with that id: an id is the 16 hex digits `token list` shows\n',
+    })
     expect((await cli(['token', 'revoke', id, '--database-url', url])).code).toBe(0)
     const revoked = await cli(['token', 'roll', id, '--database-url', url])
     expect(revoked).toEqual({

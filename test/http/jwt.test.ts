@@ -299,7 +299,7 @@ describe('the JSON Web Key Set', () => {
     }
   })
 
-  it('answers 503 with Retry-After while it cannot be fetched, dropped or timed out, and recovers', async () => {
+  it('answers 503 with Retry-After while it cannot be fetched, dropped, timed out or not found, and recovers', async () => {
     const key = await signingKey('ES256', 'k')
     const jwks = await serveJwks([key])
     jwks.down = true
@@ -307,8 +307,10 @@ describe('the JSON Web Key Set', () => {
     const silent = createServer(() => {})
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/jwks.json`
+    // And a provider that answers, but with no key set where the URL says (a wrong path).
+    const wrongPath = jwks.url.replace('/jwks.json', '/certs')
     const apps = await Promise.all(
-      [jwks.url, silentUrl].map((url) =>
+      [jwks.url, silentUrl, wrongPath].map((url) =>
         makeApp(sqliteKind, { jwts: createJwtVerifier(settings(url), { timeoutMs: 300 }) }),
       ),
     )

@@ -306,6 +306,27 @@ describe.each(storeKinds)('tokens over HTTP on $name', (kind) => {
     }
   })
 
+  it('shows an overlap only while it runs, and a limit in milliseconds as it was given', async () => {
+    const { call } = await setUp()
+    const created = json(
+      await call('POST', '/tokens', { name: 'app', scopes: ['plants:read'], rateLimit: '10/1500ms' }),
+    )
+    expect(created.rateLimit).toBe('10/1500ms')
+    const id = created.id as string
+    const rolled = json(await call('POST', `/tokens/${id}/roll`, { overlap: '1s' }))
+    expect(rolled.previousSecretExpiresAt).not.toBeNull()
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const read = json(await call('GET', `/tokens/${id}`))
+    expect([read.previousSecretExpiresAt, read.rateLimit]).toEqual([null, '10/1500ms'])
+  })
+
+  it('refuses a name holding a lone surrogate, which no UTF-8 text can store', async () => {
+    const { call } = await setUp()
+    const res = await call('POST', '/tokens', '{"name": "a\\ud800b", "scopes": ["plants:read"]}')
+    expect([res.statusCode, errorOf(res).error]).toEqual([400, errors.TOKEN_NAME_INVALID.code])
+    expect(errorOf(res).message).toContain('lone surrogates')
+  })
+
   it('rolls no revoked or expired token: it has no secret to hand out', async () => {
     const { t, call } = await setUp()
     const revoked = await t.tokens.create('gone', ['plants:read'])
