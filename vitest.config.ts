@@ -37,7 +37,7 @@ export default defineConfig({
       // without PostgreSQL leaves the code only it runs outside src/store/postgres (the opener's and
       // the commands' PostgreSQL branches) unrun, and so has floors of its own.
       thresholds: process.env.TEST_DATABASE_URL
-        ? { lines: 98.9, functions: 97.2, branches: 93.3, statements: 97.6 }
+        ? { lines: 98.9, functions: 97.1, branches: 93.2, statements: 97.55 }
         : { lines: 98.5, functions: 96.8, branches: 93.1, statements: 97.0 },
     },
   },
