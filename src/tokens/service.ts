@@ -55,7 +55,8 @@ export class TokenService {
   private readonly cache = new Map<string, CachedToken>()
   private epoch: number
   private epochFresh = false
-  private readonly now: () => number
+  /** The clock tokens are issued, expired and shown by (tests move it). */
+  readonly now: () => number
   private readonly lastUsedIntervalMs: number
   private readonly cacheSize: number
   private readonly onBackgroundError: (error: unknown) => void

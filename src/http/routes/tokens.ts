@@ -115,7 +115,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
         input.rateLimit,
       )
       reply.code(201).header('location', `/tokens/${record.id}`)
-      return { ...tokenView(record, Date.now()), secret: token }
+      return { ...tokenView(record, tokens.now()), secret: token }
     },
   )
   app.get(
@@ -147,7 +147,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
       if (page.next !== undefined) {
         reply.header('link', nextLink('/tokens', { limit: String(query.limit), after: page.next }))
       }
-      const now = Date.now()
+      const now = tokens.now()
       return { data: page.tokens.map((token) => tokenView(token, now)) }
     },
   )
@@ -168,7 +168,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
         },
       },
     },
-    async (request) => tokenView(await tokens.get((request.params as IdParams).id), Date.now()),
+    async (request) => tokenView(await tokens.get((request.params as IdParams).id), tokens.now()),
   )
   app.delete(
     '/tokens/:id',
@@ -237,7 +237,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
         )
       }
       const { token, record } = await tokens.roll(id, overlapMs)
-      return { ...tokenView(record, Date.now()), secret: token }
+      return { ...tokenView(record, tokens.now()), secret: token }
     },
   )
   methodNotAllowed(app, '/tokens/:id/roll', ['POST'])
