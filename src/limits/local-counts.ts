@@ -1,3 +1,4 @@
+import { setNewest } from '../bounded-map.js'
 import { type Count, type Counting, MAX_COUNTED_KEYS } from './counting.js'
 
 /**
@@ -13,15 +14,10 @@ export class LocalCounts implements Counting {
   count(key: string, windowMs: number): Count {
     const now = performance.now()
     let window = this.windows.get(key)
-    this.windows.delete(key)
     if (window === undefined || now - window.startedAt >= windowMs)
       window = { count: 0, startedAt: now, windowMs }
     window.count += 1
-    this.windows.set(key, window)
-    if (this.windows.size > MAX_COUNTED_KEYS) {
-      const oldest = this.windows.keys().next().value
-      if (oldest !== undefined) this.windows.delete(oldest)
-    }
+    setNewest(this.windows, key, window, MAX_COUNTED_KEYS)
     return { current: window.count, ttl: windowMs - (now - window.startedAt) }
   }
 

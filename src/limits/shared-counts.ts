@@ -1,3 +1,4 @@
+import { setNewest } from '../bounded-map.js'
 import type { RateLimitStore, Settlement, WindowChange } from '../store/types.js'
 import { type Count, type Counting, MAX_COUNTED_KEYS } from './counting.js'
 
@@ -130,7 +131,6 @@ export class SharedCounts implements Counting {
     const now = this.now()
     const start = Math.floor(now / windowMs) * windowMs
     let window = this.windows.get(key)
-    this.windows.delete(key)
     if (window === undefined || window.start !== start || window.windowMs !== windowMs) {
       window = {
         key,
@@ -145,11 +145,7 @@ export class SharedCounts implements Counting {
         waiting: [],
       }
     }
-    this.windows.set(key, window)
-    if (this.windows.size > MAX_COUNTED_KEYS) {
-      const oldest = this.windows.keys().next().value
-      if (oldest !== undefined) this.windows.delete(oldest)
-    }
+    setNewest(this.windows, key, window, MAX_COUNTED_KEYS)
     window.max = max
     window.demand += 1
     this.touched.add(window)

@@ -9,6 +9,7 @@ import {
   errors as jose,
   jwtVerify,
 } from 'jose'
+import { setNewest } from '../bounded-map.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { type BearerVerifier, KeysUnavailableError } from './bearer.js'
 import { SCOPES } from './scopes.js'
@@ -134,15 +135,12 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
         rateLimit: null,
       }
       const at = Date.now()
-      if (cache.size >= cacheSize) {
-        const oldest = cache.keys().next().value
-        if (oldest !== undefined) cache.delete(oldest)
-      }
-      cache.set(token, {
+      const remembered = {
         principal,
         expiresAt: (payload.exp as number) * 1000 + settings.clockToleranceMs,
         recheckAt: at + REMEMBERED_MS,
-      })
+      }
+      setNewest(cache, token, remembered, cacheSize)
       return principal
     },
   }

@@ -1,3 +1,4 @@
+import { setNewest } from '../bounded-map.js'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { pageOf } from '../page.js'
@@ -256,11 +257,7 @@ export class TokenService {
       expiredError: tokenEndsAt <= secretEndsAt ? errors.TOKEN_EXPIRED : errors.TOKEN_UNKNOWN,
       lastTouched: record.lastUsedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
     }
-    if (this.cache.size >= this.cacheSize) {
-      const oldest = this.cache.keys().next().value
-      if (oldest !== undefined) this.cache.delete(oldest)
-    }
-    this.cache.set(token, entry)
+    setNewest(this.cache, token, entry, this.cacheSize)
     this.touch(entry, now)
     return entry.principal
   }
