@@ -8,7 +8,8 @@ const HELP = `usage: npm run bench -- [options]
 
   --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
                         list-after, update, cli (default all). Creates on an empty store with one
-                        worker are measured against the durable reference (bench/reference.mjs) and
+                        worker are measured against the durable reference (bench/reference.mjs, or
+                        bench/reference-pg.mjs with --database-url) and
                         judged; cli times plantstore --help and token create (on a fresh SQLite
                         file) against node -e 0, and judges them
   --cli-runs <n>        runs of each command for cli, taken in turn (default 15)

@@ -22,6 +22,21 @@ let made = 0
  * migrates it. A run that is killed leaves its schemas behind, to be dropped by that name.
  */
 export async function benchSchema(databaseUrl: string): Promise<BenchSchema> {
+  const schema = await emptySchema(databaseUrl)
+  try {
+    execFileSync(BIN, ['migrate', '--database-url', schema.url], { stdio: 'ignore' })
+  } catch (error) {
+    await schema.drop().catch(() => {})
+    throw error
+  }
+  return schema
+}
+
+/**
+ * A schema of its own, named as benchSchema names them, with nothing in it: for a server that makes
+ * its own tables (bench/reference-pg.mjs).
+ */
+export async function emptySchema(databaseUrl: string): Promise<BenchSchema> {
   made += 1
   const schema = `plantstore_bench_${process.pid}_${made}`
   const url = inSchema(databaseUrl, schema)
@@ -36,7 +51,6 @@ export async function benchSchema(databaseUrl: string): Promise<BenchSchema> {
   }
   try {
     await client.query(`CREATE SCHEMA ${schema}`)
-    execFileSync(BIN, ['migrate', '--database-url', url], { stdio: 'ignore' })
   } catch (error) {
     await drop().catch(() => {})
     throw error

@@ -8,7 +8,8 @@
 // With `--schema service` (the one the benchmark measures) each create writes what the service's
 // features need of it: the plant row (id primary key, name, tag, version, times), its entry in the
 // (tag, id) index that listing by tag reads, and one outbox row with an integer key that webhooks
-// are fanned out from. With `--schema bare` it writes the plant's id, name and tag alone: what group
+// are fanned out from, never handed out twice (AUTOINCREMENT): a subscription receives the events
+// after a seq, and an event's id is made from it. The service writes the same, and no other index. With `--schema bare` it writes the plant's id, name and tag alone: what group
 // commit costs before any of the rows a feature needs.
 //
 // It makes its own schema in its own database file, and answers the create contract as far as the
@@ -52,7 +53,7 @@ const SCHEMAS = {
     ) STRICT;
     CREATE INDEX IF NOT EXISTS plants_by_tag ON plants (tag, id) WHERE tag IS NOT NULL;
     CREATE TABLE IF NOT EXISTS outbox (
-      seq INTEGER PRIMARY KEY,
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
       type TEXT NOT NULL,
       payload TEXT NOT NULL,
       created_at INTEGER NOT NULL

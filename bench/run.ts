@@ -1,7 +1,8 @@
 // `npm run bench`: loads the real service with wrk, scenario by scenario, and in the same rounds the
 // servers it is measured against. For creates on an empty store with one worker, with random ids and
-// with ascending ones, that is the durable reference (bench/reference.mjs): the smallest server giving
-// a create the same guarantees, which the service is held to (bench/verdicts.ts). The bare node:http
+// with ascending ones, that is the durable reference (bench/reference.mjs on SQLite,
+// bench/reference-pg.mjs with --database-url): the smallest server giving a create the same
+// guarantees on the same database, which the service is held to (bench/verdicts.ts). The bare node:http
 // ceiling (bench/ceiling.mjs), which stores nothing, is measured beside every scenario for scale.
 // Every ratio is taken within a round, between runs moments apart on the same machine, so a noisy,
 // shared machine still gives comparable figures. The CLI's start-up is measured first, against
@@ -16,6 +17,7 @@ import { measure, type PerfRecording } from './load.js'
 import { type Options, Refusal, readOptions, refuse } from './options.js'
 import { BENCH } from './paths.js'
 import { perfNodeFlags, perfUnavailable, report, summaryText } from './perf-profile.js'
+import { type BenchSchema, emptySchema } from './postgres.js'
 import { issueToken, running, type Server, startProcess, startService } from './processes.js'
 import { startupTable, table } from './report.js'
 import { READ_ROWS } from './scenarios.js'
@@ -44,6 +46,7 @@ async function measureSetup(
   const setup = await freshDatabase(options.databaseUrl)
   const referenceDir = mkdtempSync(join(tmpdir(), 'plantstore-reference-'))
   const servers: Partial<Record<ServerName, Server>> = {}
+  let referenceSchema: BenchSchema | undefined
   const results: ResultRow[] = []
   try {
     const token = issueToken(setup.url)
@@ -53,13 +56,15 @@ async function measureSetup(
     }
     servers.plantstore = await startService(setup.url, workers, profiling ? perfNodeFlags(profiling.dir) : [])
     servers.ceiling = await startProcess(process.execPath, [join(BENCH, 'ceiling.mjs'), '--token', token])
-    // The reference is SQLite's design: a PostgreSQL service is shown beside the ceiling only.
-    const compared =
-      rows === 0 &&
-      workers === '1' &&
-      options.databaseUrl === undefined &&
-      options.scenarios.some((s) => s.creates)
-    if (compared) {
+    // Each store is held to the reference of its own design: SQLite's (a file, group commit in one
+    // process) or PostgreSQL's (one connection, a turn's creates in one statement), in a schema of
+    // its own beside the service's.
+    const compared = rows === 0 && workers === '1' && options.scenarios.some((s) => s.creates)
+    if (compared && options.databaseUrl !== undefined) {
+      referenceSchema = await emptySchema(options.databaseUrl)
+      const args = ['--token', token, '--database-url', referenceSchema.url]
+      servers.reference = await startProcess(process.execPath, [join(BENCH, 'reference-pg.mjs'), ...args])
+    } else if (compared) {
       const database = join(referenceDir, 'reference.db')
       const args = ['--token', token, '--database', database, '--schema', 'service']
       servers.reference = await startProcess(process.execPath, [join(BENCH, 'reference.mjs'), ...args])
@@ -108,6 +113,7 @@ async function measureSetup(
       if (code !== 0) process.stderr.write(`bench: ${name} exited with ${code} on SIGTERM\n`)
     }
     await setup.cleanup()
+    await referenceSchema?.drop()
     rmSync(referenceDir, { recursive: true, force: true })
   }
   return results

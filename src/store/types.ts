@@ -26,8 +26,12 @@ export interface ImportItem {
 
 /** A domain event stored in the same transaction as the change that caused it (transactional outbox). */
 export interface OutboxEvent {
-  /** Unique, stable id (the Standard Webhooks `webhook-id`). */
-  id: string
+  /**
+   * Unique, stable id (the Standard Webhooks `webhook-id`). A change's event is written without one:
+   * the store derives it from the event's seq and time, so the outbox keeps no unique index of its
+   * ids. Read back, every event has one.
+   */
+  id?: string | undefined
   type: string
   occurredAt: Date
   /** The complete JSON envelope, ready to deliver byte for byte. */
@@ -219,7 +223,7 @@ export interface TokenStore {
 
 export interface EventStore {
   /** Events with a sequence number above `afterSeq`, oldest first. */
-  listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>>
+  listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { id: string; seq: number }>>
   /**
    * Calls `listener` after a transaction that appended events commits, so a dispatcher can start at
    * once instead of at its next poll. Optional and best effort: dispatchers poll anyway, and an

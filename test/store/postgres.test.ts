@@ -7,6 +7,7 @@ import type { Plant } from '../../src/plants/model.js'
 import { changePlant, createPlant, deletePlant } from '../../src/plants/service.js'
 import { StoreUnavailableError } from '../../src/store/errors.js'
 import { openPostgres, type PostgresStore } from '../../src/store/postgres/index.js'
+import { loadMigrations, migrate } from '../../src/store/postgres/migrate.js'
 import { OUTBOX_LOCK } from '../../src/store/postgres/outbox-lock.js'
 import { REVOCATION_CHANNEL } from '../../src/store/postgres/revocation.js'
 import { inTransaction } from '../../src/store/postgres/transaction.js'
@@ -47,6 +48,44 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       expect(await store.plants.create({ id, name: `n${id}` })).toBe('created')
       expect((await store.plants.get(id))?.id).toBe(id)
     }
+  })
+
+  it('keeps the ids and seqs of the events an older database holds when it drops their unique index', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    const older = new pg.Client({ connectionString: url })
+    await older.connect()
+    try {
+      await migrate(
+        older,
+        loadMigrations().filter((m) => m.version < 18),
+      )
+      await older.query(`INSERT INTO events (id, type, payload, created_at, fanned_out_at) VALUES
+        ('msg_old1', 'plant.created', '{}', to_timestamp(1), to_timestamp(1)),
+        ('msg_old2', 'plant.created', '{}', to_timestamp(2), to_timestamp(2)),
+        ('msg_old3', 'plant.created', '{}', to_timestamp(3), to_timestamp(3))`)
+      await older.query('DELETE FROM events WHERE seq = 3')
+    } finally {
+      await older.end()
+    }
+    const store = await another(url)
+    expect(store.migrated).toEqual(['018_lean_outbox'])
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    const events = await store.events.listSince(0, 10)
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 4])
+    expect(events.slice(0, 2).map((e) => e.id)).toEqual(['msg_old1', 'msg_old2'])
+    // A new event is stored without an id, known by its time and seq, as on SQLite.
+    const created = events[2] as (typeof events)[number]
+    const hex = (n: number, width: number) => n.toString(16).padStart(width, '0')
+    expect(created.id).toBe(`msg_${hex(created.occurredAt.getTime(), 12)}${hex(4, 14)}`)
+    const indexes = await store.pool.query<{ indexname: string; indexdef: string }>(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname",
+    )
+    expect(indexes.rows.map((r) => r.indexname)).toEqual([
+      'events_awaiting_fan_out',
+      'events_by_time',
+      'events_pkey',
+    ])
+    expect(indexes.rows[1]?.indexdef).toMatch(/USING brin/)
   })
 
   it('group-commits concurrent creates, failing only the duplicates', async () => {

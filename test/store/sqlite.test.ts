@@ -784,20 +784,104 @@ describe('SQLite store', () => {
     },
   )
 
-  it('gives events unique ids that sort by creation time, so a batch fills one index page', async () => {
+  it('names each event by its time and seq, storing one integer-keyed row and no index entry for it', async () => {
     store = openSqlite({ path: ':memory:' })
     await Promise.all(
       Array.from({ length: 200 }, (_, i) => createPlant(store.plants, { id: BigInt(i), name: `p${i}` })),
     )
     await new Promise((resolve) => setTimeout(resolve, 5))
     await createPlant(store.plants, { id: 1000n, name: 'later' })
-    const ids = (await store.events.listSince(0, 500)).map((e) => e.id)
-    expect(ids).toHaveLength(201)
-    expect(new Set(ids).size).toBe(201)
+    const events = await store.events.listSince(0, 500)
+    expect(events).toHaveLength(201)
+    for (const e of events) {
+      const hex = (n: number, width: number) => n.toString(16).padStart(width, '0')
+      expect(e.id).toBe(`msg_${hex(e.occurredAt.getTime(), 12)}${hex(e.seq, 14)}`)
+    }
+    // Of the form ids always had, and the last event, created later, sorts after every earlier one.
+    const ids = events.map((e) => e.id)
     expect(ids.every((id) => /^msg_[0-9a-f]{12}[A-Za-z0-9_-]{14}$/.test(id))).toBe(true)
-    // The last event was created later, so its id sorts after every earlier one.
-    const last = ids[200] as string
-    expect(ids.slice(0, 200).every((id) => id < last)).toBe(true)
+    expect(new Set(ids).size).toBe(201)
+    expect(ids.slice(0, 200).every((id) => id < (ids[200] as string))).toBe(true)
+    // No id is stored, and the only index of the outbox, of events awaiting fan-out, holds none of them.
+    expect(store.db.prepare('SELECT count(*) FROM events WHERE id IS NOT NULL').pluck().get()).toBe(0)
+    const indexes = store.db.prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events'",
+    )
+    expect(indexes.pluck().all()).toEqual(['events_awaiting_fan_out'])
+    const entries = store.db.prepare(
+      'SELECT count(*) FROM events INDEXED BY events_awaiting_fan_out WHERE fanned_out_at IS NULL',
+    )
+    expect(entries.pluck().get()).toBe(0)
+  })
+
+  it('replays by time through the events in seq order, without an index of their times', async () => {
+    store = openSqlite({ path: ':memory:' })
+    await store.webhooks.insert(subscriptionRecord('wh_1', new Date(0)))
+    // Dated in seq order but for the third, dated a little before the second (a clock stepping back).
+    const dates = [1_000, 50_000, 49_500, 60_000, 70_000]
+    const insert = store.db.prepare(
+      "INSERT INTO events (type, payload, created_at, fanned_out_at) VALUES ('plant.created', '{}', ?, ?)",
+    )
+    for (const at of dates) insert.run(at, at)
+    const replayed = async (since: number) => {
+      await store.webhooks.replay('wh_1', new Date(since), new Date(100_000))
+      const deliveries = await store.webhooks.listDeliveries('wh_1', { limit: 10 })
+      store.db.exec('DELETE FROM webhook_deliveries')
+      return deliveries.map((d) => d.eventSeq).sort((a, b) => a - b)
+    }
+    expect(await replayed(0)).toEqual([1, 2, 3, 4, 5])
+    expect(await replayed(49_000)).toEqual([2, 3, 4, 5])
+    expect(await replayed(49_800)).toEqual([2, 4, 5])
+    expect(await replayed(60_000)).toEqual([4, 5])
+    expect(await replayed(70_001)).toEqual([])
+    // The sweep deletes what is older than its cutoff, the out-of-order one too.
+    const sweep = await store.maintenance.sweep({
+      now: new Date(100_000),
+      eventsBefore: new Date(55_000),
+      tokensBefore: new Date(0),
+    })
+    expect(sweep.events).toBe(3)
+    expect(store.db.prepare('SELECT seq FROM events ORDER BY seq').pluck().all()).toEqual([4, 5])
+  })
+
+  it('keeps the ids, seqs and deliveries of the events an older database holds when it drops their unique index', async () => {
+    const path = join(tempDir(), 'older-events.db')
+    const db = new Database(path)
+    const steps = loadMigrations()
+    const lean = steps.findIndex((m) => m.name === '016_lean_outbox')
+    expect(lean).toBeGreaterThan(0)
+    migrate(db, steps.slice(0, lean))
+    db.exec(`INSERT INTO webhooks (id, url, events, secret, after_seq, created_at, updated_at)
+               VALUES ('wh_1', 'https://r.example/', 'plant.created', 's', 0, 0, 0);
+             INSERT INTO events (id, type, payload, created_at, fanned_out_at)
+               VALUES ('msg_old1', 'plant.created', '{}', 1000, 1000), ('msg_old2', 'plant.created', '{}', 2000, 2000),
+                      ('msg_old3', 'plant.created', '{}', 3000, 3000), ('msg_wait', 'plant.created', '{}', 4000, NULL);
+             INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, created_at)
+               VALUES ('dlv_old', 'wh_1', 2, 'succeeded', 2000);
+             DELETE FROM events WHERE seq = 3;`)
+    db.close()
+
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(['016_lean_outbox'])
+    expect((await store.events.listSince(0, 10)).map((e) => [e.seq, e.id])).toEqual([
+      [1, 'msg_old1'],
+      [2, 'msg_old2'],
+      [4, 'msg_wait'],
+    ])
+    expect((await store.webhooks.listDeliveries('wh_1', { limit: 10 })).map((d) => d.eventId)).toEqual([
+      'msg_old2',
+    ])
+    // An event an earlier version left waiting is still fanned out.
+    expect(await store.webhooks.fanOut(100, new Date())).toBe(1)
+    // No seq is handed out twice, not even that of an event deleted since; the foreign keys still hold.
+    await createPlant(store.plants, { id: 1n, name: 'a' })
+    const [created] = await store.events.listSince(4, 10)
+    expect(created?.seq).toBe(5)
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1)
+    expect(() =>
+      store.db.exec(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, created_at)
+                     VALUES ('dlv_none', 'wh_1', 99, 'pending', 0)`),
+    ).toThrow(/FOREIGN KEY/)
   })
 
   it('lets queue transactions wait for a held write lock without blocking the thread', async () => {

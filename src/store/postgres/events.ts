@@ -2,6 +2,7 @@ import type { Pool } from 'pg'
 import { AppendSignal } from '../append-signal.js'
 import type { EventStore, OutboxEvent } from '../types.js'
 import { guarded } from './errors.js'
+import { eventIdSql } from './fan-out.js'
 
 interface EventRow {
   seq: string
@@ -16,10 +17,14 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
     super()
   }
 
-  async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
+  async listSince(
+    afterSeq: number,
+    limit: number,
+  ): Promise<Array<OutboxEvent & { id: string; seq: number }>> {
     const result = await guarded(() =>
       this.pool.query<EventRow>(
-        'SELECT seq::text AS seq, id, type, payload, created_at FROM events WHERE seq > $1 ORDER BY events.seq LIMIT $2',
+        `SELECT e.seq::text AS seq, ${eventIdSql('e')} AS id, e.type, e.payload, e.created_at FROM events e
+         WHERE e.seq > $1 ORDER BY e.seq LIMIT $2`,
         [afterSeq, limit],
       ),
     )

@@ -16,6 +16,17 @@ export function deliveryId(seq: string, number: string): string {
 }
 
 /**
+ * The id of the event `e` (the Standard Webhooks `webhook-id`), an SQL expression, as the SQLite
+ * store makes it: the one it was stored with (events written before migration 018, and test
+ * messages), or else `msg_`, its time in milliseconds in 12 hex digits and its seq in 14. A seq is
+ * never handed out twice, so no two events of a database share an id, and the time keeps an event of
+ * a restored dump apart from the one sent earlier under its seq.
+ */
+export function eventIdSql(e: string): string {
+  return `coalesce(${e}.id, 'msg_' || lpad(to_hex(floor(extract(epoch FROM ${e}.created_at) * 1000)::bigint), 12, '0') || lpad(to_hex(${e}.seq), 14, '0'))`
+}
+
+/**
  * Inserts one delivery per (enabled subscription, matching event) for the events of `events`, a
  * relation named `e` with `seq` and `type`, due at once and dated `at` (an expression). A
  * subscription receives the events committed after it (`after_seq`).

@@ -610,20 +610,21 @@ async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<b
   await lockOutbox(client)
   const fanned = await client.query(
     `WITH e AS (
-       INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent)
-       SELECT id, type, payload, created_at, created_at, traceparent
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) WITH ORDINALITY
-         AS t(id, type, payload, created_at, traceparent, ord)
+       INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id)
+       SELECT type, payload, created_at, created_at, traceparent, id
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[]) WITH ORDINALITY
+         AS t(type, payload, created_at, traceparent, id, ord)
        ORDER BY ord
        RETURNING seq, type, created_at
      )
      ${fanOutSql('e', 'e.created_at')}`,
     [
-      events.map((e) => e.id),
       events.map((e) => e.type),
       events.map((e) => e.payload),
       events.map((e) => e.occurredAt.toISOString()),
       events.map((e) => e.traceparent ?? null),
+      // Null for a change's event: its id is made from its seq when read (eventIdSql).
+      events.map((e) => e.id ?? null),
     ],
   )
   return (fanned.rowCount ?? 0) > 0

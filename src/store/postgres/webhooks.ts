@@ -16,7 +16,7 @@ import type {
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { guarded } from './errors.js'
-import { deliveryId, fanOutSql } from './fan-out.js'
+import { deliveryId, eventIdSql, fanOutSql } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
 import { inTransaction } from './transaction.js'
 
@@ -137,7 +137,7 @@ const HAS_WORK =
 const requeue = (at: string) => `status = 'pending', attempts = 0, next_attempt_at = CASE
   WHEN webhook_deliveries.lease_owner IS NULL THEN ${at}::timestamptz ELSE webhook_deliveries.lease_until END`
 
-const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
+const DELIVERY_COLUMNS = `d.id, d.webhook_id, ${eventIdSql('e')} AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
   d.event_seq::text AS event_seq`
 
@@ -399,7 +399,7 @@ export class PostgresWebhookStore implements WebhookStore {
         `INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent)
          VALUES ($1, $2, $3, $4, $4, $5)
          RETURNING seq::text AS seq`,
-        [event.id, event.type, event.payload, at, event.traceparent ?? null],
+        [event.id ?? null, event.type, event.payload, at, event.traceparent ?? null],
       )
       const delivery = await client.query<{ id: string }>(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
@@ -491,7 +491,7 @@ export class PostgresWebhookStore implements WebhookStore {
            RETURNING id, webhook_id, attempts, event_seq, next_attempt_at
          )
          SELECT l.id, l.webhook_id, l.attempts - 1 AS attempts, w.url, w.secret, w.previous_secret,
-                w.previous_secret_expires_at, e.id AS event_id, e.type AS event_type, e.payload,
+                w.previous_secret_expires_at, ${eventIdSql('e')} AS event_id, e.type AS event_type, e.payload,
                 e.traceparent
          FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN events e ON e.seq = l.event_seq`,
         [options.owner, until, picked.rows.map((r) => r.id)],

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { AppendSignal } from '../append-signal.js'
 import type { EventStore, OutboxEvent } from '../types.js'
+import { eventIdSql } from './fan-out.js'
 
 interface EventRow {
   seq: number
@@ -16,11 +17,15 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
   constructor(db: Database) {
     super()
     this.since = db.prepare(
-      'SELECT seq, id, type, payload, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+      `SELECT e.seq, ${eventIdSql('e')} AS id, e.type, e.payload, e.created_at FROM events e
+       WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
     )
   }
 
-  async listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { seq: number }>> {
+  async listSince(
+    afterSeq: number,
+    limit: number,
+  ): Promise<Array<OutboxEvent & { id: string; seq: number }>> {
     const rows = this.since.all(afterSeq, limit) as EventRow[]
     return rows.map((r) => ({
       seq: r.seq,

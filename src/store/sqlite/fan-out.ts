@@ -15,6 +15,17 @@ export function deliveryId(seq: string, number: string): string {
   return `printf('dlv_%014x%010x', ${seq}, ${number})`
 }
 
+/**
+ * The id of the event `e` (the Standard Webhooks `webhook-id`), an SQL expression: the one it was
+ * stored with (events written before migration 016, and test messages), or else `msg_`, its time in
+ * 12 hex digits and its seq in 14. A seq is never handed out twice, so no two events of a database
+ * share an id, and the time keeps an event of a restored backup apart from the one sent earlier under
+ * its seq. Derived rather than stored, an event costs its create no unique index of random text.
+ */
+export function eventIdSql(e: string): string {
+  return `coalesce(${e}.id, printf('msg_%012x%014x', ${e}.created_at, ${e}.seq))`
+}
+
 // Event types are stored space separated; a type matches when it is one of the words.
 export const TYPE_MATCHES = "instr(' ' || w.events || ' ', ' ' || e.type || ' ') > 0"
 
@@ -30,9 +41,9 @@ export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
   FROM webhooks w CROSS JOIN events e
   WHERE w.disabled_at IS NULL AND e.seq BETWEEN @from AND @to AND w.after_seq < e.seq AND ${TYPE_MATCHES}`
 
-/** An outbox event as it is stored: its time in epoch milliseconds. */
+/** An outbox event as it is stored: its time in epoch milliseconds; no id, unless it was given one. */
 export interface OutboxRow {
-  id: string
+  id: string | null
   type: string
   payload: string
   createdAt: number
@@ -41,7 +52,7 @@ export interface OutboxRow {
 
 export function outboxRow(event: OutboxEvent): OutboxRow {
   return {
-    id: event.id,
+    id: event.id ?? null,
     type: event.type,
     payload: event.payload,
     createdAt: event.occurredAt.getTime(),
@@ -63,14 +74,15 @@ export interface Outbox {
  * writer's page cache) another connection would otherwise dirty once more per event.
  */
 export function prepareOutbox(db: Database): Outbox {
+  // One row under its integer key; its id is made from that key when read (eventIdSql).
   const insert = db.prepare(
-    'INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id) VALUES (?, ?, ?, ?, ?, ?)',
   )
   const fanOut = db.prepare(FAN_OUT_RANGE)
   return {
     write(event, at) {
       return Number(
-        insert.run(event.id, event.type, event.payload, event.createdAt, at, event.traceparent)
+        insert.run(event.type, event.payload, event.createdAt, at, event.traceparent, event.id)
           .lastInsertRowid,
       )
     },

@@ -1,10 +1,11 @@
 import type { Database } from 'better-sqlite3'
 import { CHUNK, inChunks } from '../chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
+import { EventTimes } from './event-time.js'
 
 interface Sweep {
   kind: keyof SweepCounts
-  /** A DELETE of at most @limit rows older than @cutoff. */
+  /** A DELETE of at most @limit rows older than @cutoff (for events, of a seq below @end). */
   sql: string
   cutoff: (policy: RetentionPolicy) => number
 }
@@ -28,14 +29,14 @@ export const SWEEPS: readonly Sweep[] = [
   },
   {
     kind: 'events',
-    // Walked by time (events_by_time) up to the cutoff. Ordered by seq, SQLite walked the table from
-    // its start and never knew where the old events end: a sweep that deleted nothing read every
-    // event, on the event loop.
+    // Walked by seq up to @end, the first event dated at or after the cutoff (EventTimes): unbounded,
+    // a sweep that deleted nothing read every event, on the event loop. An old event past @end (dated
+    // out of seq order) goes at a later sweep, once the end has passed it.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e
-            WHERE e.created_at < @cutoff AND e.fanned_out_at IS NOT NULL
+            WHERE e.seq < @end AND e.created_at < @cutoff AND e.fanned_out_at IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
-            ORDER BY e.created_at LIMIT @limit)`,
+            ORDER BY e.seq LIMIT @limit)`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
@@ -47,13 +48,21 @@ export const SWEEPS: readonly Sweep[] = [
 ]
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
-  constructor(private readonly db: Database) {}
+  private readonly times: EventTimes
+
+  constructor(private readonly db: Database) {
+    this.times = new EventTimes(db)
+  }
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
     const counts: SweepCounts = {}
     for (const sweep of SWEEPS) {
       const remove = this.db.prepare(sweep.sql)
-      const params = { cutoff: sweep.cutoff(policy), limit: CHUNK }
+      const cutoff = sweep.cutoff(policy)
+      const params =
+        sweep.kind === 'events'
+          ? { cutoff, limit: CHUNK, end: this.times.endBefore(cutoff) }
+          : { cutoff, limit: CHUNK }
       counts[sweep.kind] = await inChunks(() => remove.run(params).changes, policy.signal)
     }
     return counts

@@ -80,6 +80,11 @@ export function migrate(db: Database, migrations: Migration[] = loadMigrations()
       }
       record.run(m.version, m.name, Date.now())
     }
+    // Foreign keys are off while migrating (below): what a migration left must still hold them.
+    const broken = pending.length === 0 ? [] : (db.pragma('foreign_key_check') as Array<{ table: string }>)
+    if (broken.length > 0) {
+      throw new Error(`migrating left rows of ${broken[0]?.table} without the row they refer to`)
+    }
     // SQLite opens a file this user may only read without a word, and with nothing to apply nothing
     // above wrote: try a write, undone at once, so that such a file fails here rather than on every
     // request.
@@ -88,5 +93,14 @@ export function migrate(db: Database, migrations: Migration[] = loadMigrations()
     )
     return pending
   })
-  return apply.immediate()
+  // A migration that copies a table others refer to (SQLite cannot drop a constraint in place) drops
+  // the old one: with foreign keys on, that would delete it row by row and fail on the first row
+  // referred to. SQLite ignores this pragma inside a transaction, so it is set around it.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) === 1
+  if (foreignKeys) db.pragma('foreign_keys = OFF')
+  try {
+    return apply.immediate()
+  } finally {
+    if (foreignKeys) db.pragma('foreign_keys = ON')
+  }
 }

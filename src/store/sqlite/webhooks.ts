@@ -17,7 +17,8 @@ import type {
 } from '../types.js'
 import { CHANGE_COLUMNS } from '../webhook-columns.js'
 import { retryWhileBusy } from './busy.js'
-import { deliveryId, TYPE_MATCHES } from './fan-out.js'
+import { EventTimes } from './event-time.js'
+import { deliveryId, eventIdSql, TYPE_MATCHES } from './fan-out.js'
 
 interface WebhookRow {
   id: string
@@ -125,6 +126,12 @@ function toAttempt(row: AttemptRow): AttemptRecord {
   }
 }
 
+/**
+ * How far a replay looks back before its start for events dated out of seq order (a clock that
+ * stepped back, a test message dated before its transaction): they are found by seq (EventTimes).
+ */
+const REPLAY_SLACK_MS = 1000
+
 /** How long a queue transaction keeps retrying a locked database before it fails. */
 const BUSY_RETRY_MS = 5000
 
@@ -141,7 +148,7 @@ const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = CASE
 const HAS_WORK =
   'SELECT EXISTS (SELECT 1 FROM webhooks) OR EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL)'
 
-const DELIVERY_COLUMNS = `d.id, d.webhook_id, e.id AS event_id, e.type AS event_type, d.status, d.attempts,
+const DELIVERY_COLUMNS = `d.id, d.webhook_id, ${eventIdSql('e')} AS event_id, e.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.created_at,
   d.event_seq`
 
@@ -169,8 +176,10 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly startFailing: Statement
   private readonly disableFailing: Statement
   private readonly unlease: Statement
+  private readonly times: EventTimes
 
   constructor(private readonly db: Database) {
+    this.times = new EventTimes(db)
     this.selectOne = db.prepare('SELECT * FROM webhooks WHERE id = ?')
     this.anyAwaitingFanOut = db.prepare('SELECT 1 FROM events WHERE fanned_out_at IS NULL LIMIT 1').pluck()
     this.anyWork = db.prepare(HAS_WORK).pluck()
@@ -210,7 +219,7 @@ export class SqliteWebhookStore implements WebhookStore {
     )
     this.claimDetails = db.prepare(
       `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
-              e.id AS event_id, e.type AS event_type, e.payload, e.traceparent, d.event_seq
+              ${eventIdSql('e')} AS event_id, e.type AS event_type, e.payload, e.traceparent, d.event_seq
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
        WHERE d.id = ?`,
     )
@@ -452,13 +461,10 @@ export class SqliteWebhookStore implements WebhookStore {
    */
   async replay(webhookId: string, since: Date, at: Date): Promise<number> {
     const params = { webhookId, since: since.getTime(), at: at.getTime(), after: 0, limit: CHUNK }
-    // The first event of the period; from it on, seq order is the events' order.
-    const first = this.db
-      // Through the time index: by seq, SQLite walked every older event first.
-      .prepare('SELECT min(seq) FROM events INDEXED BY events_by_time WHERE created_at >= ?')
-      .pluck()
-      .get(params.since) as number | null
-    if (first === null) return 0
+    // Near the first event of the period, found by seq; from it on, seq order is the events' order,
+    // and the dates of the events are compared one by one.
+    const first = this.times.firstSince(params.since - REPLAY_SLACK_MS)
+    if (first === undefined) return 0
     params.after = first - 1
     const queueSome = this.db
       .prepare(
@@ -501,10 +507,10 @@ export class SqliteWebhookStore implements WebhookStore {
       // Already fanned out: a test message goes to this one subscription only.
       const seq = this.db
         .prepare(
-          'INSERT INTO events (id, type, payload, created_at, fanned_out_at, traceparent) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq',
+          'INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq',
         )
         .pluck()
-        .get(event.id, event.type, event.payload, at, at, event.traceparent ?? null) as number
+        .get(event.type, event.payload, at, at, event.traceparent ?? null, event.id ?? null) as number
       return this.db
         .prepare(
           `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)

@@ -1,0 +1,159 @@
+// The durable reference on PostgreSQL: the smallest server that gives a create the guarantees the
+// service gives it on PostgreSQL, sharing no code with the service. Bare node:http, the same checks
+// as the ceiling (bench/bare-create.mjs), and one connection through `pg`: the creates that arrive in
+// one turn of the event loop are committed together, in one statement that inserts their plant rows
+// (id primary key, name, tag, version, times, and the (tag, id) index entry of a tagged one) and, for
+// those inserted, one outbox row each under an integer key. A statement outside BEGIN is a
+// transaction of its own, and with the server's default synchronous_commit each create is answered
+// only once its COMMIT is flushed. Creates that arrive while a batch is being committed wait for the
+// next one. No framework, no logging, no metrics, no lock.
+//
+// It makes its own tables in the first schema of the URL's search path (give one of its own, as
+// bench/run.ts does, `?options=-c search_path=…`), and answers the create contract as far as the load
+// needs: the bearer token, a JSON body, 200 with the plant, 409 when the id exists.
+//
+//   node bench/reference-pg.mjs --port 0 --token pst_… --database-url postgres://…
+// prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+import { createServer } from 'node:http'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { answer, readPlant } from './bare-create.mjs'
+
+const { values } = parseArgs({
+  options: {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '0' },
+    token: { type: 'string' },
+    'database-url': { type: 'string' },
+  },
+})
+if (!values.token || !values['database-url']?.startsWith('postgres')) {
+  process.stderr.write('reference-pg: --token and --database-url postgres://… are required\n')
+  process.exit(2)
+}
+const expected = `Bearer ${values.token}`
+
+const client = new pg.Client({ connectionString: values['database-url'] })
+await client.connect()
+await client.query(`
+  CREATE TABLE IF NOT EXISTS plants (
+    id bigint PRIMARY KEY,
+    name text NOT NULL,
+    tag text,
+    version integer NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS plants_by_tag ON plants (tag, id) WHERE tag IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS outbox (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    type text NOT NULL,
+    payload text NOT NULL,
+    created_at timestamptz NOT NULL
+  )`)
+
+// The plants inserted (ON CONFLICT skips a taken id), and one event for each, in one statement.
+const CREATE = `
+  WITH created AS (
+    INSERT INTO plants (id, name, tag, version, created_at, updated_at)
+    SELECT id, name, tag, 1, $5, $5 FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, name, tag)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), events AS (
+    INSERT INTO outbox (type, payload, created_at)
+    SELECT 'plant.created', e.payload, $5
+    FROM unnest($1::bigint[], $4::text[]) WITH ORDINALITY AS e(id, payload, line)
+    JOIN created c ON c.id = e.id
+    ORDER BY e.line
+  )
+  SELECT id::text AS id FROM created`
+
+/** The creates waiting for the next batch: [res, plant, its JSON]. */
+const queue = []
+let committing = false
+
+/** One statement for the batch; each create is answered once it has committed, or 500 if it did not. */
+async function commitQueued() {
+  committing = true
+  while (queue.length > 0) {
+    // A second create of an id in one batch is refused, as a second INSERT of it would be.
+    const batch = []
+    const seen = new Set()
+    const refused = []
+    for (const item of queue.splice(0)) {
+      const id = item[1].id.toString()
+      if (seen.has(id)) refused.push(item)
+      else {
+        seen.add(id)
+        batch.push(item)
+      }
+    }
+    const now = new Date()
+    const at = now.toISOString()
+    let created
+    try {
+      const result = await client.query(CREATE, [
+        batch.map(([, p]) => p.id.toString()),
+        batch.map(([, p]) => p.name),
+        batch.map(([, p]) => p.tag ?? null),
+        batch.map(([, , json]) => `{"type":"plant.created","timestamp":"${at}","data":${json}}`),
+        now,
+      ])
+      created = new Set(result.rows.map((r) => r.id))
+    } catch {
+      for (const [res] of [...batch, ...refused]) {
+        answer(res, 500, { error: 50001, message: 'The create was not stored.' })
+      }
+      continue
+    }
+    for (const [res, plant, json] of batch) {
+      if (created.has(plant.id.toString())) answer(res, 200, json)
+      else answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+    }
+    for (const [res] of refused)
+      answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+  }
+  committing = false
+}
+
+/**
+ * The id exactly as sent: JSON.parse rounds integers past 2^53, and the service stores every int64
+ * exactly, so the digits are read from the body itself when they are the id JSON.parse read.
+ */
+function exactId(text, parsed) {
+  const digits = /"id"\s*:\s*(-?\d{1,19})\s*[,}]/.exec(text)?.[1]
+  return digits !== undefined && Number(digits) === parsed ? BigInt(digits) : BigInt(parsed)
+}
+
+function create(req, res) {
+  readPlant(req, res, (plant, text) => {
+    const id = exactId(text, plant.id)
+    const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
+    const json = `{"id":${id},"name":${JSON.stringify(plant.name)}${tag}}`
+    if (queue.length === 0 && !committing) setImmediate(() => void commitQueued())
+    queue.push([res, { id, name: plant.name, tag: plant.tag }, json])
+  })
+}
+
+const server = createServer((req, res) => {
+  if (req.headers.authorization !== expected) {
+    return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
+  }
+  if (req.method === 'POST' && req.url === '/plants') return create(req, res)
+  answer(res, 404, { error: 40401, message: 'No such route.' })
+})
+server.keepAliveTimeout = 5000
+
+server.listen(Number(values.port), values.host, () => {
+  const { address, port } = server.address()
+  process.stdout.write(`listening on http://${address}:${port}\n`)
+})
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.once(signal, () =>
+    server.close(async () => {
+      while (committing) await new Promise((resolve) => setTimeout(resolve, 5))
+      await client.end()
+      process.exit(0)
+    }),
+  )
+}
