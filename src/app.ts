@@ -13,7 +13,12 @@ import { clientErrorHandler } from './http/pre-routing.js'
 import { installRateLimits, LIMIT_KEY_KINDS } from './http/rate-limit.js'
 import { requestId } from './http/request-id.js'
 import { QuietRequestLog } from './http/request-log.js'
-import { recordRequestMetrics, recordUnrouted, requestRecorder } from './http/request-metrics.js'
+import {
+  recordRequestMetrics,
+  recordUnknownRoute,
+  recordUnrouted,
+  requestRecorder,
+} from './http/request-metrics.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
@@ -83,7 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const maxHeaderSize = options.maxHeaderSize ?? 16 * 1024
   const headers = new AnswerHeaders(options.corsOrigins)
-  const record = requestRecorder(metrics)
+  const recorder = requestRecorder(metrics)
   const server = nodeServer({
     lifecycle,
     bodyLimit,
@@ -103,7 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => headers.raw(randomUUID(), origin)),
     frameworkErrors: routerErrorHandler((request, reply) => {
       headers.stamp(request, reply)
-      recordUnrouted(request, reply, record, requestLog)
+      recordUnrouted(request, reply, recorder, requestLog)
     }),
     ...serverOptions(options.timeouts ?? {}, maxHeaderSize),
   })
@@ -117,8 +122,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app, failures)
   installJsonBodyParser(app)
 
-  headers.install(app)
-  recordRequestMetrics(app, record)
+  headers.install(app, (request, reply) => recordUnknownRoute(request, reply, recorder))
+  recordRequestMetrics(app, recorder)
   await installCors(app, options.corsOrigins)
   await installLoadShedding(app, options.maxEventLoopDelayMs ?? 0)
   const limits = await installRateLimits(

@@ -29,15 +29,17 @@ export class AnswerHeaders {
    * its body is read (Fastify would otherwise read and parse it, and answer a bad or large body with
    * a 400 or 413 where the route does not even exist). CORS's own hook runs after this one and never
    * sees such a request, so a 404 gets CORS's headers here: a script on an allowed origin reads it as
-   * it reads any other error.
+   * it reads any other error. `unknownRoute` is told of such a request, which has no route of its own
+   * to hook.
    */
-  install(app: FastifyInstance): void {
+  install(app: FastifyInstance, unknownRoute: (request: FastifyRequest, reply: FastifyReply) => void): void {
     const security = this.security
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id)
       reply.headers(security)
       if (!request.is404) return done()
       if (this.cors) reply.headers(corsHeaders(this.corsOrigins, request.headers.origin))
+      unknownRoute(request, reply)
       done(refuseUnknownRoute(request))
     })
   }

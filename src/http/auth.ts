@@ -1,4 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyContextConfig,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+} from 'fastify'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import type { BearerVerifier } from '../tokens/bearer.js'
@@ -37,7 +43,8 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
 }
 
 /**
- * Adds bearer authentication to every route registered in this plugin scope. It runs in onRequest,
+ * Adds bearer authentication to every route registered in this plugin scope, as a hook of each route's
+ * own that knows from the start whether the route is public and which scope it needs. It runs in onRequest,
  * before any body is read, so a rejected request costs no parsing and writes nothing. A request with a
  * valid token is counted against that token by `limits.token`, one without against its client address
  * by `limits.address` (when each is set). A token verified before is recognised without a promise:
@@ -45,73 +52,100 @@ function challenge(entry: typeof errors.TOKEN_MISSING, tokenSent: boolean): AppE
  */
 export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limits: Limiters = {}): void {
   app.decorateRequest('principal', undefined)
+  const { token: byToken, address: byAddress } = limits
+
+  /** Counts the request against `key` when `limit` applies; the headers it gives go on the response. */
+  function counted(
+    limit: Limiter | undefined,
+    key: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    own?: RateLimit | null,
+  ): Promise<void> | undefined {
+    return limit?.(key, request, own)?.then((headers) => {
+      if (headers) reply.headers(headers)
+    })
+  }
+
+  function refuse(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const pending = counted(byAddress, addressKey(request.ip), request, reply)
+    if (!pending) throw error
+    return pending.then(() => {
+      throw error
+    })
+  }
+
+  function refuseUnverified(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!(error instanceof AppError)) throw error
+    return refuse(challenge(error.entry, true), request, reply)
+  }
+
+  function admit(
+    principal: Principal,
+    scope: Scope | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<void> | undefined {
+    // A token's own limit, when it has one, takes the place of the service-wide one.
+    const pending = counted(byToken, `token:${principal.tokenId}`, request, reply, principal.rateLimit)
+    if (pending) return pending.then(() => authorize(request, principal, scope))
+    authorize(request, principal, scope)
+    return undefined
+  }
 
   /** Undefined when decided at once; a promise when the store or the limiter must be awaited. */
-  function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const counted = (
-      limit: Limiter | undefined,
-      key: string,
-      own?: RateLimit | null,
-    ): Promise<void> | undefined =>
-      limit?.(key, request, own)?.then((headers) => {
-        if (headers) reply.headers(headers)
-      })
-    const byAddress = () => counted(limits.address, addressKey(request.ip))
-    const refuse = (error: AppError): Promise<void> => {
-      const counted = byAddress()
-      if (!counted) throw error
-      return counted.then(() => {
-        throw error
-      })
-    }
-    const refuseUnverified = (error: unknown): Promise<void> => {
-      if (!(error instanceof AppError)) throw error
-      return refuse(challenge(error.entry, true))
-    }
-    const admit = (principal: Principal): Promise<void> | undefined => {
-      // A token's own limit, when it has one, takes the place of the service-wide one.
-      const pending = counted(limits.token, `token:${principal.tokenId}`, principal.rateLimit)
-      if (pending) return pending.then(() => authorize(request, principal))
-      authorize(request, principal)
-      return undefined
-    }
-
-    if (request.routeOptions.config.public) return byAddress()
+  function authenticate(
+    scope: Scope | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<void> | undefined {
     reply.header('cache-control', 'no-store')
     const header = request.headers.authorization
-    if (header === undefined) return refuse(challenge(errors.TOKEN_MISSING, false))
+    if (header === undefined) return refuse(challenge(errors.TOKEN_MISSING, false), request, reply)
     const token = bearerToken(header)
     if (token === undefined) {
       // RFC 6750 §3.1: credentials of another scheme (Basic, …) are no bearer token at all, and get
       // the bare challenge; a Bearer header without a usable token is a malformed one.
-      if (!BEARER_SCHEME.test(header)) return refuse(challenge(errors.TOKEN_MISSING, false))
-      return refuse(challenge(errors.TOKEN_MALFORMED, true))
+      if (!BEARER_SCHEME.test(header)) return refuse(challenge(errors.TOKEN_MISSING, false), request, reply)
+      return refuse(challenge(errors.TOKEN_MALFORMED, true), request, reply)
     }
     let principal: Principal | undefined
     try {
       principal = tokens.verifyCached(token)
     } catch (error) {
-      return refuseUnverified(error)
+      return refuseUnverified(error, request, reply)
     }
-    if (principal) return admit(principal)
-    return tokens.verify(token).then(admit, refuseUnverified)
+    if (principal) return admit(principal, scope, request, reply)
+    return tokens.verify(token).then(
+      (verified) => admit(verified, scope, request, reply),
+      (error: unknown) => refuseUnverified(error, request, reply),
+    )
   }
 
-  app.addHook('onRequest', (request, reply, done) => {
-    let pending: Promise<void> | undefined
-    try {
-      pending = authenticate(request, reply)
-    } catch (error) {
-      done(error as Error)
-      return
+  /** The route's own hook: whether it is public and the scope it needs are known from the start. */
+  function hookFor(config: FastifyContextConfig | undefined): onRequestHookHandler {
+    const check: (request: FastifyRequest, reply: FastifyReply) => Promise<void> | undefined = config?.public
+      ? (request, reply) => counted(byAddress, addressKey(request.ip), request, reply)
+      : (request, reply) => authenticate(config?.scope, request, reply)
+    return (request, reply, done) => {
+      let pending: Promise<void> | undefined
+      try {
+        pending = check(request, reply)
+      } catch (error) {
+        done(error as Error)
+        return
+      }
+      if (pending) pending.then(() => done(), done)
+      else done()
     }
-    if (pending) pending.then(() => done(), done)
-    else done()
+  }
+
+  app.addHook('onRoute', (route) => {
+    route.onRequest = [route.onRequest ?? []].flat().concat(hookFor(route.config))
   })
 }
 
-function authorize(request: FastifyRequest, principal: Principal): void {
-  const scope = request.routeOptions.config.scope
+function authorize(request: FastifyRequest, principal: Principal, scope: Scope | undefined): void {
   if (scope && !principal.scopes.has(scope)) {
     throw insufficientScope(
       errors.SCOPE_MISSING,

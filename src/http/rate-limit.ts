@@ -1,5 +1,5 @@
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify'
 import ipaddr from 'ipaddr.js'
 import type { RateLimit } from '../config.js'
 import { AppError, errors } from '../errors.js'
@@ -120,7 +120,7 @@ export async function installRateLimits(
   app.addHook('onClose', () => counting.close())
   await app.register(rateLimit, { global: false, store: storeOver(counting) })
   app.decorateRequest(COUNTED, undefined)
-  app.addHook('onSend', (request, reply, payload, done) => {
+  const giveBackOn304: onSendHookHandler = (request, reply, payload, done) => {
     const key = request[COUNTED]
     if (key !== undefined && reply.statusCode === 304) {
       counting.giveBack(key)
@@ -130,6 +130,12 @@ export async function installRateLimits(
         reply.header('ratelimit-remaining', String(Math.min(Number(limit), Number(remaining) + 1)))
     }
     done(null, payload)
+  }
+  // Only a GET or a HEAD answers 304: the other routes have no hook to run.
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    if (methods.includes('GET') || methods.includes('HEAD'))
+      route.onSend = [route.onSend ?? []].flat().concat(giveBackOn304)
   })
   return {
     token: limiter(app, limits.token ?? null, hooks),

@@ -1,30 +1,33 @@
+import { type Observer, observeStore } from '../store/observed.js'
 import type { Store } from '../store/types.js'
-import { withParts, wrapMethods } from '../store/wrap-methods.js'
 import { bindHistogram } from './bound.js'
 import type { Metrics } from './registry.js'
 
-const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance'] as const
+type Observed = { observe(seconds: number): void }
 
-function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
-  // One wrapper per method and one labelled series per outcome, made on first use: the request path
-  // then neither allocates a closure nor hashes a label set per call.
-  const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
-    // Bound at the first asynchronous call: bound with the wrapper, a synchronous helper (the
-    // revocation epoch check, events.watch) showed as an operation that never ran, at 0 forever.
-    let series: { ok: { observe(s: number): void }; failed: { observe(s: number): void } } | undefined
-    return function (this: unknown, ...args: unknown[]): unknown {
+/**
+ * Times each call into plantstore_db_operation_duration_seconds under its operation. The series of an
+ * operation are bound at its first call, not before: an operation nothing calls has no series.
+ */
+export function storeTiming(metrics: Metrics): Observer {
+  return (operation) => {
+    let series: { ok: Observed; failed: Observed } | undefined
+    return (call) => {
       const start = performance.now()
-      const result: unknown = method.apply(target, args)
-      // Only asynchronous calls are database round trips; synchronous helpers (the revocation epoch
-      // check) are too cheap to be worth a histogram update.
-      if (!(result instanceof Promise)) return result
       series ??= {
         ok: bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' }),
         failed: bindHistogram(metrics.dbDuration, { operation, outcome: 'error' }),
       }
       const { ok, failed } = series
-      return result.then(
-        (value: unknown) => {
+      let pending: ReturnType<typeof call>
+      try {
+        pending = call()
+      } catch (error) {
+        failed.observe((performance.now() - start) / 1000)
+        throw error
+      }
+      return pending.then(
+        (value) => {
           ok.observe((performance.now() - start) / 1000)
           return value
         },
@@ -35,14 +38,19 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
       )
     }
   }
-  return wrapMethods(target, (method, name) => wrap(method, `${part}.${name}`))
 }
 
 /**
- * The same store with each asynchronous repository call timed into
- * plantstore_db_operation_duration_seconds. It wraps the interface, so it times any implementation.
+ * The same store with each asynchronous call of the parts a request or the retention sweep waits on
+ * timed into plantstore_db_operation_duration_seconds. It observes the interface, so it times any
+ * implementation.
  */
 export function timeStore(store: Store, metrics: Metrics): Store {
-  const parts = Object.fromEntries(TIMED_PARTS.map((part) => [part, timed(store[part], part, metrics)]))
-  return withParts(store, parts)
+  return observeStore(store, storeTiming(metrics), [
+    'plants',
+    'tokens',
+    'events',
+    'idempotency',
+    'maintenance',
+  ])
 }

@@ -120,7 +120,7 @@ describe('the tracing SDK', () => {
     receiver = await startOtlpReceiver()
     const tracing = await tracingTo(receiver.url)
     const plants = {
-      get: (id: number) => id,
+      get: async (id: number) => id,
       list: async () => 'listed',
       create: () => {
         throw Object.assign(new Error('exists'), { code: 'EXISTS' })
@@ -130,21 +130,21 @@ describe('the tracing SDK', () => {
       },
     }
     const store = traceStore(
-      { plants, tokens: {}, idempotency: {}, webhooks: {}, name: 'x' } as unknown as Store,
+      { kind: 'sqlite', plants, tokens: {}, idempotency: {}, webhooks: {} } as unknown as Store,
       'sqlite',
     )
     const traced = store.plants as unknown as typeof plants
-    expect(traced.get(1)).toBe(1) // no request span: no store span
+    expect(await traced.get(1)).toBe(1) // no request span: no store span
     const request = startSpan('request')
     await inSpan(request, async () => {
-      expect(traced.get(2)).toBe(2)
+      expect(await traced.get(2)).toBe(2)
       expect(await traced.list()).toBe('listed')
       expect(() => traced.create()).toThrow('exists')
       await expect(traced.update()).rejects.toThrow('bad')
       expect(currentTraceparent()).toMatch(/^00-/)
     })
     endSpan(request)
-    expect((store as unknown as { name: string }).name).toBe('x')
+    expect(store.kind).toBe('sqlite')
     // A group commit links every sampled waiter; none sampled, none made.
     expect(startGroupCommit('sqlite', [{ span: undefined }])).toBeUndefined()
     const waiting = startSpan('waiting')

@@ -77,7 +77,14 @@ export class SqliteStore implements Store {
     }
     this.db.pragma('wal_autocheckpoint = 0')
     this.checkpointer ??= startCheckpoints(path)
-    return { db: writer, close: () => writer.close() }
+    this.tokens.revocations.lookFrom(writer)
+    return {
+      db: writer,
+      close: () => {
+        this.tokens.revocations.lookFrom(undefined)
+        writer.close()
+      },
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { Revocation, TokenListOptions, TokenRecord, TokenRoll, TokenStore } from '../types.js'
 import { retryWhileBusy } from './busy.js'
+import { SqliteRevocationEpoch } from './revocation.js'
 
 interface TokenRow {
   id: string
@@ -40,19 +41,14 @@ function toRecord(row: TokenRow): TokenRecord {
 
 export class SqliteTokenStore implements TokenStore {
   private readonly selectOne: Statement
-  private readonly dataVersion: Statement
-  private readonly readEpoch: Statement
   private readonly touch: Statement
   private readonly bumpEpoch: Statement
-  private lastDataVersion = -1
-  private epoch = 0
+  /** The revocation epoch, watched from the connection that commits the creates once it is open. */
+  readonly revocations: SqliteRevocationEpoch
 
   constructor(private readonly db: Database) {
     this.selectOne = db.prepare('SELECT * FROM tokens WHERE id = ?')
-    // data_version moves when another connection (the CLI, another worker) commits, never for this
-    // one's own (the creates): only then is the epoch worth reading.
-    this.dataVersion = db.prepare('PRAGMA data_version').pluck()
-    this.readEpoch = db.prepare("SELECT value FROM meta WHERE key = 'token_epoch'").pluck()
+    this.revocations = new SqliteRevocationEpoch(db)
     this.touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?')
     this.bumpEpoch = db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'token_epoch'")
   }
@@ -136,7 +132,7 @@ export class SqliteTokenStore implements TokenStore {
     })
     const rolled = run.immediate()
     // As after a revocation: this connection's own commit does not move data_version.
-    this.lastDataVersion = -1
+    this.revocations.forget()
     return rolled
   }
 
@@ -151,7 +147,7 @@ export class SqliteTokenStore implements TokenStore {
     })
     const revoked = run.immediate()
     // data_version does not move for this connection's own commits: force a fresh read of the epoch.
-    this.lastDataVersion = -1
+    this.revocations.forget()
     return revoked
   }
 
@@ -173,11 +169,6 @@ export class SqliteTokenStore implements TokenStore {
   }
 
   revocationEpoch(): number {
-    const version = this.dataVersion.get() as number
-    if (version !== this.lastDataVersion) {
-      this.lastDataVersion = version
-      this.epoch = this.readEpoch.get() as number
-    }
-    return this.epoch
+    return this.revocations.read()
   }
 }
