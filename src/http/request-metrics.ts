@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { bindCounter, bindHistogram } from '../metrics/bound.js'
 import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.js'
 import type { QuietRequestLog } from './request-log.js'
 
@@ -8,8 +7,9 @@ export type RequestRecorder = (method: string, route: string, status: number, se
 
 /**
  * Counts and times answered requests by their route template (`/plants/:id`, never the concrete
- * URL), so the number of series is fixed by the routes, not by what clients send. The series of one
- * route, method and status are bound once and kept (see metrics/bound.ts).
+ * URL), so the number of series is fixed by the routes, not by what clients send. The children of one
+ * route, method and status are made once and kept: a Map lookup by one string costs less than
+ * building the label object again for every answer.
  */
 export function requestRecorder(metrics: Metrics): RequestRecorder {
   const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>()
@@ -18,8 +18,8 @@ export function requestRecorder(metrics: Metrics): RequestRecorder {
     let found = series.get(key)
     if (!found) {
       const labels = { method, route, status: String(status) }
-      const counter = bindCounter(metrics.httpRequests, labels)
-      const histogram = bindHistogram(metrics.httpDuration, labels)
+      const counter = metrics.httpRequests.labels(labels)
+      const histogram = metrics.httpDuration.labels(labels)
       found = { count: () => counter.inc(), observe: (s) => histogram.observe(s) }
       series.set(key, found)
     }

@@ -1,15 +1,14 @@
 import type { Store } from '../store/types.js'
 import { withParts, wrapMethods } from '../store/wrap-methods.js'
-import { bindHistogram } from './bound.js'
 import type { Metrics } from './registry.js'
 
 const TIMED_PARTS = ['plants', 'tokens', 'events', 'idempotency', 'maintenance'] as const
 
 function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
-  // One wrapper per method and one labelled series per outcome, made on first use: the request path
-  // then neither allocates a closure nor hashes a label set per call.
+  // One wrapper per method and one labelled child per outcome, made on first use: the request path
+  // then allocates neither a closure nor a label set per call.
   const wrap = (method: (...args: unknown[]) => unknown, operation: string) => {
-    // Bound at the first asynchronous call: bound with the wrapper, a synchronous helper (the
+    // Made at the first asynchronous call: made with the wrapper, a synchronous helper (the
     // revocation epoch check, events.watch) showed as an operation that never ran, at 0 forever.
     let series: { ok: { observe(s: number): void }; failed: { observe(s: number): void } } | undefined
     return function (this: unknown, ...args: unknown[]): unknown {
@@ -18,9 +17,14 @@ function timed<T extends object>(target: T, part: string, metrics: Metrics): T {
       // Only asynchronous calls are database round trips; synchronous helpers (the revocation epoch
       // check) are too cheap to be worth a histogram update.
       if (!(result instanceof Promise)) return result
-      series ??= {
-        ok: bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' }),
-        failed: bindHistogram(metrics.dbDuration, { operation, outcome: 'error' }),
+      if (!series) {
+        // The error series exists from the start at 0, so a rate() over it or an alert on it has a
+        // baseline; nothing has observed it yet, as this wrapper is the operation's only one.
+        metrics.dbDuration.zero({ operation, outcome: 'error' })
+        series = {
+          ok: metrics.dbDuration.labels({ operation, outcome: 'ok' }),
+          failed: metrics.dbDuration.labels({ operation, outcome: 'error' }),
+        }
       }
       const { ok, failed } = series
       return result.then(
