@@ -34,14 +34,12 @@ export function refuseInvalidHost(response: ServerResponse, headers: Record<stri
 /** RFC 9112 §3.2.2's host [":" port]: a reg-name (or IPv4 address), or an IP literal in brackets. */
 export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'()*+,;=_~%-]*)(?::[0-9]*)?$/
 
-const HTTP_VERSION_MESSAGE = 'Only HTTP/1.1 and HTTP/1.0 are served.'
-
 /**
  * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
  * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
  */
 export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Only HTTP/1.1 and HTTP/1.0 are served.')
 }
 
 /**
@@ -144,37 +142,14 @@ export function clientErrorHandler(
       socket.destroy()
       return
     }
-    const origin = originOf(error, connection)
-    // A well-formed version this server does not speak (HTTP/1.2, HTTP/3.0) is told so, as HTTP/2.0
-    // is where Node lets it through (refuseHttpVersion); only a broken version is "malformed".
-    if (error.code === 'HPE_INVALID_VERSION' && REQUEST_LINE.test(requestLine(error))) {
-      endWithError(socket, headers(origin), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
-      return
-    }
     const entry =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? overflowEntry(error, maxHeaderSize)
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? errors.REQUEST_TIMEOUT
           : errors.BAD_REQUEST
-    endWithError(socket, headers(origin), entry)
+    endWithError(socket, headers(originOf(error, connection)), entry)
   }
-}
-
-/** A request line with a well-formed version: method, target and `HTTP/` digit `.` digit. */
-const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/\d\.\d$/
-
-/**
- * The line the parser failed in, read from the bytes it was given (`rawPacket`) at the count it
- * parsed (`bytesParsed`), both documented with Node's 'clientError' event.
- */
-function requestLine(error: Error): string {
-  const { rawPacket: packet, bytesParsed: at } = error as { rawPacket?: unknown; bytesParsed?: unknown }
-  if (!Buffer.isBuffer(packet) || typeof at !== 'number') return ''
-  const text = packet.toString('latin1')
-  const start = text.lastIndexOf('\n', at - 1) + 1
-  const end = text.indexOf('\r\n', start)
-  return end < 0 ? text.slice(start) : text.slice(start, end)
 }
 
 const ORIGIN_FIELD = /\r\norigin[ \t]*:[ \t]*([^\r\n]*)/gi
