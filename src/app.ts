@@ -105,7 +105,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestId,
     schemaController: { compilersFactory: { buildSerializer: shapeSharingSerializers } },
-    clientErrorHandler: clientErrorHandler(maxHeaderSize, (origin) => headers.raw(randomUUID(), origin)),
+    clientErrorHandler: clientErrorHandler(
+      maxHeaderSize,
+      (origin) => headers.raw(randomUUID(), origin),
+      server.connectionOf,
+    ),
     frameworkErrors: routerErrorHandler((request, reply) => {
       headers.stamp(request, reply)
       recordUnrouted(request, reply, recorder, requestLog)

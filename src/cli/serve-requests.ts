@@ -4,7 +4,6 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { ServeConfig } from '../config.js'
 import { addressLogger } from '../log.js'
-import { bindCounter } from '../metrics/bound.js'
 import { joinClusterMetrics } from '../metrics/cluster.js'
 import { createMetrics } from '../metrics/registry.js'
 import { timeStore } from '../metrics/store-timing.js'
@@ -37,9 +36,12 @@ export async function serveRequests(
   const opened = await openStoreForServing(config, logger)
   const store = timeStore(tracing ? tracing.traceStore(opened) : opened, metrics)
   const verified = {
-    hit: bindCounter(metrics.tokenVerifications, { cache: 'hit' }),
-    miss: bindCounter(metrics.tokenVerifications, { cache: 'miss' }),
+    hit: metrics.tokenVerifications.labels({ cache: 'hit' }),
+    miss: metrics.tokenVerifications.labels({ cache: 'miss' }),
   }
+  // Both series exist from the start at 0, so a rate() over either has a baseline.
+  verified.hit.inc(0)
+  verified.miss.inc(0)
   const tokens = new TokenService(store.tokens, {
     onBackgroundError: (err) => logger.warn({ err }, 'could not record token use'),
     onVerify: (cache) => verified[cache].inc(),

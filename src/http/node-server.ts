@@ -8,6 +8,7 @@ import {
 } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyServerFactory } from 'fastify'
+import { holdReading, releaseReading } from './hold-reading.js'
 import {
   refuseConnect,
   refuseExpectation,
@@ -42,9 +43,11 @@ export interface NodeServerOptions {
 export interface NodeServer {
   /** Fastify's `serverFactory`. */
   factory: FastifyServerFactory
+  /** What the server keeps of a connection (undefined for one it has closed or never kept). */
+  connectionOf(socket: Socket): Connection | undefined
   /**
    * Starts closing: a request that still arrives (pipelined, or on a connection kept alive) gets a
-   * 503, and every connection with no answer to give is closed.
+   * 503, and every connection with no response to give is closed.
    */
   close(): void
 }
@@ -77,23 +80,6 @@ function repeatedSingleField(req: IncomingMessage): string | undefined {
   return contentType > 1 ? 'Content-Type' : undefined
 }
 
-/**
- * RFC 9110 §10.1.1: `Expect: 100-continue` asks whether the body is wanted before it is sent. Node
- * would say yes at once; here the 100 goes out only when something starts reading the body, so a
- * request refused first (401, 403, 404, 415) is answered without the client sending its body. Such a
- * final answer closes the connection, since the unsent body cannot be skipped on it.
- */
-function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
-  const keepAlive = res.shouldKeepAlive
-  res.shouldKeepAlive = false
-  req.once('resume', () => {
-    // Node also resumes the request to discard its body after an answer: no 100 then.
-    if (res.headersSent) return
-    res.writeContinue()
-    res.shouldKeepAlive = keepAlive
-  })
-}
-
 /** The request's Content-Length as it came (an operation without a body drops the header), or -1. */
 function declaredLength(req: IncomingMessage): number {
   const raw = req.rawHeaders
@@ -105,17 +91,17 @@ function declaredLength(req: IncomingMessage): number {
 
 /**
  * A body nothing reads (an operation that takes none, or a request answered before its body: 401,
- * 404, 405, 415) is read by Node after the answer and thrown away, to keep the connection usable,
+ * 404, 405, 415) is read by Node after the response and thrown away, to keep the connection usable,
  * for as long as the client sends it. It is held to the body limit as a body that is read is: one
- * declared larger is not read at all, its answer closes the connection; one sent in chunks is cut
+ * declared larger is not read at all, its response closes the connection; one sent in chunks is cut
  * off with the connection once past the limit.
  */
 function boundDiscardedBody(req: IncomingMessage, res: ServerResponse, bodyLimit: number): void {
   if (declaredLength(req) > bodyLimit) {
-    res.shouldKeepAlive = false
+    res.setHeader('connection', 'close')
     return
   }
-  // Read here instead: Node's own discarding, once the answer is sent, counts nothing.
+  // Read here instead: Node's own discarding, once the response is sent, counts nothing.
   let left = bodyLimit
   req.on('data', (chunk: Buffer) => {
     left -= chunk.length
@@ -123,32 +109,12 @@ function boundDiscardedBody(req: IncomingMessage, res: ServerResponse, bodyLimit
   })
 }
 
-/** A connection as Node's HTTP server keeps it (lib/_http_server.js). */
-interface ServedSocket extends Socket {
-  /** Set while the server has stopped reading; Node's own resume (a body being read) waits for it. */
-  _paused?: boolean
-  parser?: { resume(): void } | null
-  /** The answer being written on it, if any (as Node's closeIdleConnections reads it). */
-  _httpMessage?: unknown
-}
-
-/**
- * Stops reading a connection as Node does when answers queue up: by its flag, which keeps a request's
- * body being read from resuming the socket, and with the parser paused once the bytes already read
- * are parsed.
- */
-function stopReading(socket: Socket): void {
-  ;(socket as ServedSocket)._paused = true
-  socket.pause()
-}
-
-/** Reads again, unless answers are waiting to be written: Node resumes then on the socket's drain. */
-function startReading(socket: Socket): void {
-  const served = socket as ServedSocket
-  if (!served._paused || socket.writableNeedDrain) return
-  served._paused = false
-  served.parser?.resume()
-  socket.resume()
+/** What the server keeps of one connection, from the public 'request', 'finish' and 'close' events. */
+export interface Connection {
+  /** The response to the latest request received on it. */
+  latest?: ServerResponse
+  /** The responses not yet sent in whole (queued behind one another when requests are pipelined). */
+  readonly open: Set<ServerResponse>
 }
 
 /** The methods that change nothing (RFC 9110 §9.2.1). */
@@ -167,11 +133,13 @@ export function nodeServer({
 }: NodeServerOptions): NodeServer {
   /**
    * Set once the app starts closing: the port is closed and idle connections too, but a request can
-   * still arrive on a connection that was busy (pipelined, or kept alive after its answer).
+   * still arrive on a connection that was busy (pipelined, or kept alive after its response).
    */
   let closing = false
-  /** Every open connection: those with no answer to give are closed with the port. */
-  const connections = new Set<Socket>()
+  /** Every open connection: those with no response to give are closed with the port. */
+  const connections = new Map<Socket, Connection>()
+  /** Requests whose client waits for 100 Continue before sending the body, until it is sent. */
+  const awaitingContinue = new WeakSet<IncomingMessage>()
   const factory: FastifyServerFactory = (handler, given) => {
     const settings = given as unknown as ServerSettings
     /** How a request that cannot go on to Fastify is answered; undefined when it can. */
@@ -186,73 +154,89 @@ export function nodeServer({
       const repeated = repeatedSingleField(req)
       return repeated === undefined ? undefined : refuseRepeatedField(repeated)
     }
-    /** Each connection's latest request: one parsed behind the answer being written is queued. */
-    const latest = new WeakMap<Socket, IncomingMessage>()
     const dispatch = (req: IncomingMessage, res: ServerResponse) => {
-      // While draining (/readyz already 503), each answer closes its connection: a client that
+      // While draining (/readyz already 503), each response closes its connection: a client that
       // keeps one alive would otherwise go on sending here until the port closes, and a request
       // sent as it closes is lost to a reset; a new connection goes where the balancer sends it.
-      if (lifecycle.draining) res.shouldKeepAlive = false
+      if (lifecycle.draining) res.setHeader('connection', 'close')
       const refuse = refusal(req)
       if (refuse) refuse(res, headersOf(req))
       else handler(req, res)
     }
-    /** Pipelined requests held until the answer ahead of them is sent. */
-    const held = new WeakSet<IncomingMessage>()
+    /** A response's request and connection are tracked until it is sent in whole or cut off. */
+    const track = (req: IncomingMessage, res: ServerResponse): Connection => {
+      const socket = req.socket
+      // Every connection is kept from its 'connection' event; one past the limit never gets here.
+      const tracked = connections.get(socket) ?? { open: new Set() }
+      tracked.latest = res
+      tracked.open.add(res)
+      const settle = () => {
+        tracked.open.delete(res)
+        // Closing, a connection with no response left to give is ended: kept alive, one whose client
+        // sends nothing more would hold the shutdown up until --keep-alive-timeout.
+        if (closing && tracked.open.size === 0 && !socket.writableEnded) socket.end(() => socket.destroy())
+      }
+      res.once('finish', settle)
+      res.once('close', settle)
+      return tracked
+    }
+    /** Pipelined requests held until the response ahead of them is sent. */
+    const held = new WeakSet<ServerResponse>()
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-      // Parsed after an answer that closed the connection had already gone out (a body sent
+      const socket = req.socket
+      // Parsed after a response that closed the connection had already gone out (a body sent
       // without waiting for 100 Continue, refused before it was read, and a request behind that
-      // body): its answer could never reach the client, so it is not carried out (RFC 9112 §9.6).
-      if (req.socket.writableEnded) {
-        req.socket.destroy()
+      // body): its response could never reach the client, so it is not carried out (RFC 9112 §9.6).
+      if (socket.writableEnded) {
+        socket.destroy()
         return
       }
-      const ahead = latest.get(req.socket)
-      latest.set(req.socket, req)
-      // A pipelined request (its answer queued: no socket yet) runs at once only if it and the one
-      // ahead, which is unanswered, are reads that run at once too (RFC 9112 §9.3.2). Any other is
-      // held until its answer gets the socket: one behind an answer that closes the connection is
+      const connection = connections.get(socket)
+      const ahead = connection?.latest
+      const tracked = track(req, res)
+      // A pipelined request (its response queued behind one not yet sent: no socket yet) runs at once
+      // only if it and the one ahead are reads that run at once too (RFC 9112 §9.3.2). Any other is
+      // held until the response ahead is sent: one behind a response that closes the connection is
       // then never carried out (§9.6), since its client is never told, and a read sees the writes
       // sent before it.
       if (
         res.socket === null &&
-        (!SAFE_METHODS.has(req.method ?? '') ||
-          !SAFE_METHODS.has(ahead?.method ?? '') ||
-          (ahead !== undefined && held.has(ahead)))
+        ahead !== undefined &&
+        !ahead.writableFinished &&
+        (!SAFE_METHODS.has(req.method ?? '') || !SAFE_METHODS.has(ahead.req.method ?? '') || held.has(ahead))
       ) {
-        held.add(req)
-        // Node stops reading a connection only once queued answers pile up, and a held request has
-        // none yet: a client pipelining without reading its answers would have every request it
-        // sends parsed and held. Reading waits until the last one held is let through.
-        stopReading(req.socket)
-        res.once('socket', () => {
-          if (latest.get(req.socket) === req) startReading(req.socket)
+        held.add(res)
+        // Node stops reading a connection only once queued responses pile up, and a held request has
+        // none yet: a client pipelining without reading its responses would have every request it
+        // sends parsed and held. Reading stops after the read at hand until the last one held is let
+        // through.
+        const waiting = () => held.has(res) && tracked.latest === res
+        holdReading(socket, waiting)
+        ahead.once('finish', () => {
+          const last = waiting()
+          held.delete(res)
+          // The response ahead closed the connection: this request is never carried out.
+          if (socket.writableEnded || socket.destroyed) return
+          if (last) releaseReading(socket)
           dispatch(req, res)
         })
       } else dispatch(req, res)
     }
-    // A connection whose answer is written once closing has begun is ended after it, unless a
-    // request is already queued behind it (pipelined; that one gets the 503 above). Kept alive, a
-    // connection whose client sends nothing more would hold the shutdown up until
-    // --keep-alive-timeout, past --shutdown-timeout if that is longer. Every answer writes its head here.
+    // Every response writes its head here: the headers that close its connection are decided last.
     class Response extends ServerResponse {
       override writeHead(statusCode: number, ...rest: unknown[]): this {
-        if (closing) {
-          // The request's: an answer queued behind another one has no socket of its own yet.
-          const socket = this.req.socket
-          if (socket && latest.get(socket) === this.req) {
-            // Said in the answer (Connection: close), so that the client opens a new connection for
-            // its next request instead of sending it on this one as it closes, to be reset unanswered.
-            this.shouldKeepAlive = false
-          } else {
-            // Node's own listener, added before this one, has by then moved the connection on to the
-            // next queued answer, if any (_httpMessage, as Node's closeIdleConnections reads it).
-            this.once('finish', () => {
-              if (socket && !(socket as ServedSocket)._httpMessage) socket.destroySoon()
-            })
-          }
+        if (
+          // Once closing, the connection's last response says so (the one to a request already queued
+          // behind it says it then), so that the client opens a new connection for its next request
+          // instead of sending it on this one as it closes, to be reset unresponded.
+          (closing && connections.get(this.req.socket)?.latest === this) ||
+          // RFC 9110 §10.1.1: a final response before 100 Continue leaves the body unsent, and whether
+          // the client sends it anyway cannot be told: the connection cannot be reused.
+          awaitingContinue.has(this.req)
+        ) {
+          this.setHeader('connection', 'close')
         }
-        // A body still arriving as its answer goes out is one nothing reads.
+        // A body still arriving as its response goes out is one nothing reads.
         if (!this.req.complete) boundDiscardedBody(this.req, this, bodyLimit)
         return super.writeHead(statusCode, ...(rest as [string?, OutgoingHttpHeaders?]))
       }
@@ -268,12 +252,21 @@ export function nodeServer({
       },
       onRequest,
     )
+    // RFC 9110 §10.1.1: `Expect: 100-continue` asks whether the body is wanted before it is sent. Node
+    // would say yes at once; here the 100 goes out only when something starts reading the body, so a
+    // request refused first (401, 403, 404, 415) is answered without the client sending its body.
     server.on('checkContinue', (req, res) => {
-      awaitContinue(req, res)
+      awaitingContinue.add(req)
+      req.once('resume', () => {
+        // Node also resumes the request to discard its body after a response: no 100 then.
+        if (res.headersSent) return
+        res.writeContinue()
+        awaitingContinue.delete(req)
+      })
       onRequest(req, res)
     })
     server.on('checkExpectation', (req, res) => {
-      latest.set(req.socket, req)
+      track(req, res)
       refuseExpectation(res, headersOf(req))
     })
     server.on('connect', (req, socket) => refuseConnect(socket, headersOf(req)))
@@ -293,7 +286,7 @@ export function nodeServer({
         socket.destroy()
         return
       }
-      connections.add(socket)
+      connections.set(socket, { open: new Set() })
       socket.once('close', () => connections.delete(socket))
     })
     server.keepAliveTimeout = settings.keepAliveTimeout
@@ -302,15 +295,16 @@ export function nodeServer({
   }
   return {
     factory,
+    connectionOf: (socket) => connections.get(socket),
     close() {
       closing = true
       // Node counts a connection as busy from the moment it opens or a request's head starts arriving
-      // (its headers timeout runs from there), so closing idle ones leaves those a load balancer or a
-      // browser opened ahead of use, and those whose client has sent part of a head: each would hold
-      // the shutdown up until --headers-timeout, past --shutdown-timeout by default. A connection with
-      // an answer to give (_httpMessage) is left to give it; on the others no request has reached the
-      // service, so none is lost.
-      for (const socket of connections) if (!(socket as ServedSocket)._httpMessage) socket.destroy()
+      // (its headers timeout runs from there), so its closeIdleConnections() leaves those a load
+      // balancer or a browser opened ahead of use, and those whose client has sent part of a head:
+      // each would hold the shutdown up until --headers-timeout, past --shutdown-timeout by default.
+      // A connection with a response to give is left to give it; on the others no request has
+      // reached the service, so none is lost.
+      for (const [socket, connection] of connections) if (connection.open.size === 0) socket.destroy()
     },
   }
 }

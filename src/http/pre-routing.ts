@@ -1,8 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { type CatalogEntry, errors } from '../errors.js'
 import { errorBody } from './errors.js'
+import type { Connection } from './node-server.js'
 
 // The answers given before a request reaches Fastify (its router, hooks and error handler): requests
 // Node's parser gives up on, and those the server refuses to carry out (node-server.ts). Each has the
@@ -33,14 +34,12 @@ export function refuseInvalidHost(response: ServerResponse, headers: Record<stri
 /** RFC 9112 §3.2.2's host [":" port]: a reg-name (or IPv4 address), or an IP literal in brackets. */
 export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'()*+,;=_~%-]*)(?::[0-9]*)?$/
 
-const HTTP_VERSION_MESSAGE = 'Only HTTP/1.1 and HTTP/1.0 are served.'
-
 /**
  * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
  * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
  */
 export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
-  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
+  refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Only HTTP/1.1 and HTTP/1.0 are served.')
 }
 
 /**
@@ -130,24 +129,17 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
 export function clientErrorHandler(
   maxHeaderSize: number,
   headers: (origin: string | undefined) => Record<string, string>,
+  connectionOf: (socket: Socket) => Connection | undefined,
 ) {
   return (error: Error & { code?: string }, socket: Socket): void => {
+    const connection = connectionOf(socket)
     // Bytes after a request that closes the connection (Connection: close, or HTTP/1.0): that
-    // request is carried out, and its answer, under way, is the connection's last; the bytes are
-    // ignored (RFC 9112 §9.6). A 400 instead would stand in for the answer of a request made all
-    // the same (a create the client is told failed), or cut that answer off mid-way.
-    if (error.code === 'HPE_CLOSED_CONNECTION' && (socket as ServedSocket)._httpMessage) return
-    if (error.code === 'ECONNRESET' || !socket.writable || answered(socket)) {
+    // request is carried out, and its response, under way, is the connection's last; the bytes are
+    // ignored (RFC 9112 §9.6). A 400 instead would stand in for the response of a request made all
+    // the same (a create the client is told failed), or cut that response off mid-way.
+    if (error.code === 'HPE_CLOSED_CONNECTION' && connection !== undefined && connection.open.size > 0) return
+    if (error.code === 'ECONNRESET' || !socket.writable || answered(connection)) {
       socket.destroy()
-      return
-    }
-    // A well-formed version this server does not speak (HTTP/1.2, HTTP/3.0) is told so, as HTTP/2.0
-    // is where Node lets it through (refuseHttpVersion); only a broken version is "malformed".
-    if (
-      error.code === 'HPE_INVALID_VERSION' &&
-      (error as { reason?: unknown }).reason === 'Invalid HTTP version'
-    ) {
-      endWithError(socket, headers(originRead(error, socket)), errors.BAD_REQUEST, HTTP_VERSION_MESSAGE)
       return
     }
     const entry =
@@ -156,31 +148,24 @@ export function clientErrorHandler(
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? errors.REQUEST_TIMEOUT
           : errors.BAD_REQUEST
-    endWithError(socket, headers(originRead(error, socket)), entry)
+    endWithError(socket, headers(originOf(error, connection)), entry)
   }
 }
 
 const ORIGIN_FIELD = /\r\norigin[ \t]*:[ \t]*([^\r\n]*)/gi
 
 /**
- * The Origin of a request the parser gave up on, when it can still be read: without it a browser is
- * shown a network error in place of the 400, 408, 414 or 431 the service answered. Node keeps a
- * request's fields in JavaScript only once the request is whole (a body that stalled) or past 32 fields
- * (`parser._headers`); otherwise they are in the bytes of the read the parser failed in (`rawPacket`).
- * Fields of earlier reads of an unfinished head are held inside the parser, out of reach. An Origin
- * given twice, or not found, is none.
+ * The Origin of a request the parser gave up on, when it can be read: without it a browser is shown
+ * a network error in place of the 400, 408, 414 or 431 the service sent. A request whose head was
+ * whole (a body that stalled or broke) has its fields; otherwise they are read from the bytes of the
+ * read the parser failed in (`rawPacket`), and fields of earlier reads of an unfinished head, which
+ * Node holds inside its parser, are not read. An Origin given twice, or not found, is none.
  */
-function originRead(error: Error, socket: Socket): string | undefined {
-  const parser = (socket as { parser?: { incoming?: IncomingMessage | null; _headers?: unknown } | null })
-    .parser
+function originOf(error: Error, connection: Connection | undefined): string | undefined {
   const found: string[] = []
-  const incoming = parser?.incoming?.headers.origin
-  if (incoming !== undefined) found.push(incoming)
-  const flushed = parser?._headers
-  if (Array.isArray(flushed)) {
-    for (let i = 0; i + 1 < flushed.length; i += 2) {
-      if (String(flushed[i]).toLowerCase() === 'origin') found.push(String(flushed[i + 1]))
-    }
+  const receiving = connection?.latest?.req
+  if (receiving !== undefined && !receiving.complete && receiving.headers.origin !== undefined) {
+    found.push(receiving.headers.origin)
   }
   const packet = (error as { rawPacket?: unknown }).rawPacket
   if (Buffer.isBuffer(packet)) {
@@ -191,21 +176,17 @@ function originRead(error: Error, socket: Socket): string | undefined {
   return found.length === 1 ? found[0] : undefined
 }
 
-/** A connection with the answer being written on it, if any (as Node's clientError fallback reads it). */
-type ServedSocket = Socket & { _httpMessage?: ServerResponse | null }
-
 /**
- * Whether the request being received already has its answer, in whole or begun: one refused before its
- * body (401, 404, …) is answered at once while Node reads on to discard the body, and a body that then
- * stalls or breaks must not get a second answer, which the client would take for its next request's.
- * Node's parser keeps the request it is reading (`parser.incoming`); a socket without a response in
- * progress (`_httpMessage`, as Node's own clientError fallback reads it) has sent that request's answer.
+ * Whether the connection already has a response under way, or the request being received already
+ * has its response: one refused before its body (401, 404, …) is sent at once while Node reads on to
+ * discard the body, and a body that then stalls or breaks must not get a second response, which the
+ * client would take for its next request's.
  */
-function answered(socket: Socket): boolean {
-  const inProgress = (socket as ServedSocket)._httpMessage
-  if (inProgress?.headersSent) return true
-  const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
-  return incoming != null && !incoming.complete && !inProgress
+function answered(connection: Connection | undefined): boolean {
+  if (connection === undefined) return false
+  for (const response of connection.open) if (response.headersSent) return true
+  const receiving = connection.latest
+  return receiving !== undefined && connection.open.size === 0 && !receiving.req.complete
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify'
-import { bindCounter, bindHistogram } from '../metrics/bound.js'
 import { type Metrics, methodLabel, UNMATCHED_ROUTE } from '../metrics/registry.js'
 import type { QuietRequestLog } from './request-log.js'
 
@@ -14,8 +13,8 @@ export interface RequestRecorder {
 
 /**
  * Counts and times answered requests by their route template (`/plants/:id`, never the concrete
- * URL), so the number of series is fixed by the routes, not by what clients send. The series of one
- * route, method and status are bound once and kept (see metrics/bound.ts).
+ * URL), so the number of series is fixed by the routes, not by what clients send. The labelled
+ * children of one route, method and status are made once and kept, not looked up per response.
  */
 export function requestRecorder(metrics: Metrics): RequestRecorder {
   const routes = new Map<string, RouteRecorder>()
@@ -38,8 +37,8 @@ function routeRecorder(metrics: Metrics, method: string, route: string): RouteRe
     let series = byStatus.get(status)
     if (series === undefined) {
       const labels = { method, route, status: String(status) }
-      const counter = bindCounter(metrics.httpRequests, labels)
-      const histogram = bindHistogram(metrics.httpDuration, labels)
+      const counter = metrics.httpRequests.labels(labels)
+      const histogram = metrics.httpDuration.labels(labels)
       series = { count: () => counter.inc(), observe: (s) => histogram.observe(s) }
       byStatus.set(status, series)
     }

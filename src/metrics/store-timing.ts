@@ -1,22 +1,26 @@
 import { type Observer, observeStore } from '../store/observed.js'
 import type { Store } from '../store/types.js'
-import { bindHistogram } from './bound.js'
 import type { Metrics } from './registry.js'
 
 type Observed = { observe(seconds: number): void }
 
 /**
  * Times each call into plantstore_db_operation_duration_seconds under its operation. The series of an
- * operation are bound at its first call, not before: an operation nothing calls has no series.
+ * operation are made at its first call, not before: an operation nothing calls has no series.
  */
 export function storeTiming(metrics: Metrics): Observer {
   return (operation) => {
     let series: { ok: Observed; failed: Observed } | undefined
     return (call) => {
       const start = performance.now()
-      series ??= {
-        ok: bindHistogram(metrics.dbDuration, { operation, outcome: 'ok' }),
-        failed: bindHistogram(metrics.dbDuration, { operation, outcome: 'error' }),
+      if (series === undefined) {
+        // The error series exists from the operation's first call at 0, so a rate() over it or an
+        // alert on it has a baseline; this observer is the operation's only one, so nothing is wiped.
+        metrics.dbDuration.zero({ operation, outcome: 'error' })
+        series = {
+          ok: metrics.dbDuration.labels({ operation, outcome: 'ok' }),
+          failed: metrics.dbDuration.labels({ operation, outcome: 'error' }),
+        }
       }
       const { ok, failed } = series
       let pending: ReturnType<typeof call>
