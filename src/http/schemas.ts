@@ -23,7 +23,8 @@ import { DELIVERY_STATUSES } from '../webhooks/validate.js'
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
 
-const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
+/** No C0 control characters; Ajv checks it with the `text` format, lone surrogates too (validation.ts). */
+export const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
 
 /** The values a plant id takes, said wherever one is taken. */
 export const INT64_RANGE = '-9223372036854775808 to 9223372036854775807'

@@ -1,14 +1,23 @@
 import { AppError, errors } from '../errors.js'
-import { measureText, queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
+import { measureText } from '../plants/validate.js'
 import type { AttemptCursor, DeliveryCursor, DeliveryStatus } from '../store/types.js'
-import {
-  DESCRIPTION_MAX_LENGTH,
-  URL_MAX_LENGTH,
-  WEBHOOK_EVENT_TYPES,
-  WEBHOOK_ID_PATTERN,
-  type WebhookEventType,
-} from './model.js'
+import { URL_MAX_LENGTH, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './model.js'
 import { refusedHost } from './url-safety.js'
+
+// What a subscription request may hold is said by its schema (src/http/schemas.ts), which is also
+// what checks it (src/http/validation.ts). Here are the rules a schema cannot say: what a URL's
+// parse makes of it and where it points, a time not in the future, the defaults, and the cursors'
+// meaning.
+
+/** A NewWebhook body as its schema leaves it. */
+export interface NewWebhookBody {
+  url: string
+  events?: WebhookEventType[]
+  description?: string | null
+}
+
+/** A WebhookUpdate body as its schema leaves it. */
+export type WebhookUpdateBody = Partial<NewWebhookBody> & { disabled?: boolean }
 
 export interface NewWebhookInput {
   url: string
@@ -29,10 +38,8 @@ export interface WebhookUpdateInput {
  * IPv4, IPv4 inside IPv6) or a name for this machine is refused here; names are checked again, by
  * address, on every connection.
  */
-export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): string {
-  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_URL_INVALID)
-  if (value.length > URL_MAX_LENGTH) throw urlTooLong()
-  // The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
+export function validateWebhookUrl(value: string, allowPrivateUrls: boolean): string {
+  // Not a `text` format in the schema: the URL's own words say why it is refused. The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
   // other than the one sent: such a URL is refused instead.
   if (measureText(value) === -1) {
     throw new AppError(
@@ -82,58 +89,34 @@ function urlTooLong(): AppError {
   )
 }
 
-function validateEvents(value: unknown): WebhookEventType[] {
-  if (!Array.isArray(value) || value.length === 0) throw new AppError(errors.WEBHOOK_EVENTS_INVALID)
-  for (const type of value) {
-    if (!(WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(type)) {
-      throw new AppError(
-        errors.WEBHOOK_EVENTS_INVALID,
-        `The field events must list only ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
-      )
-    }
-  }
-  return [...new Set(value as WebhookEventType[])]
-}
-
-function validateDescription(value: unknown): string | null {
-  if (value === null) return null
-  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
-  const length = measureText(value)
-  if (length === -1) {
-    // A lone surrogate has no UTF-8 encoding: stored, it would come back as U+FFFD.
-    throw new AppError(
-      errors.WEBHOOK_DESCRIPTION_INVALID,
-      'The field description must not contain control characters or lone surrogates.',
-    )
-  }
-  if (length > DESCRIPTION_MAX_LENGTH) throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
-  return value
+/** The event types, each once; every type when none are named. */
+function eventsOf(events: WebhookEventType[] | undefined): WebhookEventType[] {
+  return events === undefined ? [...WEBHOOK_EVENT_TYPES] : [...new Set(events)]
 }
 
 /**
- * `{url, events?, description?}`; events default to every type, and a description null or absent is
- * none (PATCH takes null the same way, as removing it). Unknown fields are ignored.
+ * A subscription to create: its URL as parsed and allowed, events defaulting to every type, a
+ * description null or absent being none.
  */
-export function validateNewWebhook(body: unknown, allowPrivateUrls: boolean): NewWebhookInput {
-  const record = requireBody(body)
+export function newWebhookInput(body: NewWebhookBody, allowPrivateUrls: boolean): NewWebhookInput {
   return {
-    url: validateWebhookUrl(record.url, allowPrivateUrls),
-    events: record.events === undefined ? [...WEBHOOK_EVENT_TYPES] : validateEvents(record.events),
-    description: record.description === undefined ? null : validateDescription(record.description),
+    url: validateWebhookUrl(body.url, allowPrivateUrls),
+    events: eventsOf(body.events),
+    description: body.description ?? null,
   }
 }
 
-/** A partial update: only the fields present change; `description: null` removes it. */
-export function validateWebhookUpdate(body: unknown, allowPrivateUrls: boolean): WebhookUpdateInput {
-  const record = requireBody(body)
+/**
+ * A partial update: only the fields present change; `description: null` removes it. At least one
+ * must be present, counted after unknown fields are dropped, which is why it is not the schema's
+ * minProperties (Ajv counts before it drops them).
+ */
+export function webhookUpdateInput(body: WebhookUpdateBody, allowPrivateUrls: boolean): WebhookUpdateInput {
   const update: WebhookUpdateInput = {}
-  if (record.url !== undefined) update.url = validateWebhookUrl(record.url, allowPrivateUrls)
-  if (record.events !== undefined) update.events = validateEvents(record.events)
-  if (record.description !== undefined) update.description = validateDescription(record.description)
-  if (record.disabled !== undefined) {
-    if (typeof record.disabled !== 'boolean') throw new AppError(errors.WEBHOOK_DISABLED_INVALID)
-    update.disabled = record.disabled
-  }
+  if (body.url !== undefined) update.url = validateWebhookUrl(body.url, allowPrivateUrls)
+  if (body.events !== undefined) update.events = eventsOf(body.events)
+  if (body.description !== undefined) update.description = body.description
+  if (body.disabled !== undefined) update.disabled = body.disabled
   if (Object.keys(update).length === 0) throw new AppError(errors.WEBHOOK_UPDATE_EMPTY)
   return update
 }
@@ -183,23 +166,19 @@ function parseRfc3339(text: string): Date | undefined {
   return new Date(at.getTime() - offset)
 }
 
-/** `{since}`: an RFC 3339 date-time no later than now; the body of a replay and of a recovery. */
-export function validateReplay(body: unknown, now: number = Date.now()): { since: Date } {
-  const record = requireBody(body)
-  const at = typeof record.since === 'string' ? parseRfc3339(record.since) : undefined
-  if (at === undefined || at.getTime() > now) throw new AppError(errors.REPLAY_SINCE_INVALID)
-  return { since: at }
+/** Whether a text is an RFC 3339 date-time naming an instant: the schema's `date-time` format. */
+export function isRfc3339(text: string): boolean {
+  return parseRfc3339(text) !== undefined
 }
 
 /**
- * Path ids that cannot exist are simply not found: the same answer as a deleted subscription. A
- * delivery id is left to the service, which looks up its subscription first: when that is missing
- * too, 40450 is the more precise answer.
+ * `{since}` of a replay and a recovery, its format checked by the schema: the instant, no later than
+ * now, which no schema can say.
  */
-export function validateWebhookParams(params: unknown): { id: string; deliveryId?: string } {
-  const { id, deliveryId } = params as { id?: unknown; deliveryId?: unknown }
-  if (typeof id !== 'string' || !WEBHOOK_ID_PATTERN.test(id)) throw new AppError(errors.WEBHOOK_NOT_FOUND)
-  return deliveryId === undefined ? { id } : { id, deliveryId: String(deliveryId) }
+export function validateReplay(body: { since: string }, now: number = Date.now()): { since: Date } {
+  const at = parseRfc3339(body.since)
+  if (at === undefined || at.getTime() > now) throw new AppError(errors.REPLAY_SINCE_INVALID)
+  return { since: at }
 }
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed']
@@ -208,7 +187,6 @@ export const DELIVERIES_LIMIT_DEFAULT = 50
 
 /** What `after` looks like: `<epoch ms>.<event seq>`, as the `Link` of the previous page gave it. */
 export const DELIVERY_CURSOR_PATTERN = '^(0|[1-9][0-9]{0,14})\\.(0|[1-9][0-9]{0,14})$'
-const DELIVERY_CURSOR = new RegExp(DELIVERY_CURSOR_PATTERN)
 
 export interface DeliveriesQuery {
   limit: number
@@ -216,21 +194,18 @@ export interface DeliveriesQuery {
   after?: DeliveryCursor
 }
 
-/** The deliveries listing's query, each refusal 40012 in words, as the plant listing's are. */
-export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
-  const raw = queryParams(query)
-  const status = queryValue(raw, 'status')
-  const result: DeliveriesQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
-  if (status !== undefined) {
-    if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        `The query parameter status must be one of ${DELIVERY_STATUSES.join(', ')}.`,
-      )
-    }
-    result.status = status as DeliveryStatus
-  }
-  const after = placeAfter(raw)
+/** The deliveries listing's query as its schema leaves it. */
+export interface DeliveriesQueryText {
+  limit: number
+  status?: DeliveryStatus
+  after?: string
+}
+
+/** The deliveries listing's query, its cursor read as the time and sequence it names. */
+export function deliveriesQuery(query: DeliveriesQueryText): DeliveriesQuery {
+  const result: DeliveriesQuery = { limit: query.limit }
+  if (query.status !== undefined) result.status = query.status
+  const after = placeAfter(query.after)
   if (after !== undefined) result.after = { createdAt: after.at, eventSeq: after.seq }
   return result
 }
@@ -241,24 +216,16 @@ export interface AttemptsQuery {
 }
 
 /** A delivery's attempts are paged as the deliveries are: the same limits, the same cursor. */
-export function validateAttemptsQuery(query: unknown): AttemptsQuery {
-  const raw = queryParams(query)
-  const result: AttemptsQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
-  const after = placeAfter(raw)
+export function attemptsQuery(query: { limit: number; after?: string }): AttemptsQuery {
+  const result: AttemptsQuery = { limit: query.limit }
+  const after = placeAfter(query.after)
   if (after !== undefined) result.after = { attemptedAt: after.at, seq: after.seq }
   return result
 }
 
-/** A listing's `after`: a time and a sequence number, as the `Link` of the previous page gave them. */
-function placeAfter(raw: Record<string, unknown>): { at: Date; seq: number } | undefined {
-  const afterText = queryValue(raw, 'after')
-  if (afterText === undefined) return undefined
-  if (!DELIVERY_CURSOR.test(afterText)) {
-    throw new AppError(
-      errors.QUERY_INVALID,
-      'The query parameter after must be the cursor given in the `Link` header of the previous page.',
-    )
-  }
-  const [ms, seq] = afterText.split('.')
+/** A cursor the schema's pattern let through: a time and a sequence number. */
+function placeAfter(after: string | undefined): { at: Date; seq: number } | undefined {
+  if (after === undefined) return undefined
+  const [ms, seq] = after.split('.')
   return { at: new Date(Number(ms)), seq: Number(seq) }
 }
