@@ -1,9 +1,10 @@
 import { fstatSync, statSync } from 'node:fs'
 import { ConfigError } from '../config.js'
 import { AppError, errors } from '../errors.js'
-import { type ShapeCheck, shapeCheck } from '../http/validation.js'
+import { type ShapeCheck, sharedShapeCheck } from '../schema-check.js'
 import { openTokens } from '../store/open.js'
 import { type NewTokenBody, newTokenInput } from '../tokens/requests.js'
+import { NewToken, TokenRollRequest } from '../tokens/schemas.js'
 import { DEFAULT_SCOPES } from '../tokens/scopes.js'
 import { type CreatedToken, TokenService } from '../tokens/service.js'
 import { overlapMs, type TokenField, TokenInputError } from '../tokens/validate.js'
@@ -34,8 +35,8 @@ const FLAGS: Record<TokenField, string> = {
 type FlagValues = Partial<Record<TokenField, string>>
 
 // The options are read as POST /tokens reads its body: with the same schemas, compiled once.
-const newTokenCheck = shapeCheck('NewToken')
-const rollCheck = shapeCheck('TokenRollRequest')
+const newTokenCheck = sharedShapeCheck(NewToken)
+const rollCheck = sharedShapeCheck(TokenRollRequest)
 
 /**
  * Checks a body made of the flags with its schema and reads it as POST /tokens does, turning a

@@ -1,116 +1,41 @@
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv'
+import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { AppError, errors } from '../errors.js'
-import { parseInt64 } from '../plants/int64.js'
-import { InexactNumber, type JSON_NULL } from '../plants/json.js'
-import { measureText } from '../plants/validate.js'
-import { isRfc3339 } from '../webhooks/validate.js'
-import { sharedSchemas, TEXT_PATTERN } from './schemas.js'
-import { bodyRefusal, type Refusals, refusalOf, refusalsFor, type ShapeName } from './validation-errors.js'
+import { InexactNumber, JSON_NULL } from '../plants/json.js'
+import { addShape, compileShape, type ShapeCheck } from '../schema-check.js'
+import { refusalsFor, type ShapeName } from '../validation-errors.js'
+import { sharedSchemas } from './schemas.js'
 
 /**
  * The route schemas are the validators of bodies, paths and query strings: what the OpenAPI document
- * publishes is what Ajv checks, and a failure's catalog code and words come from the failing field
- * and keyword through the table in validation-errors.ts. Ajv sees a copy of each schema adapted to
- * how the values arrive (see `forValues`); nothing else states a shape's rules.
+ * publishes is what Ajv checks (src/schema-check.ts), and a failure's catalog code and words come
+ * from the failing field and keyword through the table in src/validation-errors.ts. Nothing else
+ * states a shape's rules.
  */
 
-/**
- * Integers arrive as `bigint` from the exact JSON parser (never a rounded number) and as text from a
- * path or a query string; JSON Schema's `type: integer` knows neither, so in Ajv's copy an integer
- * is one of these keywords. Neither converts anything but what it was given in its own form.
- */
-const int64 = {
-  keyword: 'int64',
-  schemaType: 'boolean',
-  validate: (_: boolean, value: unknown) => typeof value === 'bigint',
-} as const
+for (const schema of sharedSchemas) addShape(schema)
 
-interface IntegerText {
-  format: 'int32' | 'int64'
-  minimum?: number
-  maximum?: number
+/** What a body that is not an object is, in JSON's words. */
+function jsonKind(body: unknown): string {
+  if (body === JSON_NULL) return 'null'
+  if (Array.isArray(body)) return 'an array'
+  if (typeof body === 'bigint' || body instanceof InexactNumber) return 'a number'
+  return `a ${typeof body}`
 }
 
-/** A path or query integer in plain digits (`05`, `+5`, `1e2` are refused), replaced by its value. */
-const integerText = {
-  keyword: 'integerText',
-  schemaType: 'object',
-  modifying: true,
-  validate: (
-    rule: IntegerText,
-    value: unknown,
-    _schema?: unknown,
-    where?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
-  ) => {
-    if (typeof value !== 'string' || where === undefined) return false
-    const parsed = parseInt64(value)
-    if (parsed === null) return false
-    if (rule.minimum !== undefined && parsed < BigInt(rule.minimum)) return false
-    if (rule.maximum !== undefined && parsed > BigInt(rule.maximum)) return false
-    where.parentData[where.parentDataProperty] = rule.format === 'int64' ? parsed : Number(parsed)
-    return true
-  },
-} as const
-
-const ajv = new Ajv({
-  // Every failure is collected so that the table, not the order Ajv happens to check in, decides
-  // which one a request is refused for (see validation-errors.ts); a valid value costs the same.
-  allErrors: true,
-  // Unknown fields are ignored and never stored.
-  removeAdditional: 'all',
-  useDefaults: true,
-  keywords: [int64, integerText],
-  formats: {
-    // C0 control characters and lone surrogates: the published pattern says the first; a lone
-    // surrogate has no portable pattern (and no UTF-8 encoding, so no store could keep it).
-    text: (value: string) => measureText(value) !== -1,
-    'date-time': isRfc3339,
-    // Annotations of response shapes; request integers are checked by the keywords above.
-    int32: true,
-    int64: true,
-  },
-  strictTypes: false,
-})
-
-/**
- * Ajv's copy of a published schema: an integer becomes `int64` (a JSON body) or `integerText` (a
- * path or a query string, whose default is given as text, as a client would), and the text pattern
- * becomes the `text` format, which is that pattern and the lone-surrogate rule in one check.
- */
-function forValues(node: unknown, fromText: boolean): unknown {
-  if (Array.isArray(node)) return node.map((item) => forValues(item, fromText))
-  if (typeof node !== 'object' || node === null) return node
-  const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(node)) copy[key] = forValues(value, fromText)
-  if (copy.pattern === TEXT_PATTERN) {
-    delete copy.pattern
-    copy.format = 'text'
-  }
-  if (copy.type === 'integer') {
-    const { type: _type, format, minimum, maximum, ...rest } = copy
-    if (!fromText) return { ...rest, int64: true }
-    const rule = { format, minimum, maximum } as IntegerText
-    if (rest.default !== undefined) rest.default = String(rest.default)
-    return { ...rest, integerText: rule }
-  }
-  return copy
-}
-
-for (const schema of sharedSchemas) ajv.addSchema(forValues(schema, false) as SchemaObject)
-
-/** A compiled shape: undefined when the value is valid (then cleaned in place), else its refusal. */
-export type ShapeCheck = (value: unknown) => AppError | undefined
-
-function compileChecked(schema: object, fromText: boolean, refusals: Refusals): ShapeCheck {
-  const validate = ajv.compile(forValues(schema, fromText) as SchemaObject)
-  return (value) =>
-    validate(value) ? undefined : refusalOf(refusals, validate.errors as ErrorObject[], value)
+/** The refusal of a body that is absent (no body, or a blank one) or not a JSON object. */
+function bodyRefusal(body: unknown): AppError {
+  // The framework gives null for a request without a body; the JSON literal null is JSON_NULL.
+  if (body === undefined || body === null) return new AppError(errors.BODY_MISSING)
+  return new AppError(
+    errors.BODY_NOT_OBJECT,
+    `The request body must be a JSON object, not ${jsonKind(body)}.`,
+  )
 }
 
 /** A JSON body's check: the document must be an object before its fields are looked at. */
-function bodyCheck(schema: object, refusals: Refusals): ShapeCheck {
-  const check = compileChecked(schema, false, refusals)
+function bodyCheck(schema: object, refusals: ReturnType<typeof refusalsFor>): ShapeCheck {
+  const check = compileShape(schema, false, refusals)
   return (value) => {
     if (
       typeof value !== 'object' ||
@@ -118,7 +43,7 @@ function bodyCheck(schema: object, refusals: Refusals): ShapeCheck {
       Array.isArray(value) ||
       value instanceof InexactNumber
     ) {
-      return bodyRefusal(value as undefined | typeof JSON_NULL)
+      return bodyRefusal(value)
     }
     return check(value)
   }
@@ -148,7 +73,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   if (httpPart === 'params' || httpPart === 'querystring') {
     // Path and query shapes are named by the resource they belong to: /plants/:id → plants.
     const resource = url.split('/')[1] ?? ''
-    return wrap(compileChecked(schema, true, refusalsFor(httpPart, resource)))
+    return wrap(compileShape(schema, true, refusalsFor(httpPart, resource)))
   }
   const validate = headerAjv.compile(schema)
   return (value: unknown) => {

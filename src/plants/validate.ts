@@ -8,6 +8,9 @@
  * both stores refuse the same inputs; no name is meant to hold a control character anyway. Every
  * stored text field (webhook descriptions and URLs too) is measured here.
  */
+/** No C0 control characters, as published; Ajv checks it with the `text` format, which refuses lone surrogates too. */
+export const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
+
 export function measureText(text: string): number {
   let length = 0
   for (let i = 0; i < text.length; i++) {

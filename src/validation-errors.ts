@@ -1,21 +1,16 @@
 import type { ErrorObject } from 'ajv'
-import { AppError, type CatalogEntry, errors } from '../errors.js'
-import { INT64_MAX, INT64_MIN } from '../plants/int64.js'
-import { InexactNumber, JSON_NULL } from '../plants/json.js'
-import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from '../plants/model.js'
-import { LIST_LIMIT_MAX } from '../plants/validate.js'
+import { AppError, type CatalogEntry, errors } from './errors.js'
+import { INT64_MAX, INT64_MIN } from './plants/int64.js'
+import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from './plants/model.js'
 import {
   EXPIRES_IN_REASON,
   NAME_LENGTH_REASON,
   OVERLAP_REASON,
   RATE_LIMIT_REASON,
   SCOPES_REASON,
-  TOKENS_LIMIT_MAX,
   type TokenField,
   TokenInputError,
-} from '../tokens/validate.js'
-import { URL_MAX_LENGTH, WEBHOOK_EVENT_TYPES } from '../webhooks/model.js'
-import { DELIVERIES_LIMIT_MAX, DELIVERY_STATUSES } from '../webhooks/validate.js'
+} from './tokens/validate.js'
 
 // Which catalog code and words a request that its schema refuses gets. Ajv reports every failing
 // keyword with the path of the value it failed on; the table below turns the first of them into one
@@ -32,7 +27,7 @@ import { DELIVERIES_LIMIT_MAX, DELIVERY_STATUSES } from '../webhooks/validate.js
  * Undefined lets the value through to the handler, for the one field whose refusal depends on what
  * is stored (see `deliveryId`).
  */
-type Refuse = (value: unknown) => AppError | undefined
+type Refuse = (value: unknown, found: readonly ErrorObject[]) => AppError | undefined
 
 type Row = readonly [field: string, keywords: Readonly<Record<string, Refuse>>]
 
@@ -74,23 +69,36 @@ const PLANT_ID: Row = ['id', { required: refuse(errors.ID_MISSING), '*': refuse(
 const PLANT_NAME = plantText('name', PLANT_NAME_MAX, errors.NAME_LENGTH, errors.NAME_INVALID)
 const PLANT_TAG = plantText('tag', TAG_MAX_LENGTH, errors.TAG_LENGTH, errors.TAG_INVALID)
 
+/** What the schema that `field` failed allows: the limit of its `keyword`, or its listed values. */
+function allowed(found: readonly ErrorObject[], field: string, keyword: string): string {
+  for (const error of found) {
+    if (fieldOf(error) !== field || error.keyword !== keyword) continue
+    if (keyword === 'anyOf') return (error.schema as Array<{ const: unknown }>).map((b) => b.const).join(', ')
+    if (keyword === 'integerText') return String((error.schema as { maximum: number }).maximum)
+    return String(error.params.limit)
+  }
+  return ''
+}
+
 const WEBHOOK_URL: Row = [
   'url',
   {
-    maxLength: refuse(
-      errors.WEBHOOK_URL_INVALID,
-      `The field url must be at most ${URL_MAX_LENGTH} characters.`,
-    ),
+    maxLength: (_, found) =>
+      new AppError(
+        errors.WEBHOOK_URL_INVALID,
+        `The field url must be at most ${allowed(found, 'url', 'maxLength')} characters.`,
+      ),
     '*': refuse(errors.WEBHOOK_URL_INVALID),
   },
 ]
 const WEBHOOK_EVENTS: Row = [
   'events',
   {
-    item: refuse(
-      errors.WEBHOOK_EVENTS_INVALID,
-      `The field events must list only ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
-    ),
+    item: (_, found) =>
+      new AppError(
+        errors.WEBHOOK_EVENTS_INVALID,
+        `The field events must list only ${allowed(found, 'events', 'anyOf')}.`,
+      ),
     '*': refuse(errors.WEBHOOK_EVENTS_INVALID),
   },
 ]
@@ -155,13 +163,23 @@ const query = (parameter: string, rule: string): Row => [
   parameter,
   { '*': refuse(errors.QUERY_INVALID, `The query parameter ${parameter} must be ${rule}.`) },
 ]
-const limit = (max: number) => query('limit', `an integer from 1 to ${max}`)
+/** A page size's maximum is its schema's, and the words say it. */
+const LIMIT: Row = [
+  'limit',
+  {
+    '*': (_, found) =>
+      new AppError(
+        errors.QUERY_INVALID,
+        `The query parameter limit must be an integer from 1 to ${allowed(found, 'limit', 'integerText')}.`,
+      ),
+  },
+]
 const cursor = query('after', 'the cursor given in the `Link` header of the previous page')
 
 // Every refusal of a query parameter is 40012, in words that name the parameter and its rule.
 const QUERIES: Record<string, readonly Row[]> = {
   plants: [
-    limit(LIST_LIMIT_MAX),
+    LIMIT,
     query('after', `a plant id (an integer from ${INT64_MIN} to ${INT64_MAX})`),
     [
       'tag',
@@ -174,8 +192,21 @@ const QUERIES: Record<string, readonly Row[]> = {
       },
     ],
   ],
-  webhooks: [limit(DELIVERIES_LIMIT_MAX), query('status', `one of ${DELIVERY_STATUSES.join(', ')}`), cursor],
-  tokens: [limit(TOKENS_LIMIT_MAX), cursor],
+  webhooks: [
+    LIMIT,
+    [
+      'status',
+      {
+        '*': (_, found) =>
+          new AppError(
+            errors.QUERY_INVALID,
+            `The query parameter status must be one of ${allowed(found, 'status', 'anyOf')}.`,
+          ),
+      },
+    ],
+    cursor,
+  ],
+  tokens: [LIMIT, cursor],
 }
 
 /** The table of a route's body shape, path or query string; a route without one fails at start. */
@@ -220,28 +251,10 @@ export function refusalOf(
       return new AppError(errors.QUERY_INVALID, `The query parameter ${field} must be given at most once.`)
     }
     for (const keyword in keywords) {
-      if (failed(found, field, keyword)) return (keywords[keyword] as Refuse)(value)
+      if (failed(found, field, keyword)) return (keywords[keyword] as Refuse)(value, found)
     }
   }
   // A rule no row names is a table that fell behind its schema: refused all the same, in Ajv's words.
   const first = found[0]
   return new AppError(errors.BAD_REQUEST, `The request ${first?.instancePath ?? ''} ${first?.message ?? ''}.`)
-}
-
-/** What a body that is not an object is, in JSON's words. */
-function jsonKind(body: unknown): string {
-  if (body === JSON_NULL) return 'null'
-  if (Array.isArray(body)) return 'an array'
-  if (typeof body === 'bigint' || body instanceof InexactNumber) return 'a number'
-  return `a ${typeof body}`
-}
-
-/** The refusal of a body that is absent (no body, or a blank one) or not a JSON object. */
-export function bodyRefusal(body: unknown): AppError {
-  // The framework gives null for a request without a body; the JSON literal null is JSON_NULL.
-  if (body === undefined || body === null) return new AppError(errors.BODY_MISSING)
-  return new AppError(
-    errors.BODY_NOT_OBJECT,
-    `The request body must be a JSON object, not ${jsonKind(body)}.`,
-  )
 }
