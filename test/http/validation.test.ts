@@ -1,12 +1,34 @@
 import { describe, expect, it } from 'vitest'
 import { type AppError, errors } from '../../src/errors.js'
+import { sharedSchemas } from '../../src/http/schemas.js'
 import { validatorCompiler } from '../../src/http/validation.js'
+import { refusalsFor } from '../../src/validation-errors.js'
 
 type Compiled = (value: unknown) => { value?: unknown; error?: Error }
 const compile = (schema: object, httpPart: string) =>
   validatorCompiler({ schema, httpPart, method: 'GET', url: '/x' }) as Compiled
 
 describe('the schema compiler', () => {
+  it('has a refusal row for every field of every body shape, so that no failure falls through', () => {
+    for (const name of [
+      'NewPlant',
+      'Plant',
+      'PlantPatch',
+      'NewWebhook',
+      'WebhookUpdate',
+      'ReplayRequest',
+      'RecoverRequest',
+      'NewToken',
+      'TokenRollRequest',
+    ]) {
+      const schema = sharedSchemas.find((shape) => (shape as { $id?: string }).$id === name) as {
+        properties: object
+      }
+      const rows = new Set(refusalsFor('body', name).rows.map(([field]) => field))
+      expect([...rows].sort(), name).toEqual(Object.keys(schema.properties).sort())
+    }
+  })
+
   it('refuses to compile a body that is not a shared shape, or a path or query without refusals', () => {
     expect(() => compile({ type: 'object' }, 'body')).toThrow('must be a shared shape')
     for (const part of ['params', 'querystring']) {
