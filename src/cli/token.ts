@@ -1,18 +1,13 @@
 import { fstatSync, statSync } from 'node:fs'
 import { ConfigError } from '../config.js'
 import { AppError, errors } from '../errors.js'
+import { type ShapeCheck, sharedShapeCheck } from '../schema-check.js'
 import { openTokens } from '../store/open.js'
-import type { Scope } from '../tokens/scopes.js'
+import { type NewTokenBody, newTokenInput } from '../tokens/requests.js'
+import { NewToken, TokenRollRequest } from '../tokens/schemas.js'
+import { DEFAULT_SCOPES } from '../tokens/scopes.js'
 import { type CreatedToken, TokenService } from '../tokens/service.js'
-import {
-  type TokenField,
-  TokenInputError,
-  validateExpiresIn,
-  validateOverlap,
-  validateRateLimit,
-  validateScopes,
-  validateTokenName,
-} from '../tokens/validate.js'
+import { overlapMs, type TokenField, TokenInputError } from '../tokens/validate.js'
 import { previousSecretUntil, tokenView } from '../tokens/view.js'
 import {
   type CliDatabaseOptions,
@@ -37,35 +32,44 @@ const FLAGS: Record<TokenField, string> = {
   overlap: 'overlap',
 }
 
+type FlagValues = Partial<Record<TokenField, string>>
+
+// The options are read as POST /tokens reads its body: with the same schemas, compiled once.
+const newTokenCheck = sharedShapeCheck(NewToken)
+const rollCheck = sharedShapeCheck(TokenRollRequest)
+
 /**
- * Runs a check of the rules POST /tokens shares, turning its refusal into the flag's: `invalid
- * --expires-in "soon": expected …`. A name is never quoted back, as it may hold a token.
+ * Checks a body made of the flags with its schema and reads it as POST /tokens does, turning a
+ * refusal into the flag's: `invalid --expires-in "soon": expected …`. A name is never quoted back,
+ * as it may hold a token.
  */
-function checked<T>(check: () => T, raw?: string): T {
+function fromFlags<T>(check: ShapeCheck, body: Record<string, unknown>, read: () => T, flags: FlagValues): T {
   try {
-    return check()
+    const refusal = check(body)
+    if (refusal !== undefined) throw refusal
+    return read()
   } catch (error) {
     if (!(error instanceof TokenInputError)) throw error
-    const given = error.field === 'name' || raw === undefined ? '' : ` ${JSON.stringify(raw)}`
+    const raw = error.field === 'name' ? undefined : flags[error.field]
+    const given = raw === undefined ? '' : ` ${JSON.stringify(raw)}`
     throw new ConfigError(`invalid --${FLAGS[error.field]}${given}: ${error.reason}`)
   }
 }
 
-/** `--scopes`: a comma list, each scope checked as POST /tokens checks its list. */
-export function parseScopes(raw: string | undefined): Scope[] {
-  if (raw === undefined) return validateScopes(undefined)
-  const scopes = raw
+/** `--scopes`: a comma list; the default scopes when not given. */
+function scopeList(raw: string | undefined): string[] {
+  if (raw === undefined) return [...DEFAULT_SCOPES]
+  return raw
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-  return checked(() => validateScopes(scopes), raw)
 }
 
 export async function tokenCreate(options: CreateOptions): Promise<void> {
-  const name = checked(() => validateTokenName(options.name))
-  const scopes = parseScopes(options.scopes)
-  const expiresInMs = checked(() => validateExpiresIn(options.expiresIn), options.expiresIn)
-  const rateLimit = checked(() => validateRateLimit(options.rateLimit), options.rateLimit)
+  const body: Record<string, unknown> = { name: options.name, scopes: scopeList(options.scopes) }
+  if (options.expiresIn !== undefined) body.expiresIn = options.expiresIn
+  if (options.rateLimit !== undefined) body.rateLimit = options.rateLimit
+  const input = fromFlags(newTokenCheck, body, () => newTokenInput(body as unknown as NewTokenBody), options)
   // That store is gone when this command exits: the token it printed would exist nowhere.
   const location = databaseLocation(options)
   if (location.kind === 'sqlite' && location.path === ':memory:') {
@@ -76,7 +80,12 @@ export async function tokenCreate(options: CreateOptions): Promise<void> {
   refuseDiscardedOutput('no token was issued')
   await withStore(options, openTokens, async (store) => {
     const tokens = new TokenService(store.tokens)
-    const { token, record } = await tokens.create(name, scopes, expiresInMs, rateLimit)
+    const { token, record } = await tokens.create(
+      input.name,
+      input.scopes,
+      input.expiresInMs,
+      input.rateLimit,
+    )
     try {
       await printed(`${token}\n`)
     } catch (error) {
@@ -210,13 +219,14 @@ export interface RollOptions extends CliDatabaseOptions {
  */
 export async function tokenRoll(given: string, options: RollOptions): Promise<boolean> {
   const id = publicIdOf(given)
-  const overlapMs = checked(() => validateOverlap(options.overlap), options.overlap)
+  const body: Record<string, unknown> = options.overlap === undefined ? {} : { overlap: options.overlap }
+  const overlap = fromFlags(rollCheck, body, () => overlapMs(options.overlap), options)
   refuseDiscardedOutput('the token was not rolled')
   return withExistingStore(options, openTokens, async (store) => {
     const tokens = new TokenService(store.tokens)
     let rolled: CreatedToken
     try {
-      rolled = await tokens.roll(id, overlapMs)
+      rolled = await tokens.roll(id, overlap)
     } catch (error) {
       if (!(error instanceof AppError)) throw error
       if (error.entry === errors.TOKEN_NOT_ACTIVE)

@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preParsingHookHandler,
+  RequestPayload,
+} from 'fastify'
 import { AppError, errors } from '../errors.js'
 import { parseJsonDocument, utf8Text } from '../plants/json.js'
 
@@ -24,15 +30,30 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(null, body)
     })
   }
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    if (request.routeOptions.schema?.body === undefined) {
-      ignoreBody(request.headers)
-      done(null, payload)
-      return
-    }
-    // Before the body is read, so that 415 wins over 413 and 400.
-    done(unreadableBody(request.headers), payload)
+  // Route-level, so that a request costs only the hook its route needs: a GET or HEAD route's body is
+  // never read, and needs neither.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const hook =
+      route.schema?.body !== undefined
+        ? refuseUnreadableBody
+        : methods.some((method) => method !== 'GET' && method !== 'HEAD')
+          ? ignoreBodyOf
+          : undefined
+    if (hook === undefined) return
+    const own = route.preParsing
+    route.preParsing = [hook, ...(own === undefined ? [] : Array.isArray(own) ? own : [own])]
   })
+}
+
+/** A route with a body schema: before the body is read, so that 415 wins over 413 and 400. */
+const refuseUnreadableBody: preParsingHookHandler = (request, _reply, payload, done) =>
+  done(unreadableBody(request.headers), payload)
+
+/** A route without one: see ignoreBody. */
+const ignoreBodyOf: preParsingHookHandler = (request, _reply, payload, done) => {
+  ignoreBody(request.headers)
+  done(null, payload)
 }
 
 /**

@@ -2,12 +2,9 @@ import { Type } from 'typebox'
 import { type CatalogEntry, errors } from '../errors.js'
 import { PLANT_EVENT_TYPES } from '../plants/events.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
-import { SCOPES } from '../tokens/scopes.js'
-import {
-  MAX_OVERLAP_MS,
-  TOKEN_ID_PATTERN,
-  NAME_MAX_LENGTH as TOKEN_NAME_MAX_LENGTH,
-} from '../tokens/validate.js'
+import { TEXT_PATTERN } from '../plants/validate.js'
+import { NewToken, RateLimitText, TokenRollRequest } from '../tokens/schemas.js'
+import { TOKEN_ID_PATTERN } from '../tokens/validate.js'
 import {
   ANSWER_BODY_KEPT_BYTES,
   DELIVERY_ID_PATTERN,
@@ -23,7 +20,7 @@ import { DELIVERY_STATUSES } from '../webhooks/validate.js'
 // The published shapes. Each is written once here; routes use them for documentation and response
 // serialization, and the OpenAPI document (and through it the client's types) is generated from them.
 
-const TEXT_PATTERN = '^[^\\u0000-\\u001f]*$'
+export { NewToken, TokenRollRequest }
 
 /** The values a plant id takes, said wherever one is taken. */
 export const INT64_RANGE = '-9223372036854775808 to 9223372036854775807'
@@ -292,52 +289,6 @@ export const TokenId = Type.String({
   pattern: TOKEN_ID_PATTERN.source,
   description: 'The public id of a token: the 16 hex digits after `pst_`',
 })
-const KnownScope = Type.Union(SCOPES.map((scope) => Type.Literal(scope)))
-const RateLimitText = Type.String({
-  pattern: '^[0-9]{1,9}/[0-9]{1,15}(ms|s|m|h|d)$',
-  description:
-    "`COUNT/WINDOW` as serve's --rate-limit takes it, e.g. `100/1m`: the token's own limit, in place of the service-wide one",
-})
-
-export const NewToken = Type.Object(
-  {
-    name: Type.String({
-      minLength: 1,
-      maxLength: TOKEN_NAME_MAX_LENGTH,
-      description: `What the token is for: 1 to ${TOKEN_NAME_MAX_LENGTH} characters (trimmed), without control or bidirectional formatting characters`,
-    }),
-    scopes: Type.Array(KnownScope, {
-      minItems: 1,
-      description: 'What the token may do: only scopes the calling token holds itself',
-    }),
-    expiresIn: Type.Optional(
-      Type.Union([Type.String(), Type.Null()], {
-        description:
-          'Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d); absent or null: no expiry',
-      }),
-    ),
-    rateLimit: Type.Optional(
-      Type.Union([RateLimitText, Type.Null()], { description: 'Absent or null: none of its own' }),
-    ),
-  },
-  {
-    $id: 'NewToken',
-    title: 'NewToken',
-    description: 'A token to issue, as `plantstore token create` takes it. Unknown fields are ignored.',
-  },
-)
-
-export const TokenRollRequest = Type.Object(
-  {
-    overlap: Type.Optional(
-      Type.String({
-        description: `How long the replaced secret keeps working, a duration from \`0s\` (it stops at once) to ${MAX_OVERLAP_MS / 86_400_000}d; default \`24h\``,
-      }),
-    ),
-  },
-  { $id: 'TokenRollRequest', title: 'TokenRollRequest' },
-)
-
 const tokenFields = {
   id: TokenId,
   name: Type.String(),

@@ -1,46 +1,93 @@
 import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { AppError, errors } from '../errors.js'
+import { InexactNumber, JSON_NULL } from '../plants/json.js'
+import { addShape, compileShape, type ShapeCheck } from '../schema-check.js'
+import { refusalsFor, type ShapeName } from '../validation-errors.js'
+import { sharedSchemas } from './schemas.js'
 
 /**
- * Request parts whose rules are the domain's (bodies, path ids and query strings, where int64 must
- * stay exact and each failure has its own catalog code and words) are checked by a domain function
- * registered against the schema object that documents them. The schema stays the one published description; the function
- * is the one implementation of its rules, and returns the cleaned value the handler receives.
+ * The route schemas are the validators of bodies, paths and query strings: what the OpenAPI document
+ * publishes is what Ajv checks (src/schema-check.ts), and a failure's catalog code and words come
+ * from the failing field and keyword through the table in src/validation-errors.ts. Nothing else
+ * states a shape's rules.
  */
-type DomainCheck = (value: unknown) => unknown
-const domainChecks = new WeakMap<object, DomainCheck>()
 
-export function checkedBy<T extends object>(schema: T, check: DomainCheck): T {
-  domainChecks.set(schema, check)
-  return schema
+for (const schema of sharedSchemas) addShape(schema)
+
+/** What a body that is not an object is, in JSON's words. */
+function jsonKind(body: unknown): string {
+  if (body === JSON_NULL) return 'null'
+  if (Array.isArray(body)) return 'an array'
+  if (typeof body === 'bigint' || body instanceof InexactNumber) return 'a number'
+  return `a ${typeof body}`
 }
 
-// Headers are plain JSON Schema, every one an optional free-text string: documented, never refused.
-// Bodies, paths and query strings all have their domain's check, with its own catalog codes and words.
-const ajv = new Ajv({ removeAdditional: false, allErrors: false })
-const NEEDS_DOMAIN_CHECK = new Set(['body', 'params', 'querystring'])
+/** The refusal of a body that is absent (no body, or a blank one) or not a JSON object. */
+function bodyRefusal(body: unknown): AppError {
+  // The framework gives null for a request without a body; the JSON literal null is JSON_NULL.
+  if (body === undefined || body === null) return new AppError(errors.BODY_MISSING)
+  return new AppError(
+    errors.BODY_NOT_OBJECT,
+    `The request body must be a JSON object, not ${jsonKind(body)}.`,
+  )
+}
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const check = domainChecks.get(schema)
-  if (check) {
-    return (value: unknown) => {
-      try {
-        return { value: check(value) }
-      } catch (error) {
-        return { error: error as Error }
-      }
+/** A JSON body's check: the document must be an object before its fields are looked at. */
+function bodyCheck(schema: object, refusals: ReturnType<typeof refusalsFor>): ShapeCheck {
+  const check = compileShape(schema, false, refusals)
+  return (value) => {
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      Array.isArray(value) ||
+      value instanceof InexactNumber
+    ) {
+      return bodyRefusal(value)
     }
+    return check(value)
   }
-  if (httpPart !== undefined && NEEDS_DOMAIN_CHECK.has(httpPart)) {
-    throw new Error(`every ${httpPart} schema needs a domain check (checkedBy)`)
+}
+
+/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+export function shapeCheck(name: ShapeName): ShapeCheck {
+  return bodyCheck({ $ref: `${name}#` }, refusalsFor('body', name))
+}
+
+/** The shape name of `{ $ref: 'Name#' }`, as `ref()` writes a shared body. */
+function sharedName(schema: object): ShapeName | undefined {
+  const target = (schema as { $ref?: unknown }).$ref
+  return typeof target === 'string' ? (target.replace(/#$/, '') as ShapeName) : undefined
+}
+
+// Headers are documented, never refused: every one is an optional free-text string, checked as plain
+// JSON Schema (and never stripped of the headers a schema does not name).
+const headerAjv = new Ajv({ removeAdditional: false, allErrors: false })
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart, url }) => {
+  if (httpPart === 'body') {
+    const name = sharedName(schema)
+    if (name === undefined) throw new Error(`the body of ${url} must be a shared shape (ref())`)
+    return wrap(bodyCheck(schema, refusalsFor('body', name)))
   }
-  const validate = ajv.compile(schema)
+  if (httpPart === 'params' || httpPart === 'querystring') {
+    // Path and query shapes are named by the resource they belong to: /plants/:id → plants.
+    const resource = url.split('/')[1] ?? ''
+    return wrap(compileShape(schema, true, refusalsFor(httpPart, resource)))
+  }
+  const validate = headerAjv.compile(schema)
   return (value: unknown) => {
     if (validate(value)) return { value }
     const first = validate.errors?.[0]
     const where = first?.instancePath ? `${httpPart}${first.instancePath.replaceAll('/', '.')}` : httpPart
     return { error: new AppError(errors.BAD_REQUEST, `The request's ${where} ${first?.message}.`) }
+  }
+}
+
+function wrap(check: ShapeCheck) {
+  return (value: unknown) => {
+    const error = check(value)
+    return error === undefined ? { value } : { error }
   }
 }
 
@@ -71,7 +118,8 @@ const refuseUndecodable: preValidationHookHandler = (request, _reply, done) =>
 
 /**
  * Every route that documents a query string refuses an undecodable one, before its query is
- * validated: by then its parsed values can no longer tell `%FF` from `%25FF`. Call before any route.
+ * validated: by then its parsed values can no longer tell `%FF` from `%25FF`. A route without a
+ * query schema does not get the hook. Call before any route.
  */
 export function refuseUndecodableQueries(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {

@@ -4,7 +4,7 @@ import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { parseRateLimit, RATE_LIMIT_FORM } from '../rate-limit-text.js'
 import type { TokenCursor } from '../store/types.js'
 import { holdsToken } from './format.js'
-import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from './scopes.js'
+import { SCOPES, type Scope } from './scopes.js'
 
 // The rules of what a token may be given: the same for `plantstore token create` and POST /tokens,
 // with the same words. The CLI says them of its flag (`invalid --name: …`), HTTP of the field
@@ -30,11 +30,23 @@ const MIN_LIFETIME_MS = 1000
 export const MAX_OVERLAP_MS = 30 * 86_400_000
 export const DEFAULT_OVERLAP_MS = 24 * 3_600_000
 
+/** Why a value is refused, said alike by the schema's refusals (http/validation-errors.ts) and here. */
+export const NAME_LENGTH_REASON = `expected 1 to ${NAME_MAX_LENGTH} characters`
+export const SCOPES_REASON = `expected a list of one or more of ${SCOPES.join(', ')}`
+export const EXPIRES_IN_REASON = `expected e.g. 30s, 15m, 12h, 30d, at least 1s, at most ${inDays(MAX_DURATION_MS)} (100 years)`
+export const RATE_LIMIT_REASON = `expected ${RATE_LIMIT_FORM}`
+export const OVERLAP_REASON = `expected a duration such as 0s, 1h, 24h, at most ${inDays(MAX_OVERLAP_MS)}`
+
+// The NewToken and TokenRollRequest schemas (src/http/schemas.ts) check each field's type, the
+// name's length, the scopes and the rate limit's form, for POST /tokens and `token create` alike.
+// What follows are the rules they cannot say: what the name holds once trimmed, and the values the
+// duration and rate-limit texts stand for.
+
 const BIDI_FORMATTING = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u
 
-export function validateTokenName(value: unknown): string {
+/** A name, trimmed: its length as given is the schema's; what it may hold is said here. */
+export function tokenName(value: string): string {
   const refuse = (reason: string) => new TokenInputError(errors.TOKEN_NAME_INVALID, 'name', reason)
-  if (typeof value !== 'string') throw refuse('expected a string')
   const name = value.trim()
   // A tab or a newline would break the columns of `token list`, and an escape could drive the terminal.
   if (/\p{Cc}/u.test(name)) throw refuse('control characters such as tab or newline are not allowed')
@@ -48,64 +60,40 @@ export function validateTokenName(value: unknown): string {
   if (holdsToken(name)) throw refuse('it holds a token; name what the token is for instead')
   // A lone surrogate has no UTF-8 encoding: stored, it would come back as U+FFFD.
   if (/\p{Cs}/u.test(name)) throw refuse('lone surrogates are not allowed')
-  // Counted in code points, as plant names are: an emoji is one character, not two UTF-16 units.
-  const length = [...name].length
-  if (length === 0 || length > NAME_MAX_LENGTH) throw refuse(`expected 1 to ${NAME_MAX_LENGTH} characters`)
+  // Blank is not a name, though its spaces make it long enough for the schema.
+  if (name.length === 0) throw refuse(NAME_LENGTH_REASON)
   return name
 }
 
-/** A list of known scopes, each once; `undefined` gives the default ones. */
-export function validateScopes(value: unknown): Scope[] {
-  if (value === undefined) return [...DEFAULT_SCOPES]
-  if (
-    !Array.isArray(value) ||
-    value.length === 0 ||
-    !value.every((s) => typeof s === 'string' && isScope(s))
-  ) {
-    throw new TokenInputError(
-      errors.TOKEN_SCOPES_INVALID,
-      'scopes',
-      `expected a list of one or more of ${SCOPES.join(', ')}`,
-    )
-  }
-  return [...new Set(value as Scope[])]
+/** The scopes the schema let through, each once. */
+export function scopesOf(scopes: readonly Scope[]): Scope[] {
+  return [...new Set(scopes)]
 }
 
 /** A lifetime in milliseconds, from a duration such as `30d`; null or undefined: no expiry. */
-export function validateExpiresIn(value: unknown): number | undefined {
+export function expiresInMs(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null) return undefined
-  const ms = typeof value === 'string' ? parseDuration(value) : null
+  const ms = parseDuration(value)
   if (ms === null || ms < MIN_LIFETIME_MS) {
-    throw new TokenInputError(
-      errors.TOKEN_EXPIRES_IN_INVALID,
-      'expiresIn',
-      `expected e.g. 30s, 15m, 12h, 30d, at least 1s, at most ${inDays(MAX_DURATION_MS)} (100 years)`,
-    )
+    throw new TokenInputError(errors.TOKEN_EXPIRES_IN_INVALID, 'expiresIn', EXPIRES_IN_REASON)
   }
   return ms
 }
 
 /** A token's own limit, `COUNT/WINDOW` as --rate-limit takes it; null or undefined: none of its own. */
-export function validateRateLimit(value: unknown): RateLimit | null {
+export function rateLimitOf(value: string | null | undefined): RateLimit | null {
   if (value === undefined || value === null) return null
-  const limit = typeof value === 'string' ? parseRateLimit(value) : null
-  if (limit === null) {
-    throw new TokenInputError(errors.TOKEN_RATE_LIMIT_INVALID, 'rateLimit', `expected ${RATE_LIMIT_FORM}`)
-  }
+  const limit = parseRateLimit(value)
+  if (limit === null)
+    throw new TokenInputError(errors.TOKEN_RATE_LIMIT_INVALID, 'rateLimit', RATE_LIMIT_REASON)
   return limit
 }
 
 /** How long a rolled-over secret keeps working, from `0s` (not at all) to 30 days; default 24 hours. */
-export function validateOverlap(value: unknown): number {
+export function overlapMs(value: string | undefined): number {
   if (value === undefined) return DEFAULT_OVERLAP_MS
-  const ms = typeof value === 'string' ? parseDuration(value, MAX_OVERLAP_MS) : null
-  if (ms === null) {
-    throw new TokenInputError(
-      errors.TOKEN_OVERLAP_INVALID,
-      'overlap',
-      `expected a duration such as 0s, 1h, 24h, at most ${inDays(MAX_OVERLAP_MS)}`,
-    )
-  }
+  const ms = parseDuration(value, MAX_OVERLAP_MS)
+  if (ms === null) throw new TokenInputError(errors.TOKEN_OVERLAP_INVALID, 'overlap', OVERLAP_REASON)
   return ms
 }
 

@@ -1,14 +1,24 @@
 import { AppError, errors } from '../errors.js'
-import { measureText, queryLimit, queryParams, queryValue, requireBody } from '../plants/validate.js'
+import { measureText } from '../plants/validate.js'
+import { parseRfc3339 } from '../rfc3339.js'
 import type { AttemptCursor, DeliveryCursor, DeliveryStatus } from '../store/types.js'
-import {
-  DESCRIPTION_MAX_LENGTH,
-  URL_MAX_LENGTH,
-  WEBHOOK_EVENT_TYPES,
-  WEBHOOK_ID_PATTERN,
-  type WebhookEventType,
-} from './model.js'
+import { URL_MAX_LENGTH, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './model.js'
 import { refusedHost } from './url-safety.js'
+
+// What a subscription request may hold is said by its schema (src/http/schemas.ts), which is also
+// what checks it (src/http/validation.ts). Here are the rules a schema cannot say: what a URL's
+// parse makes of it and where it points, a time not in the future, the defaults, and the cursors'
+// meaning.
+
+/** A NewWebhook body as its schema leaves it. */
+export interface NewWebhookBody {
+  url: string
+  events?: WebhookEventType[]
+  description?: string | null
+}
+
+/** A WebhookUpdate body as its schema leaves it. */
+export type WebhookUpdateBody = Partial<NewWebhookBody> & { disabled?: boolean }
 
 export interface NewWebhookInput {
   url: string
@@ -29,10 +39,8 @@ export interface WebhookUpdateInput {
  * IPv4, IPv4 inside IPv6) or a name for this machine is refused here; names are checked again, by
  * address, on every connection.
  */
-export function validateWebhookUrl(value: unknown, allowPrivateUrls: boolean): string {
-  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_URL_INVALID)
-  if (value.length > URL_MAX_LENGTH) throw urlTooLong()
-  // The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
+export function validateWebhookUrl(value: string, allowPrivateUrls: boolean): string {
+  // Not a `text` format in the schema: the URL's own words say why it is refused. The URL parser would drop a tab or newline and turn a lone surrogate into U+FFFD, storing a URL
   // other than the one sent: such a URL is refused instead.
   if (measureText(value) === -1) {
     throw new AppError(
@@ -82,124 +90,46 @@ function urlTooLong(): AppError {
   )
 }
 
-function validateEvents(value: unknown): WebhookEventType[] {
-  if (!Array.isArray(value) || value.length === 0) throw new AppError(errors.WEBHOOK_EVENTS_INVALID)
-  for (const type of value) {
-    if (!(WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(type)) {
-      throw new AppError(
-        errors.WEBHOOK_EVENTS_INVALID,
-        `The field events must list only ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
-      )
-    }
-  }
-  return [...new Set(value as WebhookEventType[])]
-}
-
-function validateDescription(value: unknown): string | null {
-  if (value === null) return null
-  if (typeof value !== 'string') throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
-  const length = measureText(value)
-  if (length === -1) {
-    // A lone surrogate has no UTF-8 encoding: stored, it would come back as U+FFFD.
-    throw new AppError(
-      errors.WEBHOOK_DESCRIPTION_INVALID,
-      'The field description must not contain control characters or lone surrogates.',
-    )
-  }
-  if (length > DESCRIPTION_MAX_LENGTH) throw new AppError(errors.WEBHOOK_DESCRIPTION_INVALID)
-  return value
+/** The event types, each once; every type when none are named. */
+function eventsOf(events: WebhookEventType[] | undefined): WebhookEventType[] {
+  return events === undefined ? [...WEBHOOK_EVENT_TYPES] : [...new Set(events)]
 }
 
 /**
- * `{url, events?, description?}`; events default to every type, and a description null or absent is
- * none (PATCH takes null the same way, as removing it). Unknown fields are ignored.
+ * A subscription to create: its URL as parsed and allowed, events defaulting to every type, a
+ * description null or absent being none.
  */
-export function validateNewWebhook(body: unknown, allowPrivateUrls: boolean): NewWebhookInput {
-  const record = requireBody(body)
+export function newWebhookInput(body: NewWebhookBody, allowPrivateUrls: boolean): NewWebhookInput {
   return {
-    url: validateWebhookUrl(record.url, allowPrivateUrls),
-    events: record.events === undefined ? [...WEBHOOK_EVENT_TYPES] : validateEvents(record.events),
-    description: record.description === undefined ? null : validateDescription(record.description),
+    url: validateWebhookUrl(body.url, allowPrivateUrls),
+    events: eventsOf(body.events),
+    description: body.description ?? null,
   }
 }
 
-/** A partial update: only the fields present change; `description: null` removes it. */
-export function validateWebhookUpdate(body: unknown, allowPrivateUrls: boolean): WebhookUpdateInput {
-  const record = requireBody(body)
+/**
+ * A partial update: only the fields present change; `description: null` removes it. At least one
+ * must be present, counted after unknown fields are dropped, which is why it is not the schema's
+ * minProperties (Ajv counts before it drops them).
+ */
+export function webhookUpdateInput(body: WebhookUpdateBody, allowPrivateUrls: boolean): WebhookUpdateInput {
   const update: WebhookUpdateInput = {}
-  if (record.url !== undefined) update.url = validateWebhookUrl(record.url, allowPrivateUrls)
-  if (record.events !== undefined) update.events = validateEvents(record.events)
-  if (record.description !== undefined) update.description = validateDescription(record.description)
-  if (record.disabled !== undefined) {
-    if (typeof record.disabled !== 'boolean') throw new AppError(errors.WEBHOOK_DISABLED_INVALID)
-    update.disabled = record.disabled
-  }
+  if (body.url !== undefined) update.url = validateWebhookUrl(body.url, allowPrivateUrls)
+  if (body.events !== undefined) update.events = eventsOf(body.events)
+  if (body.description !== undefined) update.description = body.description
+  if (body.disabled !== undefined) update.disabled = body.disabled
   if (Object.keys(update).length === 0) throw new AppError(errors.WEBHOOK_UPDATE_EMPTY)
   return update
 }
 
-// RFC 3339 sets no limit on the digits of a fraction (time-secfrac = "." 1*DIGIT): a client printing
-// picoseconds still names an instant.
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/i
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
-  return [4, 6, 9, 11].includes(month) ? 30 : 31
-}
-
 /**
- * The instant an RFC 3339 date-time names, or undefined when it names none: February 30, hour 24 or
- * an offset of +24:00 fit the pattern, and `Date` would roll them over into the next month or day.
- * A leap second (`:60`, which the grammar allows at any minute) is taken as the end of its minute,
- * as JavaScript time has no leap seconds; fractions finer than a millisecond are cut off.
+ * `{since}` of a replay and a recovery, its format checked by the schema: the instant, no later than
+ * now, which no schema can say.
  */
-function parseRfc3339(text: string): Date | undefined {
-  const match = RFC3339.exec(text)
-  if (!match) return undefined
-  // The numbered groups: date, time, then the offset's hours and minutes (0 for Z).
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map(
-    (group) => Number(match[group] ?? 0),
-  ) as [number, number, number, number, number, number, number, number]
-  if (
-    month < 1 ||
-    month > 12 ||
-    day < 1 ||
-    day > daysInMonth(year, month) ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 60 ||
-    offsetHours > 23 ||
-    offsetMinutes > 59
-  ) {
-    return undefined
-  }
-  const milliseconds = second === 60 ? 0 : Number((match[7] ?? '').padEnd(3, '0').slice(0, 3))
-  // setUTCFullYear, unlike Date.UTC, keeps the years 0–99 as written; second 60 carries into the
-  // next minute, its end.
-  const at = new Date(0)
-  at.setUTCFullYear(year, month - 1, day)
-  at.setUTCHours(hour, minute, second, milliseconds)
-  const offset = (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000
-  return new Date(at.getTime() - offset)
-}
-
-/** `{since}`: an RFC 3339 date-time no later than now; the body of a replay and of a recovery. */
-export function validateReplay(body: unknown, now: number = Date.now()): { since: Date } {
-  const record = requireBody(body)
-  const at = typeof record.since === 'string' ? parseRfc3339(record.since) : undefined
+export function validateReplay(body: { since: string }, now: number = Date.now()): { since: Date } {
+  const at = parseRfc3339(body.since)
   if (at === undefined || at.getTime() > now) throw new AppError(errors.REPLAY_SINCE_INVALID)
   return { since: at }
-}
-
-/**
- * Path ids that cannot exist are simply not found: the same answer as a deleted subscription. A
- * delivery id is left to the service, which looks up its subscription first: when that is missing
- * too, 40450 is the more precise answer.
- */
-export function validateWebhookParams(params: unknown): { id: string; deliveryId?: string } {
-  const { id, deliveryId } = params as { id?: unknown; deliveryId?: unknown }
-  if (typeof id !== 'string' || !WEBHOOK_ID_PATTERN.test(id)) throw new AppError(errors.WEBHOOK_NOT_FOUND)
-  return deliveryId === undefined ? { id } : { id, deliveryId: String(deliveryId) }
 }
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed']
@@ -208,7 +138,6 @@ export const DELIVERIES_LIMIT_DEFAULT = 50
 
 /** What `after` looks like: `<epoch ms>.<event seq>`, as the `Link` of the previous page gave it. */
 export const DELIVERY_CURSOR_PATTERN = '^(0|[1-9][0-9]{0,14})\\.(0|[1-9][0-9]{0,14})$'
-const DELIVERY_CURSOR = new RegExp(DELIVERY_CURSOR_PATTERN)
 
 export interface DeliveriesQuery {
   limit: number
@@ -216,21 +145,18 @@ export interface DeliveriesQuery {
   after?: DeliveryCursor
 }
 
-/** The deliveries listing's query, each refusal 40012 in words, as the plant listing's are. */
-export function validateDeliveriesQuery(query: unknown): DeliveriesQuery {
-  const raw = queryParams(query)
-  const status = queryValue(raw, 'status')
-  const result: DeliveriesQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
-  if (status !== undefined) {
-    if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-      throw new AppError(
-        errors.QUERY_INVALID,
-        `The query parameter status must be one of ${DELIVERY_STATUSES.join(', ')}.`,
-      )
-    }
-    result.status = status as DeliveryStatus
-  }
-  const after = placeAfter(raw)
+/** The deliveries listing's query as its schema leaves it. */
+export interface DeliveriesQueryText {
+  limit: number
+  status?: DeliveryStatus
+  after?: string
+}
+
+/** The deliveries listing's query, its cursor read as the time and sequence it names. */
+export function deliveriesQuery(query: DeliveriesQueryText): DeliveriesQuery {
+  const result: DeliveriesQuery = { limit: query.limit }
+  if (query.status !== undefined) result.status = query.status
+  const after = placeAfter(query.after)
   if (after !== undefined) result.after = { createdAt: after.at, eventSeq: after.seq }
   return result
 }
@@ -241,24 +167,16 @@ export interface AttemptsQuery {
 }
 
 /** A delivery's attempts are paged as the deliveries are: the same limits, the same cursor. */
-export function validateAttemptsQuery(query: unknown): AttemptsQuery {
-  const raw = queryParams(query)
-  const result: AttemptsQuery = { limit: queryLimit(raw, DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT) }
-  const after = placeAfter(raw)
+export function attemptsQuery(query: { limit: number; after?: string }): AttemptsQuery {
+  const result: AttemptsQuery = { limit: query.limit }
+  const after = placeAfter(query.after)
   if (after !== undefined) result.after = { attemptedAt: after.at, seq: after.seq }
   return result
 }
 
-/** A listing's `after`: a time and a sequence number, as the `Link` of the previous page gave them. */
-function placeAfter(raw: Record<string, unknown>): { at: Date; seq: number } | undefined {
-  const afterText = queryValue(raw, 'after')
-  if (afterText === undefined) return undefined
-  if (!DELIVERY_CURSOR.test(afterText)) {
-    throw new AppError(
-      errors.QUERY_INVALID,
-      'The query parameter after must be the cursor given in the `Link` header of the previous page.',
-    )
-  }
-  const [ms, seq] = afterText.split('.')
+/** A cursor the schema's pattern let through: a time and a sequence number. */
+function placeAfter(after: string | undefined): { at: Date; seq: number } | undefined {
+  if (after === undefined) return undefined
+  const [ms, seq] = after.split('.')
   return { at: new Date(Number(ms)), seq: Number(seq) }
 }

@@ -3,7 +3,6 @@ import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
-import { parseInt64 } from '../../plants/int64.js'
 import type { NewPlant as NewPlantValue } from '../../plants/model.js'
 import {
   changePlant,
@@ -18,11 +17,9 @@ import {
 import {
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
+  type MergePatch,
   type PlantListQuery,
-  validateListQuery,
-  validateMergePatch,
-  validateNewPlant,
-  validateReplacement,
+  type Replacement,
 } from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
@@ -38,36 +35,28 @@ import {
   ref,
   TAG_TEXT,
 } from '../schemas.js'
-import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
-const PlantIdParams = checkedBy(Type.Object({ id: PlantId }), (params) => {
-  const id = parseInt64(String((params as { id?: unknown }).id))
-  if (id === null) throw new AppError(errors.PATH_ID_INVALID)
-  return { id }
-})
+const PlantIdParams = Type.Object({ id: PlantId })
 
-const ListQuery = checkedBy(
-  Type.Object({
-    limit: Type.Optional(
-      Type.Integer({
-        format: 'int32',
-        minimum: 1,
-        maximum: LIST_LIMIT_MAX,
-        default: LIST_LIMIT_DEFAULT,
-        description: 'Page size',
-      }),
-    ),
-    after: Type.Optional(
-      Type.Integer({
-        format: 'int64',
-        description: `Keyset cursor: only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}). Take it from the \`Link: rel="next"\` header of the previous page.`,
-      }),
-    ),
-    tag: Type.Optional(Type.String({ ...TAG_TEXT, description: 'Only plants with this tag' })),
-  }),
-  validateListQuery,
-)
+const ListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: LIST_LIMIT_MAX,
+      default: LIST_LIMIT_DEFAULT,
+      description: 'Page size',
+    }),
+  ),
+  after: Type.Optional(
+    Type.Integer({
+      format: 'int64',
+      description: `Keyset cursor: only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}). Take it from the \`Link: rel="next"\` header of the previous page.`,
+    }),
+  ),
+  tag: Type.Optional(Type.String({ ...TAG_TEXT, description: 'Only plants with this tag' })),
+})
 
 // An answer holding one plant is a few hundred bytes at most (about 1.2 KB with its name and tag at
 // their longest, all in four-byte characters): too little for gzip to repay its per-request hooks.
@@ -165,7 +154,7 @@ export async function plantRoutes(
         summary: 'Creates a new plant in the store',
         tags: ['plants'],
         headers: CreateHeaders,
-        body: checkedBy(ref('NewPlant'), validateNewPlant),
+        body: ref('NewPlant'),
         response: {
           200: ref('StoredPlant', {
             description: 'Plant response: the stored plant, id included',
@@ -296,7 +285,7 @@ export async function plantRoutes(
         tags: ['plants'],
         params: PlantIdParams,
         headers: Type.Object(WRITE_CONDITIONS),
-        body: checkedBy(ref('Plant'), validateReplacement),
+        body: ref('Plant'),
         response: {
           200: ref('StoredPlant', { description: 'The plant as replaced', headers: { ETag } }),
           ...errorResponses(...CHANGE_ERRORS),
@@ -305,7 +294,7 @@ export async function plantRoutes(
     },
     async (request, reply) => {
       const id = pathId(request)
-      const body = request.body as ReturnType<typeof validateReplacement>
+      const body = request.body as Replacement
       requireSameId(id, body.id)
       const result = await changePlant(
         store.plants,
@@ -330,7 +319,7 @@ export async function plantRoutes(
         params: PlantIdParams,
         headers: Type.Object(WRITE_CONDITIONS),
         consumes: PATCH_MEDIA_TYPES,
-        body: checkedBy(ref('PlantPatch'), validateMergePatch),
+        body: ref('PlantPatch'),
         response: {
           200: ref('StoredPlant', { description: 'The plant as changed', headers: { ETag } }),
           ...patchErrorResponses(...CHANGE_ERRORS),
@@ -339,7 +328,7 @@ export async function plantRoutes(
     },
     async (request, reply) => {
       const id = pathId(request)
-      const { id: bodyId, ...change } = request.body as ReturnType<typeof validateMergePatch>
+      const { id: bodyId, ...change } = request.body as MergePatch
       requireSameId(id, bodyId)
       const result = await changePlant(store.plants, id, change, preconditionsOf(request))
       reply.header('etag', result.etag)

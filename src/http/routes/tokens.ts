@@ -1,57 +1,47 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
-import {
-  type NewTokenInput,
-  validateNewToken,
-  validateRoll,
-  validateTokenParams,
-  validateTokensQuery,
-} from '../../tokens/requests.js'
+import { type NewTokenBody, newTokenInput, tokensQuery } from '../../tokens/requests.js'
 import type { Principal, TokenService } from '../../tokens/service.js'
 import { missingScopes } from '../../tokens/service.js'
 import {
+  overlapMs,
   TOKEN_CURSOR_PATTERN,
   TOKENS_LIMIT_DEFAULT,
   TOKENS_LIMIT_MAX,
-  type TokensQuery as TokensQueryInput,
 } from '../../tokens/validate.js'
 import { tokenView } from '../../tokens/view.js'
 import { insufficientScope } from '../auth.js'
 import { plainJsonOnly } from '../json-body.js'
 import { nextLink } from '../next-link.js'
 import { BODY_ERRORS, errorResponses, ref, TokenId } from '../schemas.js'
-import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
 export interface TokenRouteOptions {
   tokens: TokenService
 }
 
-const Params = checkedBy(Type.Object({ id: TokenId }), validateTokenParams)
-const CreateBody = checkedBy(ref('NewToken'), validateNewToken)
-const RollBody = checkedBy(ref('TokenRollRequest'), validateRoll)
-const TokensQuery = checkedBy(
-  Type.Object({
-    limit: Type.Optional(
-      Type.Integer({
-        format: 'int32',
-        minimum: 1,
-        maximum: TOKENS_LIMIT_MAX,
-        default: TOKENS_LIMIT_DEFAULT,
-        description: 'Page size',
-      }),
-    ),
-    after: Type.Optional(
-      Type.String({
-        pattern: TOKEN_CURSOR_PATTERN,
-        description:
-          'Cursor: only tokens created after this place. Take it from the `Link: rel="next"` header of the previous page.',
-      }),
-    ),
-  }),
-  validateTokensQuery,
-)
+const Params = Type.Object({ id: TokenId })
+const CreateBody = ref('NewToken')
+const RollBody = ref('TokenRollRequest')
+const TokensQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: TOKENS_LIMIT_MAX,
+      default: TOKENS_LIMIT_DEFAULT,
+      description: 'Page size',
+    }),
+  ),
+  after: Type.Optional(
+    Type.String({
+      pattern: TOKEN_CURSOR_PATTERN,
+      description:
+        'Cursor: only tokens created after this place. Take it from the `Link: rel="next"` header of the previous page.',
+    }),
+  ),
+})
 
 /** What a token's body can be refused with on creation. */
 const NEW_TOKEN_ERRORS = [
@@ -99,7 +89,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
       },
     },
     async (request, reply) => {
-      const input = request.body as NewTokenInput
+      const input = newTokenInput(request.body as NewTokenBody)
       const missing = missingScopes(callerOf(request).scopes, input.scopes)
       if (missing.length > 0) {
         throw insufficientScope(
@@ -142,7 +132,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
       },
     },
     async (request, reply) => {
-      const query = request.query as TokensQueryInput
+      const query = tokensQuery(request.query as { limit: number; after?: string })
       const page = await tokens.list(query)
       if (page.next !== undefined) {
         reply.header('link', nextLink('/tokens', { limit: String(query.limit), after: page.next }))
@@ -226,7 +216,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
     },
     async (request) => {
       const { id } = request.params as IdParams
-      const { overlapMs } = request.body as { overlapMs: number }
+      const overlap = overlapMs((request.body as { overlap?: string }).overlap)
       // A token's scopes never change, so what is read here is what the roll hands out.
       const missing = missingScopes(callerOf(request).scopes, (await tokens.get(id)).scopes)
       if (missing.length > 0) {
@@ -236,7 +226,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
           `A token cannot roll a token that holds a scope it does not hold itself; this one lacks ${missing.join(', ')}.`,
         )
       }
-      const { token, record } = await tokens.roll(id, overlapMs)
+      const { token, record } = await tokens.roll(id, overlap)
       return { ...tokenView(record, tokens.now()), secret: token }
     },
   )

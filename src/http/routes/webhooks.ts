@@ -16,20 +16,18 @@ import {
   updateWebhook,
 } from '../../webhooks/service.js'
 import {
-  type AttemptsQuery as AttemptsQueryInput,
+  attemptsQuery,
   DELIVERIES_LIMIT_DEFAULT,
   DELIVERIES_LIMIT_MAX,
   DELIVERY_CURSOR_PATTERN,
   DELIVERY_STATUSES,
-  type DeliveriesQuery as DeliveriesQueryInput,
-  type NewWebhookInput,
-  validateAttemptsQuery,
-  validateDeliveriesQuery,
-  validateNewWebhook,
+  type DeliveriesQueryText,
+  deliveriesQuery,
+  type NewWebhookBody,
+  newWebhookInput,
   validateReplay,
-  validateWebhookParams,
-  validateWebhookUpdate,
-  type WebhookUpdateInput,
+  type WebhookUpdateBody,
+  webhookUpdateInput,
 } from '../../webhooks/validate.js'
 import { plainJsonOnly } from '../json-body.js'
 import { nextLink } from '../next-link.js'
@@ -42,7 +40,6 @@ import {
   ref,
   WebhookId,
 } from '../schemas.js'
-import { checkedBy } from '../validation.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 
 export interface WebhookRouteOptions {
@@ -105,13 +102,10 @@ function attemptView(a: AttemptRecord) {
   }
 }
 
-const Params = checkedBy(Type.Object({ id: WebhookId }), validateWebhookParams)
-const DeliveryParams = checkedBy(
-  Type.Object({ id: WebhookId, deliveryId: DeliveryId }),
-  validateWebhookParams,
-)
-const ReplayBody = checkedBy(ref('ReplayRequest'), (body) => validateReplay(body))
-const RecoverBody = checkedBy(ref('RecoverRequest'), (body) => validateReplay(body))
+const Params = Type.Object({ id: WebhookId })
+const DeliveryParams = Type.Object({ id: WebhookId, deliveryId: DeliveryId })
+const ReplayBody = ref('ReplayRequest')
+const RecoverBody = ref('RecoverRequest')
 const listOf = (name: 'Webhook' | 'Delivery' | 'DeliveryAttempt', description: string) => ({
   type: 'object',
   description,
@@ -133,23 +127,20 @@ const cursorAfter = (what: string) =>
 const NextPage = {
   headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
 }
-const AttemptsQuery = checkedBy(
-  Type.Object({ limit: Type.Optional(PageSize), after: Type.Optional(cursorAfter('attempts')) }),
-  validateAttemptsQuery,
-)
-const DeliveriesQuery = checkedBy(
-  Type.Object({
-    limit: Type.Optional(PageSize),
-    after: Type.Optional(cursorAfter('deliveries')),
-    status: Type.Optional(
-      Type.Union(
-        DELIVERY_STATUSES.map((status) => Type.Literal(status)),
-        { description: 'Only deliveries in this state' },
-      ),
+const AttemptsQuery = Type.Object({
+  limit: Type.Optional(PageSize),
+  after: Type.Optional(cursorAfter('attempts')),
+})
+const DeliveriesQuery = Type.Object({
+  limit: Type.Optional(PageSize),
+  after: Type.Optional(cursorAfter('deliveries')),
+  status: Type.Optional(
+    Type.Union(
+      DELIVERY_STATUSES.map((status) => Type.Literal(status)),
+      { description: 'Only deliveries in this state' },
     ),
-  }),
-  validateDeliveriesQuery,
-)
+  ),
+})
 
 /** What a subscription's body can be refused with, on creation and on change. */
 const SUBSCRIPTION_BODY_ERRORS = [
@@ -167,11 +158,6 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   const store = options.store.webhooks
   const config = { scope: 'webhooks:manage' as const }
   const tags = ['webhooks']
-  // Schema objects are per registration: their checks depend on this app's URL policy.
-  const CreateBody = checkedBy(ref('NewWebhook'), (b) => validateNewWebhook(b, options.allowPrivateUrls))
-  const UpdateBody = checkedBy(ref('WebhookUpdate'), (b) =>
-    validateWebhookUpdate(b, options.allowPrivateUrls),
-  )
 
   app.post(
     '/webhooks',
@@ -182,7 +168,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         operationId: 'createWebhook',
         summary: 'Subscribes a URL to events; the answer carries the signing secret, shown only here',
         tags,
-        body: CreateBody,
+        body: ref('NewWebhook'),
         response: {
           201: ref('WebhookWithSecret', {
             description: 'The subscription, with its secret',
@@ -193,7 +179,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       },
     },
     async (request, reply) => {
-      const record = await createWebhook(store, request.body as NewWebhookInput)
+      const record = await createWebhook(
+        store,
+        newWebhookInput(request.body as NewWebhookBody, options.allowPrivateUrls),
+      )
       reply.code(201).header('location', `/webhooks/${record.id}`)
       return { ...webhookView(record), secret: record.secret }
     },
@@ -244,7 +233,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         params: Params,
         // Like a plant's PATCH, a merge patch (null removes the description) in either media type.
         consumes: PATCH_MEDIA_TYPES,
-        body: UpdateBody,
+        body: ref('WebhookUpdate'),
         response: {
           200: ref('Webhook', { description: 'The subscription as changed' }),
           ...patchErrorResponses(
@@ -261,7 +250,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     },
     async (request) =>
       webhookView(
-        await updateWebhook(store, (request.params as IdParams).id, request.body as WebhookUpdateInput),
+        await updateWebhook(
+          store,
+          (request.params as IdParams).id,
+          webhookUpdateInput(request.body as WebhookUpdateBody, options.allowPrivateUrls),
+        ),
       ),
   )
   app.delete(
@@ -351,7 +344,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       },
     },
     async (request, reply) => {
-      const query = request.query as DeliveriesQueryInput
+      const query = deliveriesQuery(request.query as DeliveriesQueryText)
       const { id } = request.params as IdParams
       const page = await listDeliveries(store, id, query)
       if (page.next !== undefined) {
@@ -419,7 +412,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       },
     },
     async (request, reply) => {
-      const query = request.query as AttemptsQueryInput
+      const query = attemptsQuery(request.query as { limit: number; after?: string })
       const { id, deliveryId } = request.params as IdParams & { deliveryId: string }
       const page = await listAttempts(store, id, deliveryId, query)
       if (page.next !== undefined) {
@@ -465,7 +458,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         },
       },
       async (request, reply) => {
-        const { since } = request.body as { since: Date }
+        const { since } = validateReplay(request.body as { since: string })
         reply.code(202)
         return { queued: await queue((request.params as IdParams).id, since) }
       },

@@ -1,0 +1,119 @@
+import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type SchemaObject } from 'ajv'
+import type { AppError } from './errors.js'
+import { parseInt64 } from './plants/int64.js'
+import { measureText, TEXT_PATTERN } from './plants/validate.js'
+import { isRfc3339 } from './rfc3339.js'
+import { type Refusals, refusalOf, refusalsFor } from './validation-errors.js'
+
+// The one Ajv setup that checks a request, or a CLI input read as one, against its published schema
+// (src/http/schemas.ts, src/tokens/schemas.ts). Ajv sees a copy of each schema adapted to how the
+// values arrive (see `forValues`); a refusal's code and words come from validation-errors.ts.
+
+/**
+ * Integers arrive as `bigint` from the exact JSON parser (never a rounded number) and as text from a
+ * path or a query string; JSON Schema's `type: integer` knows neither, so in Ajv's copy an integer
+ * is one of these keywords. Neither takes a value of another type (`"1"` is not a body's id).
+ */
+const int64: CodeKeywordDefinition = {
+  keyword: 'int64',
+  schemaType: 'boolean',
+  // Generated inline, as Ajv's own type checks are: no call per value.
+  code: (cxt: KeywordCxt) => cxt.fail(_`typeof ${cxt.data} != "bigint"`),
+}
+
+interface IntegerText {
+  format: 'int32' | 'int64'
+  minimum?: number
+  maximum?: number
+}
+
+/** A path or query integer in plain digits (`05`, `+5`, `1e2` are refused), replaced by its value. */
+const integerText = {
+  keyword: 'integerText',
+  schemaType: 'object',
+  modifying: true,
+  validate: (
+    rule: IntegerText,
+    value: unknown,
+    _schema?: unknown,
+    where?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+  ) => {
+    if (typeof value !== 'string' || where === undefined) return false
+    const parsed = parseInt64(value)
+    if (parsed === null) return false
+    if (rule.minimum !== undefined && parsed < BigInt(rule.minimum)) return false
+    if (rule.maximum !== undefined && parsed > BigInt(rule.maximum)) return false
+    where.parentData[where.parentDataProperty] = rule.format === 'int64' ? parsed : Number(parsed)
+    return true
+  },
+} as const
+
+const ajv = new Ajv({
+  // Every failure is collected so that the table, not the order Ajv happens to check in, decides
+  // which one a request is refused for; a valid value costs the same.
+  allErrors: true,
+  // Failures carry the schema they broke, so that a refusal's words quote its limits from there.
+  verbose: true,
+  // Unknown fields are ignored and never stored.
+  removeAdditional: 'all',
+  useDefaults: true,
+  keywords: [int64, integerText],
+  formats: {
+    // C0 control characters and lone surrogates: the published pattern says the first; a lone
+    // surrogate has no portable pattern (and no UTF-8 encoding, so no store could keep it).
+    text: (value: string) => measureText(value) !== -1,
+    'date-time': isRfc3339,
+    // Annotations of response shapes; request integers are checked by the keywords above.
+    int32: true,
+    int64: true,
+  },
+  strictTypes: false,
+})
+
+/**
+ * Ajv's copy of a published schema: an integer becomes `int64` (a JSON body) or `integerText` (a
+ * path or a query string, whose default is given as text, as a client would), and the text pattern
+ * becomes the `text` format, which is that pattern and the lone-surrogate rule in one check.
+ */
+function forValues(node: unknown, fromText: boolean): unknown {
+  if (Array.isArray(node)) return node.map((item) => forValues(item, fromText))
+  if (typeof node !== 'object' || node === null) return node
+  const copy: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node)) copy[key] = forValues(value, fromText)
+  if (copy.pattern === TEXT_PATTERN) {
+    delete copy.pattern
+    copy.format = 'text'
+  }
+  if (copy.type === 'integer') {
+    const { type: _type, format, minimum, maximum, ...rest } = copy
+    if (!fromText) return { ...rest, int64: true }
+    const rule = { format, minimum, maximum } as IntegerText
+    if (rest.default !== undefined) rest.default = String(rest.default)
+    return { ...rest, integerText: rule }
+  }
+  return copy
+}
+
+/** Makes a shared shape (one with a `$id`) known, once, so that `{ $ref: 'Name#' }` finds it. */
+export function addShape(schema: object): void {
+  const id = (schema as { $id?: string }).$id
+  if (id === undefined) throw new Error('a shared shape needs its $id')
+  if (ajv.getSchema(`${id}#`) === undefined) ajv.addSchema(forValues(schema, false) as SchemaObject)
+}
+
+/** A compiled shape: undefined when the value is valid (then cleaned in place), else its refusal. */
+export type ShapeCheck = (value: unknown) => AppError | undefined
+
+/** Compiles a schema once; `fromText` for a path or a query string, whose values are text. */
+export function compileShape(schema: object, fromText: boolean, refusals: Refusals): ShapeCheck {
+  const validate = ajv.compile(forValues(schema, fromText) as SchemaObject)
+  return (value) =>
+    validate(value) ? undefined : refusalOf(refusals, validate.errors as ErrorObject[], value)
+}
+
+/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+export function sharedShapeCheck(shape: object): ShapeCheck {
+  addShape(shape)
+  const id = (shape as { $id: string }).$id
+  return compileShape({ $ref: `${id}#` }, false, refusalsFor('body', id))
+}
