@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
-import type { BearerVerifier } from '../tokens/bearer.js'
+import { type BearerVerifier, KeysUnavailableError } from '../tokens/bearer.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal } from '../tokens/service.js'
 import { addressKey, type Limiter, type Limiters } from './rate-limit.js'
@@ -57,7 +57,7 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
         if (headers) reply.headers(headers)
       })
     const byAddress = () => counted(limits.address, addressKey(request.ip))
-    const refuse = (error: AppError): Promise<void> => {
+    const refuse = (error: Error): Promise<void> => {
       const counted = byAddress()
       if (!counted) throw error
       return counted.then(() => {
@@ -65,6 +65,9 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
       })
     }
     const refuseUnverified = (error: unknown): Promise<void> => {
+      // Keys that cannot be had refuse a token unverified too: counted, or garbage JWTs sent through
+      // an outage of the provider would escape the address's limit.
+      if (error instanceof KeysUnavailableError) return refuse(error)
       if (!(error instanceof AppError)) throw error
       return refuse(challenge(error.entry, true))
     }
