@@ -313,11 +313,14 @@ export const NewToken = Type.Object(
     expiresIn: Type.Optional(
       Type.Union([Type.String(), Type.Null()], {
         description:
-          'Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d); absent or null: no expiry',
+          "Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d), ending no later than the calling token's expiry (40304 otherwise); absent or null: it expires with the calling token (never, if that one never does)",
       }),
     ),
     rateLimit: Type.Optional(
-      Type.Union([RateLimitText, Type.Null()], { description: 'Absent or null: none of its own' }),
+      Type.Union([RateLimitText, Type.Null()], {
+        description:
+          "No larger count and no faster rate than the calling token's limit (its own, or the service-wide one; 40304 otherwise); absent or null: the calling token's own limit, if it has one",
+      }),
     ),
   },
   {
@@ -356,6 +359,17 @@ const tokenFields = {
   previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
     description: 'Until then, the secret replaced by the last roll works too; null: no overlap is running',
   }),
+  createdBy: Type.Union(
+    [
+      Type.Object({ tokenId: TokenId }, { additionalProperties: false }),
+      Type.Object({ iss: Type.String(), sub: Type.String() }, { additionalProperties: false }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'Who issued it over HTTP: a token (`tokenId`) or a JWT (its `iss` and `sub`); null: issued on the database host with `plantstore token create`',
+    },
+  ),
 }
 
 export const Token = Type.Object(tokenFields, {

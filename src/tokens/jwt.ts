@@ -126,6 +126,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
         scopes: scopesOf(payload[settings.scopeClaim]),
         // A JWT carries no limit of its own: the service-wide one applies.
         rateLimit: null,
+        expiresAt: (payload.exp as number) * 1000,
+        maker: { iss: settings.issuer, sub: payload.sub },
       }
       const at = Date.now()
       const remembered = {

@@ -342,6 +342,37 @@ describe('the JSON Web Key Set', () => {
   })
 })
 
+describe('a token made by a JWT', () => {
+  it('expires with the JWT at the latest, and records its issuer and subject as its maker', async () => {
+    const key = await signingKey('ES256', 'k')
+    const jwks = await serveJwks([key])
+    const t = await makeApp(sqliteKind, { jwts: createJwtVerifier(settings(jwks.url)) })
+    try {
+      const exp = Math.floor(Date.now() / 1000) + 60
+      const jwt = await signJwt(key, { scope: 'tokens:manage plants:read', exp })
+      const make = (body: object) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/tokens',
+          headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+          payload: { name: 'made', scopes: ['plants:read'], ...body },
+        })
+      const made = await make({})
+      expect(made.statusCode).toBe(201)
+      expect(made.json()).toMatchObject({
+        expiresAt: new Date(exp * 1000).toISOString(),
+        createdBy: { iss: ISSUER, sub: 'alice' },
+      })
+      const later = await make({ expiresIn: '1h' })
+      expect([later.statusCode, errorOf(later).error]).toEqual([403, errors.TOKEN_OUTLIVES_MAKER.code])
+      expect((await make({ expiresIn: '30s' })).statusCode).toBe(201)
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+})
+
 describe('an identity provider that fails', () => {
   const garbage = async (i: number) =>
     signJwt(await signingKey('ES256', `garbage-${i % 3}`), { jti: String(i) })
