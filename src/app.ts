@@ -170,7 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       store: options.store,
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
     })
-    await api.register(tokenRoutes, { tokens: options.tokens })
+    await api.register(tokenRoutes, { tokens: options.tokens, rateLimit: options.rateLimit ?? null })
   })
 
   app.addHook('preClose', (done) => {

@@ -100,6 +100,10 @@ export const errors = {
     40303,
     'A token cannot roll a token that holds a scope it does not hold itself: rolling hands out its secret.',
   ),
+  TOKEN_OUTLIVES_MAKER: entry(
+    40304,
+    'A token cannot make or roll a token that expires after it or is allowed more requests than it.',
+  ),
   ROUTE_NOT_FOUND: entry(40401, 'No such route.'),
   PLANT_NOT_FOUND: entry(40402, 'No plant has this id.'),
   WEBHOOK_NOT_FOUND: entry(40450, 'No webhook subscription has this id.'),

@@ -173,9 +173,7 @@ async function startServeTracing(settings: TracingSettings, logger: Logger) {
     import('../tracing/http.js'),
     import('../tracing/store-spans.js'),
   ])
-  const sdk = await startTracing(settings, (message) =>
-    logger.warn({ message }, 'traces could not be exported'),
-  )
+  const sdk = await startTracing(settings, (failure) => logger.warn(failure, 'traces could not be exported'))
   return {
     sdk,
     http: httpTracing(),

@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Issues a token; the answer carries its secret, shown only here
-         * @description The calling token can grant only scopes it holds itself (40302 otherwise). The same rules as `plantstore token create`.
+         * @description The calling token can grant only scopes it holds itself (40302 otherwise), and the token it makes expires no later than it and is allowed no more requests than it (40304 otherwise; `expiresIn` and `rateLimit` left out take the calling token's). The token records its maker in `createdBy`. Otherwise the same rules as `plantstore token create`.
          */
         post: operations["createToken"];
         delete?: never;
@@ -312,7 +312,7 @@ export interface paths {
         put?: never;
         /**
          * Gives a token a new secret; the replaced one keeps working for the overlap (default 24h), then stops
-         * @description A token has two secrets at most: a secret replaced by an earlier roll whose overlap is still running stops at once. The calling token must hold every scope of the rolled one (40303 otherwise), as the answer hands out its secret. A revoked or expired token cannot be rolled (40461).
+         * @description A token has two secrets at most: a secret replaced by an earlier roll whose overlap is still running stops at once. The calling token must hold every scope of the rolled one (40303 otherwise), as the answer hands out its secret. A revoked or expired token cannot be rolled (40461), nor one that expires after the calling token or is allowed more requests than it (40304).
          */
         post: operations["rollToken"];
         delete?: never;
@@ -479,7 +479,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -658,9 +658,9 @@ export interface components {
             name: string;
             /** @description What the token may do: only scopes the calling token holds itself */
             scopes: ("plants:read" | "plants:write" | "webhooks:manage" | "metrics:read" | "tokens:manage")[];
-            /** @description Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d); absent or null: no expiry */
+            /** @description Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d), ending no later than the calling token's expiry (40304 otherwise); absent or null: it expires with the calling token (never, if that one never does) */
             expiresIn?: string | null;
-            /** @description Absent or null: none of its own */
+            /** @description No larger count and no faster rate than the calling token's limit (its own, or the service-wide one; 40304 otherwise); absent or null: the calling token's own limit, if it has one */
             rateLimit?: string | null;
         };
         /** TokenRollRequest */
@@ -691,6 +691,14 @@ export interface components {
             rateLimit: string | null;
             /** @description Until then, the secret replaced by the last roll works too; null: no overlap is running */
             previousSecretExpiresAt: string | null;
+            /** @description Who issued it over HTTP: a token (`tokenId`) or a JWT (its `iss` and `sub`); null: issued on the database host with `plantstore token create` */
+            createdBy: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                tokenId: string;
+            } | {
+                iss: string;
+                sub: string;
+            } | null;
         };
         /**
          * TokenWithSecret
@@ -715,6 +723,14 @@ export interface components {
             rateLimit: string | null;
             /** @description Until then, the secret replaced by the last roll works too; null: no overlap is running */
             previousSecretExpiresAt: string | null;
+            /** @description Who issued it over HTTP: a token (`tokenId`) or a JWT (its `iss` and `sub`); null: issued on the database host with `plantstore token create` */
+            createdBy: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                tokenId: string;
+            } | {
+                iss: string;
+                sub: string;
+            } | null;
             /** @description The whole bearer token, shown only in this answer: send it as `Authorization: Bearer <secret>` */
             secret: string;
         };
@@ -3356,7 +3372,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40302) */
+            /** @description The token lacks the required scope (error codes: 40301, 40302, 40304) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
@@ -3703,7 +3719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required scope (error codes: 40301, 40303) */
+            /** @description The token lacks the required scope (error codes: 40301, 40303, 40304) */
             403: {
                 headers: {
                     /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */

@@ -7,7 +7,7 @@ import type {
 } from 'fastify'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
-import type { BearerVerifier } from '../tokens/bearer.js'
+import { type BearerVerifier, KeysUnavailableError } from '../tokens/bearer.js'
 import type { Scope } from '../tokens/scopes.js'
 import type { Principal } from '../tokens/service.js'
 import { addressKey, type Limiter, type Limiters } from './rate-limit.js'
@@ -67,7 +67,7 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
     })
   }
 
-  function refuse(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  function refuse(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const pending = counted(byAddress, addressKey(request.ip), request, reply)
     if (!pending) throw error
     return pending.then(() => {
@@ -76,6 +76,9 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
   }
 
   function refuseUnverified(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // Keys that cannot be had refuse a token unverified too: counted, or garbage JWTs sent through
+    // an outage of the provider would escape the address's limit.
+    if (error instanceof KeysUnavailableError) return refuse(error, request, reply)
     if (!(error instanceof AppError)) throw error
     return refuse(challenge(error.entry, true), request, reply)
   }

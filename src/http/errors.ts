@@ -141,7 +141,9 @@ export function errorText(
 ): [Record<string, unknown>, string] {
   if (error instanceof StoreUnavailableError) return [{ err: error }, 'database unreachable']
   if (isDatabaseUnavailable(error)) return [{ err: error }, 'database unavailable']
-  if (error instanceof KeysUnavailableError) return [{ err: error }, 'identity provider keys unreachable']
+  // The status and a short reason: never the provider's body, nor a stack, which says nothing of it.
+  if (error instanceof KeysUnavailableError)
+    return [{ status: error.status, reason: error.message }, 'identity provider keys unreachable']
   if (failure.entry.status >= 500) return [{ err: error }, 'request failed']
   return [{ code: failure.entry.code, detail: failure.message }, 'request rejected']
 }

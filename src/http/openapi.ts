@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { type CatalogEntry, errors } from '../errors.js'
 import { SCOPES } from '../tokens/scopes.js'
 import { TEST_EVENT_TYPE } from '../webhooks/model.js'
+import { LOSSLESS_RESPONSES_JS } from './docs-page.js'
 import { methodNotAllowed } from './routes/method-not-allowed.js'
 import { withErrorResponses } from './schemas.js'
 
@@ -118,8 +119,12 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     routePrefix: '/docs',
     // No validator badge: it would send the document to validator.swagger.io.
     uiConfig: { deepLinking: true, validatorUrl: null },
-    // The tab and a bookmark name this service, not the tool that renders its document.
-    theme: { title: 'Plant Store API' },
+    // The tab and a bookmark name this service, not the tool that renders its document; the plugin
+    // shows each response's ids as sent, where Swagger UI alone rounds them (docs-page.ts).
+    theme: {
+      title: 'Plant Store API',
+      js: [{ filename: 'lossless-responses.js', content: LOSSLESS_RESPONSES_JS }],
+    },
     // Its own redirect of /docs/static/index.html keeps the path whole only without a query string:
     // /docs/static/index.html?x answered a redirect to itself, forever. The page is /docs. The page's
     // script finds the document by appending ./json to the whole address, query string included:

@@ -107,11 +107,13 @@ const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Ty
 })
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
-// No `format: uri`: RFC 3986 refuses URLs the service takes and stores as the WHATWG URL parser
+// No `format: uri`, only the scheme as a pattern: RFC 3986 refuses URLs the service takes and stores as the WHATWG URL parser
 // writes them (an IDN host in punycode, a space or an é percent-encoded), so a client or proxy that
 // validates against the schema would refuse them.
 const WebhookUrl = Type.String({
+  minLength: 1,
   maxLength: URL_MAX_LENGTH,
+  pattern: '^https?://',
   description: `An absolute http or https URL, without credentials or fragment; by default not a loopback, private, link-local or metadata address. Parsed as the WHATWG URL Standard does, and stored and sent in the form it gives (an IDN host in punycode, a space or an é percent-encoded); at most ${URL_MAX_LENGTH} characters both as given and as stored`,
 })
 // null, as absent on creation, is no description; in an update it removes the current one.
@@ -307,6 +309,17 @@ const tokenFields = {
   previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
     description: 'Until then, the secret replaced by the last roll works too; null: no overlap is running',
   }),
+  createdBy: Type.Union(
+    [
+      Type.Object({ tokenId: TokenId }, { additionalProperties: false }),
+      Type.Object({ iss: Type.String(), sub: Type.String() }, { additionalProperties: false }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'Who issued it over HTTP: a token (`tokenId`) or a JWT (its `iss` and `sub`); null: issued on the database host with `plantstore token create`',
+    },
+  ),
 }
 
 export const Token = Type.Object(tokenFields, {

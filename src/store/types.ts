@@ -165,7 +165,12 @@ export interface TokenRecord {
   previousSecretExpiresAt: Date | null
   /** The token's own limit, overriding the service-wide one; null: the service-wide one applies. */
   rateLimit: { max: number; windowMs: number } | null
+  /** Who made it over HTTP; null or absent: made on the database host (`plantstore token create`). */
+  createdBy?: TokenMaker | null
 }
+
+/** The maker of a token issued over HTTP: an opaque token, or a JWT's issuer and subject. */
+export type TokenMaker = { tokenId: string } | { iss: string; sub: string }
 
 /** Where a page of the token listing starts: after this token, in the order of creation. */
 export interface TokenCursor {

@@ -25,6 +25,14 @@ export function isJwtShaped(token: string): boolean {
  */
 export class KeysUnavailableError extends Error {
   override name = 'KeysUnavailableError'
+  /** The provider's HTTP status, when it answered with one other than 200. */
+  readonly status: number | undefined
+
+  /** `reason` is short and of this side's words: it is logged, and never quotes the provider. */
+  constructor(reason: string, options: { status?: number } = {}) {
+    super(reason)
+    this.status = options.status
+  }
 }
 
 /** Opaque tokens go to `tokens`, JWT-shaped ones to `jwts`; each answers for its own kind alone. */

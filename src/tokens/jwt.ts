@@ -2,7 +2,8 @@
 // a server without JWTs, nor of the CLI.
 import { createHash } from 'node:crypto'
 import {
-  createRemoteJWKSet,
+  createLocalJWKSet,
+  type JSONWebKeySet,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyResult,
@@ -27,9 +28,15 @@ export interface JwtSettings {
 export interface JwtVerifierOptions {
   /**
    * After the key set was fetched, how long a token with an unknown `kid` waits before it may fetch
-   * the set again (jose's cooldown), so that made-up kids cannot make the service hammer the provider.
+   * the set again, so that made-up kids cannot make the service hammer the provider.
    */
   cooldownMs?: number
+  /**
+   * After a failed fetch, how long before the next may be tried; it doubles with each failure in a
+   * row, up to `failureCooldownMaxMs`, so an outage of the provider costs it a few fetches a minute.
+   */
+  failureCooldownMs?: number
+  failureCooldownMaxMs?: number
   /** Longest wait for the key set; past it the request gets 503. */
   timeoutMs?: number
   /** Verified JWTs kept in memory; the oldest is dropped past this. */
@@ -55,27 +62,13 @@ interface Remembered {
 
 /**
  * Verifies JWTs signed by a key of the identity provider's JSON Web Key Set: fetched on first use,
- * kept for jose's cache age (10 minutes), and fetched again when a token names a `kid` the cached
- * set lacks (a key the provider has just added), at most once per cooldown.
+ * kept for 10 minutes, and fetched again when a token names a `kid` the cached set lacks (a key the
+ * provider has just added), at most once per cooldown.
  */
 export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOptions = {}): BearerVerifier {
   const cacheSize = options.cacheSize ?? 10_000
-  const remote = createRemoteJWKSet(new URL(settings.jwksUrl), {
-    cooldownDuration: options.cooldownMs ?? 30_000,
-    timeoutDuration: options.timeoutMs ?? 5_000,
-  })
-  // A key that is not in the set is the token's fault; a set that cannot be had is not.
-  const keys: JWTVerifyGetKey = async (header, token) => {
-    try {
-      return await remote(header, token)
-    } catch (error) {
-      if (error instanceof jose.JWKSNoMatchingKey || error instanceof jose.JWKSMultipleMatchingKeys)
-        throw error
-      throw new KeysUnavailableError(`the JSON Web Key Set could not be fetched: ${describe(error)}`, {
-        cause: error,
-      })
-    }
-  }
+  const keySet = createKeySet(settings.jwksUrl, options)
+  const keys: JWTVerifyGetKey = (header, token) => keySet.key(header, token)
   const verifyOptions = {
     algorithms: ALGORITHMS,
     issuer: settings.issuer,
@@ -133,6 +126,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
         scopes: scopesOf(payload[settings.scopeClaim]),
         // A JWT carries no limit of its own: the service-wide one applies.
         rateLimit: null,
+        expiresAt: (payload.exp as number) * 1000,
+        maker: { iss: settings.issuer, sub: payload.sub },
       }
       const at = Date.now()
       const remembered = {
@@ -192,9 +187,100 @@ function refusalEntry(error: InstanceType<typeof jose.JOSEError>): CatalogEntry 
   return errors.JWT_MALFORMED
 }
 
-/** A failed fetch as the log may say it: the cause's code or message (undici's "fetch failed" says little). */
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause
-  const code = typeof cause?.code === 'string' ? cause.code : undefined
-  return code ?? (error instanceof Error ? error.message : String(error))
+/** How long the key set is kept before the next JWT fetches it again. */
+const KEY_SET_AGE_MS = 10 * 60_000
+
+/** The provider answered with a status other than 200: its body is not read, let alone kept. */
+class ProviderStatus extends Error {
+  constructor(readonly status: number) {
+    super(`HTTP ${status}`)
+  }
+}
+
+interface KeySet {
+  key: JWTVerifyGetKey
+}
+
+/**
+ * The provider's key set, fetched with at most one fetch in flight. A failed fetch is remembered
+ * for a cool-down that doubles with each failure in a row: while it lasts, a request that needs the
+ * set fetched is refused as unavailable at once, so that an outage of the provider, or tokens with
+ * made-up kids sent during one, cost the provider a few fetches a minute rather than one each.
+ * A set fetched within its age keeps serving the kids it holds through an outage.
+ */
+function createKeySet(url: string, options: JwtVerifierOptions): KeySet {
+  const cooldownMs = options.cooldownMs ?? 30_000
+  const timeoutMs = options.timeoutMs ?? 5_000
+  const failureBaseMs = options.failureCooldownMs ?? 5_000
+  const failureMaxMs = options.failureCooldownMaxMs ?? 60_000
+  let local: JWTVerifyGetKey | undefined
+  let fetchedAt = Number.NEGATIVE_INFINITY
+  let pending: Promise<void> | undefined
+  let failure: { until: number; delayMs: number; error: KeysUnavailableError } | undefined
+
+  async function fetchSet(): Promise<void> {
+    try {
+      const response = await fetch(url, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: { accept: 'application/jwk-set+json, application/json' },
+      })
+      if (response.status !== 200) {
+        await response.body?.cancel()
+        throw new ProviderStatus(response.status)
+      }
+      local = createLocalJWKSet((await response.json()) as JSONWebKeySet)
+      fetchedAt = Date.now()
+      failure = undefined
+    } catch (error) {
+      const delayMs = failure ? Math.min(failure.delayMs * 2, failureMaxMs) : failureBaseMs
+      failure = { until: Date.now() + delayMs, delayMs, error: unavailable(error) }
+      throw failure.error
+    }
+  }
+
+  /** Fetches the set, or joins the fetch under way; refused at once while a failure cools down. */
+  function refresh(): Promise<void> {
+    if (pending) return pending
+    if (failure && Date.now() < failure.until) {
+      const { error } = failure
+      return Promise.reject(new KeysUnavailableError(error.message, { status: error.status }))
+    }
+    pending = fetchSet().finally(() => {
+      pending = undefined
+    })
+    return pending
+  }
+
+  return {
+    async key(header, token) {
+      if (!local || Date.now() >= fetchedAt + KEY_SET_AGE_MS) await refresh()
+      try {
+        return await (local as JWTVerifyGetKey)(header, token)
+      } catch (error) {
+        // A kid the set lacks may be one the provider has just added: fetch again, cooldown allowing.
+        if (!(error instanceof jose.JWKSNoMatchingKey) || Date.now() < fetchedAt + cooldownMs) throw error
+        await refresh()
+        return (local as JWTVerifyGetKey)(header, token)
+      }
+    },
+  }
+}
+
+/**
+ * A failed fetch as the log may say it: the status, or a short reason of this side's (a timeout, a
+ * connection's error code, a body that is no key set). Never the provider's body or an error's
+ * message, which can quote it.
+ */
+function unavailable(error: unknown): KeysUnavailableError {
+  if (error instanceof ProviderStatus)
+    return new KeysUnavailableError(error.message, { status: error.status })
+  const name = (error as { name?: unknown }).name
+  if (name === 'TimeoutError' || name === 'AbortError') return new KeysUnavailableError('timed out')
+  if (error instanceof SyntaxError) return new KeysUnavailableError('not JSON')
+  if (error instanceof jose.JWKSInvalid) return new KeysUnavailableError('not a JSON Web Key Set')
+  const cause = (error as { cause?: { code?: unknown } }).cause
+  const code =
+    typeof cause?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(cause.code) ? cause.code : undefined
+  return new KeysUnavailableError(code ?? 'fetch failed')
 }

@@ -2,7 +2,7 @@ import { setNewest } from '../bounded-map.js'
 import type { RateLimit } from '../config.js'
 import { AppError, type CatalogEntry, errors } from '../errors.js'
 import { pageOf } from '../page.js'
-import type { Revocation, TokenRecord, TokenStore } from '../store/types.js'
+import type { Revocation, TokenMaker, TokenRecord, TokenStore } from '../store/types.js'
 import { generateToken, newSecretFor, parseToken, secretMatches } from './format.js'
 import type { Scope } from './scopes.js'
 import { type TokensQuery, tokenCursor } from './validate.js'
@@ -13,6 +13,16 @@ export interface Principal {
   scopes: ReadonlySet<string>
   /** The token's own rate limit, which overrides the service-wide one; null: it has none. */
   rateLimit: RateLimit | null
+  /** When the token expires (ms since the epoch); null: never. A token it makes expires no later. */
+  expiresAt: number | null
+  /** What a token it makes records as its maker. */
+  maker: TokenMaker
+}
+
+/** Who makes a token over HTTP, and the latest expiry the token may have (null: none). */
+export interface MadeBy {
+  by: TokenMaker
+  notAfter: number | null
 }
 
 interface CachedToken {
@@ -80,8 +90,9 @@ export class TokenService {
     scopes: readonly Scope[],
     expiresInMs?: number,
     rateLimit: RateLimit | null = null,
+    madeBy?: MadeBy,
   ): Promise<CreatedToken> {
-    const created = this.issue(name, scopes, expiresInMs, rateLimit)
+    const created = this.issue(name, scopes, expiresInMs, rateLimit, madeBy)
     await this.store.insert(created.record)
     return created
   }
@@ -137,21 +148,26 @@ export class TokenService {
     scopes: readonly Scope[],
     expiresInMs: number | undefined,
     rateLimit: RateLimit | null,
+    madeBy?: MadeBy,
   ): CreatedToken {
     const { token, publicId, secretHash } = generateToken()
     const createdAt = new Date(this.now())
+    // A token made by another ends no later than its maker, whatever lifetime was asked for.
+    const asked = expiresInMs === undefined ? Number.POSITIVE_INFINITY : createdAt.getTime() + expiresInMs
+    const expiresAt = Math.min(asked, madeBy?.notAfter ?? Number.POSITIVE_INFINITY)
     const record: TokenRecord = {
       id: publicId,
       name,
       secretHash,
       scopes: [...scopes],
       createdAt,
-      expiresAt: expiresInMs === undefined ? null : new Date(createdAt.getTime() + expiresInMs),
+      expiresAt: expiresAt === Number.POSITIVE_INFINITY ? null : new Date(expiresAt),
       lastUsedAt: null,
       revokedAt: null,
       previousSecretHash: null,
       previousSecretExpiresAt: null,
       rateLimit,
+      createdBy: madeBy?.by ?? null,
     }
     return { token, record }
   }
@@ -252,6 +268,8 @@ export class TokenService {
         name: record.name,
         scopes: new Set(record.scopes),
         rateLimit: record.rateLimit,
+        expiresAt: record.expiresAt?.getTime() ?? null,
+        maker: { tokenId: record.id },
       },
       expiresAt: Math.min(tokenEndsAt, secretEndsAt),
       expiredError: tokenEndsAt <= secretEndsAt ? errors.TOKEN_EXPIRED : errors.TOKEN_UNKNOWN,

@@ -37,6 +37,7 @@ export function tokenView(token: TokenRecord, now: number) {
     status: tokenStatus(token, now),
     rateLimit: token.rateLimit ? formatRateLimit(token.rateLimit) : null,
     previousSecretExpiresAt: iso(previousSecretUntil(token, now)),
+    createdBy: token.createdBy ?? null,
   }
 }
 

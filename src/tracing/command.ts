@@ -11,8 +11,10 @@ export async function traceCommand<T>(name: string, run: () => Promise<T>): Prom
   const settings = readTracingSettings()
   if (!settings) return run()
   const { startTracing } = await import('./sdk.js')
-  const sdk = await startTracing(settings, (message) =>
-    reportOnStderr(`traces could not be exported: ${message}`),
+  const sdk = await startTracing(settings, ({ status, reason }) =>
+    reportOnStderr(
+      `traces could not be exported: ${status === undefined ? reason : `status ${status}, ${reason}`}`,
+    ),
   )
   const span = startSpan(`plantstore ${name}`)
   try {

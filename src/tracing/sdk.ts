@@ -2,7 +2,7 @@
 // would otherwise lengthen every start, also of the processes that do not trace.
 import { readFileSync } from 'node:fs'
 import * as api from '@opentelemetry/api'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { setGlobalErrorHandler, W3CTraceContextPropagator } from '@opentelemetry/core'
 import {
   defaultResource,
   detectResources,
@@ -13,6 +13,12 @@ import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@ope
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import { useTracing } from './active.js'
 import type { TracingSettings } from './settings.js'
+
+/** A failed export as the log may say it: the collector's status, when it answered, and a short reason. */
+export interface ExportFailure {
+  status?: number
+  reason: string
+}
 
 export interface TracingHandle {
   /** Exports what is still buffered, within `timeoutMs`, and stops tracing in this thread. */
@@ -47,7 +53,7 @@ function packageVersion(): string {
  */
 export async function startTracing(
   settings: TracingSettings,
-  onExportError: (message: string) => void,
+  onExportError: (failure: ExportFailure) => void,
 ): Promise<TracingHandle> {
   const { OTLPTraceExporter } =
     settings.protocol === 'http/json'
@@ -68,7 +74,11 @@ export async function startTracing(
     spanProcessors: [statusWithoutMessage, new BatchSpanProcessor(new OTLPTraceExporter())],
   })
   provider.register({ propagator: new W3CTraceContextPropagator() })
-  api.diag.setLogger(quietDiag(onExportError), api.DiagLogLevel.ERROR)
+  const tell = onceAMinute(onExportError)
+  // The SDK hands a failed export's error to this handler; its default would write the error whole
+  // to diag, body and stack included, and a collector's body may echo the credentials it was sent.
+  setGlobalErrorHandler((error) => tell(exportFailure(error)))
+  api.diag.setLogger(quietDiag(tell), api.DiagLogLevel.ERROR)
   useTracing({ api, tracer: api.trace.getTracer('plantstore', packageVersion()) })
   return {
     async shutdown(timeoutMs) {
@@ -84,19 +94,53 @@ export async function startTracing(
 }
 
 /**
- * The SDK's errors (a collector that cannot be reached, say), told once a minute at most: an export
- * fails every few seconds while the collector is down, and the log should not fill with it.
+ * Told once a minute at most: an export fails every few seconds while the collector is down, and
+ * the log should not fill with it.
  */
-function quietDiag(tell: (message: string) => void): api.DiagLogger {
+function onceAMinute(tell: (failure: ExportFailure) => void): (failure: ExportFailure) => void {
   let lastAt = Number.NEGATIVE_INFINITY
-  const error = (message: string, ...args: unknown[]) => {
+  return (failure) => {
     const now = performance.now()
     if (now - lastAt < 60_000) return
     lastAt = now
+    tell(failure)
+  }
+}
+
+/** The SDK's own words for a failure: they quote nothing of the collector's. */
+const SDK_REASONS = new Set([
+  'Request timed out',
+  'Timeout',
+  'Export failed with retryable status',
+  'Export failed with unknown error',
+  'Concurrent export limit reached',
+])
+
+/**
+ * What the log may say of a failed export: the HTTP status the collector answered (its body, which
+ * the exporter's error carries, is dropped), a connection's error code, or the SDK's own words;
+ * otherwise only the error's name.
+ */
+export function exportFailure(error: unknown): ExportFailure {
+  if (typeof error !== 'object' || error === null) return { reason: 'export failed' }
+  const { code, message, name } = error as { code?: unknown; message?: unknown; name?: unknown }
+  if (typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599)
+    return { status: code, reason: `HTTP ${code}` }
+  if (typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code)) return { reason: code }
+  if (typeof message === 'string' && SDK_REASONS.has(message)) return { reason: message }
+  return { reason: typeof name === 'string' && /^\w{1,40}$/.test(name) ? name : 'export failed' }
+}
+
+/**
+ * The SDK's other errors told through diag (a setting it ignores, say): its own message, and of any
+ * error it adds only what exportFailure keeps.
+ */
+function quietDiag(tell: (failure: ExportFailure) => void): api.DiagLogger {
+  const error = (message: string, ...args: unknown[]) => {
     const detail = args
-      .map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : ''))
+      .map((a) => (typeof a === 'string' ? a : a instanceof Error ? exportFailure(a).reason : ''))
       .join(' ')
-    tell(`${message} ${detail}`.trim())
+    tell({ reason: `${message} ${detail}`.trim() })
   }
   const none = () => {}
   return { error, warn: none, info: none, debug: none, verbose: none }

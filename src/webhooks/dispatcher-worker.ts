@@ -14,8 +14,8 @@ const settings = workerData as DispatchSettings
 const logger = createLogger(settings.logLevel)
 // A thread has a module graph of its own: the serving thread's SDK does not reach it.
 const tracing = settings.tracing
-  ? await (await import('../tracing/sdk.js')).startTracing(settings.tracing, (message) =>
-      logger.warn({ message }, 'traces could not be exported'),
+  ? await (await import('../tracing/sdk.js')).startTracing(settings.tracing, (failure) =>
+      logger.warn(failure, 'traces could not be exported'),
     )
   : undefined
 const store = await openStore(settings.database, dispatcherStoreOptions(settings))

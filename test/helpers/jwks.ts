@@ -50,19 +50,29 @@ export interface JwksServer {
   readonly fetches: number
   /** While true, every connection is dropped without an answer, as by a provider that is down. */
   down: boolean
+  /**
+   * While set, every request is counted and answered with this status and a body quoting the
+   * request's headers, as by a failing provider that echoes what it was sent.
+   */
+  failWith: number | undefined
   close(): Promise<void>
 }
 
 export async function serveJwks(keys: SigningKey[]): Promise<JwksServer> {
   const published = keys.map((key) => key.jwk)
   let fetches = 0
-  const state = { down: false }
+  const state: { down: boolean; failWith: number | undefined } = { down: false, failWith: undefined }
   const server: Server = createServer((request, response) => {
     if (state.down) {
       request.socket.destroy()
       return
     }
     fetches++
+    if (state.failWith !== undefined) {
+      response.writeHead(state.failWith, { 'content-type': 'text/plain' })
+      response.end(`provider failed; you sent ${JSON.stringify(request.headers)}`)
+      return
+    }
     if (request.url !== '/jwks.json') {
       response.writeHead(404).end()
       return
@@ -84,6 +94,12 @@ export async function serveJwks(keys: SigningKey[]): Promise<JwksServer> {
     },
     set down(value) {
       state.down = value
+    },
+    get failWith() {
+      return state.failWith
+    },
+    set failWith(value) {
+      state.failWith = value
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { CompactSign, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { errors } from '../../src/errors.js'
+import { createLogger } from '../../src/log.js'
 import { createJwtVerifier, type JwtSettings, subjectKey } from '../../src/tokens/jwt.js'
 import { errorOf, makeApp, postPlant, type TestApp } from '../helpers/app.js'
 import {
@@ -16,6 +17,7 @@ import {
   signingKey,
   signJwt,
 } from '../helpers/jwks.js'
+import { captureLines } from '../helpers/log.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
 const settings = (jwksUrl: string): JwtSettings => ({
@@ -311,7 +313,9 @@ describe('the JSON Web Key Set', () => {
     const wrongPath = jwks.url.replace('/jwks.json', '/certs')
     const apps = await Promise.all(
       [jwks.url, silentUrl, wrongPath].map((url) =>
-        makeApp(sqliteKind, { jwts: createJwtVerifier(settings(url), { timeoutMs: 300 }) }),
+        makeApp(sqliteKind, {
+          jwts: createJwtVerifier(settings(url), { timeoutMs: 300, failureCooldownMs: 300 }),
+        }),
       ),
     )
     try {
@@ -325,13 +329,153 @@ describe('the JSON Web Key Set', () => {
         // Opaque tokens do not depend on the provider.
         expect((await get(t, await t.token(['plants:read']))).statusCode).toBe(200)
       }
-      // Back up: the next request fetches the set, without waiting for a cooldown.
+      // Back up: the first request after the failure's cool-down fetches the set.
       jwks.down = false
+      await sleep(350)
       expect((await get(apps[0] as TestApp, token)).statusCode).toBe(200)
     } finally {
       await Promise.all(apps.map((t) => t.close()))
       silent.closeAllConnections()
       silent.close()
+      await jwks.close()
+    }
+  })
+})
+
+describe('a token made by a JWT', () => {
+  it('expires with the JWT at the latest, and records its issuer and subject as its maker', async () => {
+    const key = await signingKey('ES256', 'k')
+    const jwks = await serveJwks([key])
+    const t = await makeApp(sqliteKind, { jwts: createJwtVerifier(settings(jwks.url)) })
+    try {
+      const exp = Math.floor(Date.now() / 1000) + 60
+      const jwt = await signJwt(key, { scope: 'tokens:manage plants:read', exp })
+      const make = (body: object) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/tokens',
+          headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+          payload: { name: 'made', scopes: ['plants:read'], ...body },
+        })
+      const made = await make({})
+      expect(made.statusCode).toBe(201)
+      expect(made.json()).toMatchObject({
+        expiresAt: new Date(exp * 1000).toISOString(),
+        createdBy: { iss: ISSUER, sub: 'alice' },
+      })
+      const later = await make({ expiresIn: '1h' })
+      expect([later.statusCode, errorOf(later).error]).toEqual([403, errors.TOKEN_OUTLIVES_MAKER.code])
+      expect((await make({ expiresIn: '30s' })).statusCode).toBe(201)
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+})
+
+describe('an identity provider that fails', () => {
+  const garbage = async (i: number) =>
+    signJwt(await signingKey('ES256', `garbage-${i % 3}`), { jti: String(i) })
+
+  it('is asked once by any number of requests at once, then not again until a cool-down that doubles has passed', async () => {
+    const key = await signingKey('ES256', 'k')
+    const jwks = await serveJwks([key])
+    jwks.failWith = 500
+    const t = await makeApp(sqliteKind, {
+      jwts: createJwtVerifier(settings(jwks.url), { failureCooldownMs: 400, failureCooldownMaxMs: 800 }),
+    })
+    try {
+      const tokens = await Promise.all(Array.from({ length: 100 }, (_, i) => garbage(i)))
+      const statuses = (await Promise.all(tokens.map((token) => get(t, token)))).map((res) => res.statusCode)
+      expect(new Set(statuses)).toEqual(new Set([503]))
+      expect(jwks.fetches).toBe(1)
+      // Within the cool-down no request reaches the provider, a good token's included.
+      const good = await signJwt(key, { scope: 'plants:read' })
+      for (const token of [...tokens.slice(0, 20), good]) expect((await get(t, token)).statusCode).toBe(503)
+      expect(jwks.fetches).toBe(1)
+      // Past it, one fetch; it fails again, and the next cool-down is twice as long.
+      await sleep(450)
+      await Promise.all(tokens.slice(0, 20).map((token) => get(t, token)))
+      expect(jwks.fetches).toBe(2)
+      await sleep(450)
+      expect((await get(t, good)).statusCode).toBe(503)
+      expect(jwks.fetches).toBe(2)
+      // The longest cool-down is the cap; then the provider is back, and the set is taken.
+      await sleep(450)
+      jwks.failWith = undefined
+      expect((await get(t, good)).statusCode).toBe(200)
+      expect(jwks.fetches).toBe(3)
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+
+  it('keeps serving a set fetched within its age while a failed fetch cools down', async () => {
+    const key = await signingKey('ES256', 'k')
+    const jwks = await serveJwks([key])
+    const t = await makeApp(sqliteKind, { jwts: createJwtVerifier(settings(jwks.url), { cooldownMs: 0 }) })
+    try {
+      expect((await get(t, await signJwt(key, { scope: 'plants:read', jti: 'a' }))).statusCode).toBe(200)
+      jwks.failWith = 502
+      // An unknown kid sends the service to the provider, which fails: 503, and the failure is remembered.
+      expect((await get(t, await garbage(1))).statusCode).toBe(503)
+      expect((await get(t, await garbage(2))).statusCode).toBe(503)
+      expect(jwks.fetches).toBe(2)
+      // A token of a key the cached set holds needs no fetch.
+      expect((await get(t, await signJwt(key, { scope: 'plants:read', jti: 'b' }))).statusCode).toBe(200)
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+
+  it("counts each request it refuses for want of keys against its address's unauthenticated limit", async () => {
+    const jwks = await serveJwks([])
+    jwks.failWith = 500
+    const t = await makeApp(sqliteKind, {
+      jwts: createJwtVerifier(settings(jwks.url)),
+      unauthenticatedRateLimit: { max: 10, windowMs: 60_000 },
+    })
+    try {
+      const tokens = await Promise.all(Array.from({ length: 30 }, (_, i) => garbage(i)))
+      const answers = await Promise.all(tokens.map((token) => get(t, token)))
+      const count = (status: number) => answers.filter((res) => res.statusCode === status).length
+      expect(count(503)).toBe(10)
+      expect(count(429)).toBe(20)
+      expect(errorOf(answers.find((res) => res.statusCode === 429) as (typeof answers)[0]).error).toBe(
+        errors.RATE_LIMITED.code,
+      )
+      expect(jwks.fetches).toBe(1)
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
+  })
+
+  it('is logged with its status and a short reason, never its body or a stack', async () => {
+    const jwks = await serveJwks([])
+    jwks.failWith = 500
+    const { lines, stream } = captureLines()
+    const t = await makeApp(sqliteKind, {
+      jwts: createJwtVerifier(settings(jwks.url)),
+      logger: createLogger('info', stream),
+    })
+    try {
+      const res = await t.app.inject({
+        url: '/plants',
+        headers: { authorization: `Bearer ${await garbage(0)}`, 'x-secret': 'echoed-secret' },
+      })
+      expect(res.statusCode).toBe(503)
+      const line = lines
+        .map((text) => JSON.parse(text))
+        .find((l) => l.msg === 'identity provider keys unreachable')
+      expect(line).toMatchObject({ level: 40, status: 500, reason: 'HTTP 500' })
+      expect(line.err).toBeUndefined()
+      expect(lines.join('')).not.toContain('provider failed')
+      expect(lines.join('')).not.toContain('    at ')
+    } finally {
+      await t.close()
       await jwks.close()
     }
   })

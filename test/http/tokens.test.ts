@@ -38,7 +38,7 @@ describe.each(storeKinds)('tokens over HTTP on $name', (kind) => {
   const json = (res: LightMyRequestResponse) => res.json() as Record<string, unknown>
 
   it('issues a token whose secret is shown once, lists it, reads it and revokes it', async () => {
-    const { t, call, listPlants } = await setUp()
+    const { t, admin, call, listPlants } = await setUp()
     const created = await call('POST', '/tokens', {
       name: '  ci reader ',
       scopes: ['plants:read'],
@@ -61,6 +61,7 @@ describe.each(storeKinds)('tokens over HTTP on $name', (kind) => {
       revokedAt: null,
       rateLimit: '600/1m',
       previousSecretExpiresAt: null,
+      createdBy: { tokenId: TOKEN_SHAPE.exec(admin)?.[1] },
     })
     const lifetime = Date.parse(body.expiresAt as string) - Date.parse(body.createdAt as string)
     expect(lifetime).toBe(30 * 24 * HOUR)
@@ -422,5 +423,148 @@ describe.each(storeKinds)('a token with its own rate limit on $name', (kind) => 
     expect((rolled.json() as { rateLimit: string }).rateLimit).toBe('5/1m')
     const after = await spend(t, (rolled.json() as { secret: string }).secret, 1)
     expect(after[0]?.statusCode).toBe(429)
+  })
+})
+
+describe.each(storeKinds)('a token made over HTTP on $name', (kind) => {
+  const open: TestApp[] = []
+  afterEach(async () => {
+    for (const t of open.splice(0)) await t.close()
+  })
+
+  const manage: Scope[] = ['plants:read', 'tokens:manage']
+  const idOf = (token: string) => TOKEN_SHAPE.exec(token)?.[1] as string
+
+  async function setUp(options: Parameters<typeof makeApp>[1] = {}) {
+    const t = await makeApp(kind, options)
+    open.push(t)
+    const call = (token: string, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) =>
+      t.app.inject({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      })
+    const make = (maker: string, body: Record<string, unknown> = {}) =>
+      call(maker, 'POST', '/tokens', { name: 'made', scopes: ['plants:read'], ...body })
+    return { t, call, make }
+  }
+
+  const refusedAsOutliving = (res: LightMyRequestResponse) =>
+    expect([res.statusCode, errorOf(res).error]).toEqual([403, errors.TOKEN_OUTLIVES_MAKER.code])
+
+  it('expires no later than its maker: with it when no expiry is asked, and never after it', async () => {
+    const clock = Date.now()
+    const { t, make } = await setUp({ now: () => clock })
+    const maker = await t.token(manage, HOUR)
+    const makerExpiry = new Date(clock + HOUR).toISOString()
+    for (const body of [{}, { expiresIn: null }]) {
+      const inherited = await make(maker, body)
+      expect(inherited.statusCode).toBe(201)
+      expect((inherited.json() as { expiresAt: string }).expiresAt).toBe(makerExpiry)
+    }
+    const shorter = await make(maker, { expiresIn: '30m' })
+    expect((shorter.json() as { expiresAt: string }).expiresAt).toBe(new Date(clock + HOUR / 2).toISOString())
+    expect((await make(maker, { expiresIn: '1h' })).statusCode).toBe(201)
+    const later = await make(maker, { expiresIn: '61m' })
+    refusedAsOutliving(later)
+    expect(errorOf(later).message).toContain(makerExpiry)
+    // Nothing was issued by the refusal.
+    expect(await t.store.tokens.list()).toHaveLength(5)
+    // A maker that never expires makes tokens that never do, unless asked.
+    const forever = await t.token(manage)
+    expect((await make(forever)).json()).toMatchObject({ expiresAt: null })
+    expect((await make(forever, { expiresIn: '36500d' })).statusCode).toBe(201)
+    // A token made by a made token is held to the same bound.
+    const child = (await make(maker, { scopes: manage })).json() as { secret: string }
+    refusedAsOutliving(await make(child.secret, { expiresIn: '2h' }))
+  })
+
+  it('is allowed no more requests than its maker: its own limit, or the service-wide one', async () => {
+    const { t, make } = await setUp({ rateLimit: { max: 100, windowMs: 60_000 } })
+    const limited = (await t.tokens.create('limited', manage, undefined, { max: 10, windowMs: 1000 })).token
+    expect((await make(limited)).json()).toMatchObject({ rateLimit: '10/1s' })
+    for (const within of ['10/1s', '5/1s', '10/2s', '1/1d'])
+      expect([within, (await make(limited, { rateLimit: within })).statusCode]).toEqual([within, 201])
+    // More at once, or faster over time: 600/1m is the same rate as 10/1s with a burst of 600.
+    for (const looser of ['11/1s', '600/1m', '10/999ms']) {
+      const res = await make(limited, { rateLimit: looser })
+      refusedAsOutliving(res)
+      expect(errorOf(res).message).toContain('10/1s')
+    }
+    // A maker without a limit of its own is held to --rate-limit, and what it makes is too.
+    const plain = await t.token(manage)
+    expect((await make(plain)).json()).toMatchObject({ rateLimit: null })
+    expect((await make(plain, { rateLimit: '100/1m' })).statusCode).toBe(201)
+    refusedAsOutliving(await make(plain, { rateLimit: '101/1m' }))
+  })
+
+  it('may be given any limit by a maker that has none, with no service-wide limit', async () => {
+    const { t, make } = await setUp()
+    const plain = await t.token(manage)
+    expect((await make(plain, { rateLimit: '999999999/1ms' })).statusCode).toBe(201)
+  })
+
+  it('records its maker, shown in every view of it and logged at info', async () => {
+    const { lines, stream } = captureLines()
+    const { t, call, make } = await setUp({ logger: createLogger('info', stream) })
+    const maker = await t.token(manage)
+    const created = (await make(maker)).json() as { id: string }
+    const createdBy = { tokenId: idOf(maker) }
+    expect(created).toMatchObject({ createdBy })
+    expect((await call(maker, 'GET', `/tokens/${created.id}`)).json()).toMatchObject({ createdBy })
+    const listed = (await call(maker, 'GET', '/tokens')).json() as {
+      data: Array<{ id: string; createdBy: unknown }>
+    }
+    expect(listed.data.find((token) => token.id === created.id)?.createdBy).toEqual(createdBy)
+    // One made on the database host has no maker.
+    expect(listed.data.find((token) => token.id === idOf(maker))?.createdBy).toBeNull()
+    const logged = lines.map((line) => JSON.parse(line)).find((line) => line.msg === 'token created')
+    expect(logged).toMatchObject({ level: 30, tokenId: created.id, createdBy })
+    expect(lines.join('')).not.toContain(maker.slice(21))
+  })
+
+  it('is rolled only by a token it does not outlive nor outrank, as rolling hands out its secret', async () => {
+    const { t, call, make } = await setUp()
+    const short = await t.token(manage, HOUR)
+    const forever = await t.tokens.create('forever', ['plants:read'])
+    refusedAsOutliving(await call(short, 'POST', `/tokens/${forever.record.id}/roll`, {}))
+    const own = (await make(short)).json() as { id: string }
+    expect((await call(short, 'POST', `/tokens/${own.id}/roll`, {})).statusCode).toBe(200)
+    // A limited roller cannot roll a token without a limit, nor one with a looser limit.
+    const limited = (await t.tokens.create('limited', manage, undefined, { max: 5, windowMs: 60_000 })).token
+    refusedAsOutliving(await call(limited, 'POST', `/tokens/${forever.record.id}/roll`, {}))
+    const looser = await t.tokens.create('looser', ['plants:read'], undefined, { max: 6, windowMs: 60_000 })
+    refusedAsOutliving(await call(limited, 'POST', `/tokens/${looser.record.id}/roll`, {}))
+    const tighter = await t.tokens.create('tighter', ['plants:read'], undefined, { max: 1, windowMs: 60_000 })
+    expect((await call(limited, 'POST', `/tokens/${tighter.record.id}/roll`, {})).statusCode).toBe(200)
+    // Refused, the roll changed nothing: the secret still works.
+    const res = await t.app.inject({ url: '/plants', headers: { authorization: `Bearer ${forever.token}` } })
+    expect(res.statusCode).toBe(200)
+  })
+
+  it('is revoked with its maker, and what it made with it, but not its maker with it', async () => {
+    const { t, call, make } = await setUp()
+    const root = await t.token(manage)
+    const child = ((await make(root, { scopes: manage })).json() as { secret: string }).secret
+    const grandchild = ((await make(child, { scopes: manage })).json() as { secret: string }).secret
+    const sibling = ((await make(root)).json() as { secret: string }).secret
+    const works = async (token: string) =>
+      (await t.app.inject({ url: '/plants', headers: { authorization: `Bearer ${token}` } })).statusCode
+    expect((await call(root, 'DELETE', `/tokens/${idOf(child)}`)).statusCode).toBe(204)
+    expect(await works(child)).toBe(401)
+    expect(await works(grandchild)).toBe(401)
+    expect((await call(root, 'GET', `/tokens/${idOf(grandchild)}`)).json()).toMatchObject({
+      status: 'revoked',
+    })
+    expect(await works(root)).toBe(200)
+    expect(await works(sibling)).toBe(200)
+    // The store says so to `token revoke` as well: the maker was revoked now, its tokens with it.
+    expect(await t.tokens.revoke(idOf(root))).toBe('revoked')
+    expect(await works(sibling)).toBe(401)
+    expect(await t.tokens.revoke(idOf(root))).toBe('already-revoked')
   })
 })

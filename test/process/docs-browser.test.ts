@@ -18,7 +18,14 @@ describe('the docs page in a browser', () => {
     token = readFileSync(tokenFile, 'utf8').trim()
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     })
   }, 60_000)
   afterAll(async () => {
@@ -77,4 +84,51 @@ describe('the docs page in a browser', () => {
     expect(refused).toEqual([])
     await page.close()
   })
+
+  it('shows the ids of every response digit for digit, a single plant and a list, from "Try it out"', async () => {
+    const id = '9007199254740993'
+    const created = await fetch(`${server.url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: `{"id": ${id}, "name": "Exact fern"}`,
+    })
+    // Created here, or already by the test above.
+    expect([200, 409]).toContain(created.status)
+    const page = await browser.newPage()
+    const refused: string[] = []
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) refused.push(message.text())
+    })
+    await page.goto(`${server.url}/docs`)
+    await page.locator('button.authorize').first().click()
+    await page.locator('.modal-ux input[type=text], .modal-ux input:not([type])').first().fill(token)
+    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
+    await page.locator('.modal-ux button.btn-done').click()
+
+    const responseOf = async (
+      operation: string,
+      fill?: (block: ReturnType<typeof page.locator>) => Promise<void>,
+    ) => {
+      const block = page.locator(`#operations-plants-${operation}`)
+      await block.locator('.opblock-summary').click()
+      await block.locator('button.try-out__btn').click()
+      if (fill) await fill(block)
+      await block.locator('button.execute').click()
+      const body = block.locator('.live-responses-table .response-col_description .highlight-code').first()
+      await expect.poll(async () => (await body.textContent()) ?? '', { timeout: 15_000 }).toContain('"id"')
+      return (await body.textContent()) ?? ''
+    }
+    const single = await responseOf('getPlant', (block) =>
+      block.locator('tr[data-param-name="id"] input').fill(id),
+    )
+    expect(single).toContain(`"id": ${id}`)
+    expect(single).not.toContain('9007199254740992')
+    const list = await responseOf('listPlants')
+    expect(list).toContain(`"id": ${id}`)
+    expect(list).not.toContain('9007199254740992')
+    // Indented as Swagger UI indents JSON, the numbers left as sent.
+    expect(list).toContain(`[\n  {\n    "id": ${id},\n    "name": "`)
+    expect(refused).toEqual([])
+    await page.close()
+  }, 90_000)
 })

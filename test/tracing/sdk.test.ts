@@ -1,5 +1,7 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import * as api from '@opentelemetry/api'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Store } from '../../src/store/types.js'
 import {
   activeSpan,
@@ -12,7 +14,7 @@ import {
 } from '../../src/tracing/active.js'
 import { traceCommand } from '../../src/tracing/command.js'
 import { startGroupCommit } from '../../src/tracing/group-commit.js'
-import { startTracing, type TracingHandle } from '../../src/tracing/sdk.js'
+import { type ExportFailure, exportFailure, startTracing, type TracingHandle } from '../../src/tracing/sdk.js'
 import { traceStore } from '../../src/tracing/store-spans.js'
 import { endWebhookAttempt, startWebhookAttempt } from '../../src/tracing/webhook-attempt.js'
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.js'
@@ -23,7 +25,7 @@ const saved = { ...process.env }
 let handle: TracingHandle | undefined
 let receiver: OtlpReceiver | undefined
 
-async function tracingTo(endpoint: string, errors: string[] = []): Promise<TracingHandle> {
+async function tracingTo(endpoint: string, errors: ExportFailure[] = []): Promise<TracingHandle> {
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
   process.env.OTEL_SERVICE_NAME = 'plantstore-sdk-test'
@@ -106,14 +108,62 @@ describe('the tracing SDK', () => {
     expect(receiver.raw()).toContain('protobuf-span')
   })
 
-  it("tells the SDK's errors once a minute at most, with what failed", async () => {
+  it("tells the SDK's errors once a minute at most, with what failed and never an error's message", async () => {
     receiver = await startOtlpReceiver()
-    const errors: string[] = []
+    const errors: ExportFailure[] = []
     await tracingTo(receiver.url, errors)
-    api.diag.error('export failed:', new Error('connect ECONNREFUSED'), 'again')
+    api.diag.error(
+      'export failed:',
+      Object.assign(new Error('connect ECONNREFUSED 10.0.0.1'), { code: 'ECONNREFUSED' }),
+      new TypeError('a remote body'),
+      'again',
+    )
     api.diag.error('export failed:', new Error('a second time'))
     api.diag.warn('not told')
-    expect(errors).toEqual(['export failed: connect ECONNREFUSED again'])
+    expect(errors).toEqual([{ reason: 'export failed: ECONNREFUSED TypeError again' }])
+  })
+
+  it("tells a collector's refusal by its status, never its body, which may echo the credentials it was sent", async () => {
+    // A collector that refuses every export and quotes the request's headers back.
+    const echo = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        response.writeHead(401, 'Unauthorized by secret-reason', { 'content-type': 'text/plain' })
+        response.end(`refused: ${JSON.stringify(request.headers)}`)
+      })
+    })
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve))
+    try {
+      process.env.OTEL_EXPORTER_OTLP_HEADERS = 'Authorization=Basic c2VjcmV0LWNyZWRlbnRpYWw='
+      process.env.OTEL_BSP_SCHEDULE_DELAY = '20'
+      const errors: ExportFailure[] = []
+      await tracingTo(`http://127.0.0.1:${(echo.address() as AddressInfo).port}`, errors)
+      endSpan(startSpan('refused'))
+      await vi.waitFor(() => expect(errors).toHaveLength(1), { timeout: 5_000 })
+      expect(errors).toEqual([{ status: 401, reason: 'HTTP 401' }])
+      expect(JSON.stringify(errors)).not.toMatch(/c2VjcmV0|secret|refused|at /)
+    } finally {
+      echo.closeAllConnections()
+      echo.close()
+    }
+  })
+
+  it("says of a failed export only its status, a code, the SDK's own words or an error's name", () => {
+    expect(exportFailure(Object.assign(new Error('Bad Gateway'), { code: 502, data: 'body' }))).toEqual({
+      status: 502,
+      reason: 'HTTP 502',
+    })
+    expect(
+      exportFailure(Object.assign(new Error('connect ECONNREFUSED 10.1.1.1:4318'), { code: 'ECONNREFUSED' })),
+    ).toEqual({
+      reason: 'ECONNREFUSED',
+    })
+    expect(exportFailure(new Error('Request timed out'))).toEqual({ reason: 'Request timed out' })
+    expect(exportFailure(new RangeError('Authorization: Basic c2VjcmV0'))).toEqual({ reason: 'RangeError' })
+    expect(exportFailure({ name: 'a name with spaces: secret', code: 'lower-case secret' })).toEqual({
+      reason: 'export failed',
+    })
+    expect(exportFailure('a string')).toEqual({ reason: 'export failed' })
   })
 
   it("wraps a store's calls in spans under a traced request only, whatever they return or throw", async () => {

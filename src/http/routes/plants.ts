@@ -107,9 +107,14 @@ const WRITE_CONDITIONS = {
   ),
 }
 
+// The key's rule is stated here for clients and checked by the handler (parseIdempotencyKey), which
+// also takes the quoted form and refuses with the key's own code (40014): the schema refuses nothing.
 const CreateHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[!#-~][!-~]*$',
       description:
         'Makes retries safe: 1 to 255 visible characters, bare or as a quoted string. A retry with the same key and the same content replays the first answer; with different content it is 422; while the first is still running, 409. Kept 24 hours (configurable), per token.',
     }),

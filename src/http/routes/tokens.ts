@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RateLimit } from '../../config.js'
 import { AppError, errors } from '../../errors.js'
+import { boundsOfMade, checkRollBounds } from '../../tokens/bounds.js'
 import { type NewTokenBody, newTokenInput, tokensQuery } from '../../tokens/requests.js'
 import type { Principal, TokenService } from '../../tokens/service.js'
 import { missingScopes } from '../../tokens/service.js'
@@ -19,6 +21,8 @@ import { methodNotAllowed } from './method-not-allowed.js'
 
 export interface TokenRouteOptions {
   tokens: TokenService
+  /** --rate-limit: the limit of a calling token without one of its own, which what it makes stays within. */
+  rateLimit?: RateLimit | null
 }
 
 const Params = Type.Object({ id: TokenId })
@@ -64,6 +68,7 @@ const callerOf = (request: FastifyRequest) => request.principal as Principal
  */
 export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptions): Promise<void> {
   const { tokens } = options
+  const serviceLimit = options.rateLimit ?? null
   const config = { scope: 'tokens:manage' as const }
   const tags = ['tokens']
 
@@ -76,7 +81,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
         operationId: 'createToken',
         summary: 'Issues a token; the answer carries its secret, shown only here',
         description:
-          'The calling token can grant only scopes it holds itself (40302 otherwise). The same rules as `plantstore token create`.',
+          "The calling token can grant only scopes it holds itself (40302 otherwise), and the token it makes expires no later than it and is allowed no more requests than it (40304 otherwise; `expiresIn` and `rateLimit` left out take the calling token's). The token records its maker in `createdBy`. Otherwise the same rules as `plantstore token create`.",
         tags,
         body: CreateBody,
         response: {
@@ -84,7 +89,14 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
             description: 'The token, with its secret',
             headers: { Location: { type: 'string', description: 'The token: `/tokens/{id}`' } },
           }),
-          ...errorResponses(...NEW_TOKEN_ERRORS, 401, errors.SCOPE_MISSING, errors.SCOPE_NOT_GRANTABLE, 500),
+          ...errorResponses(
+            ...NEW_TOKEN_ERRORS,
+            401,
+            errors.SCOPE_MISSING,
+            errors.SCOPE_NOT_GRANTABLE,
+            errors.TOKEN_OUTLIVES_MAKER,
+            500,
+          ),
         },
       },
     },
@@ -98,12 +110,16 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
           `A token cannot grant a scope it does not hold itself; this one lacks ${missing.join(', ')}.`,
         )
       }
+      const maker = callerOf(request)
+      const bounds = boundsOfMade(maker, input, serviceLimit, tokens.now())
       const { token, record } = await tokens.create(
         input.name,
         input.scopes,
-        input.expiresInMs,
-        input.rateLimit,
+        bounds.expiresInMs,
+        bounds.rateLimit,
+        { by: maker.maker, notAfter: bounds.notAfter },
       )
+      request.log.info({ tokenId: record.id, createdBy: record.createdBy }, 'token created')
       reply.code(201).header('location', `/tokens/${record.id}`)
       return { ...tokenView(record, tokens.now()), secret: token }
     },
@@ -195,7 +211,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
         summary:
           'Gives a token a new secret; the replaced one keeps working for the overlap (default 24h), then stops',
         description:
-          'A token has two secrets at most: a secret replaced by an earlier roll whose overlap is still running stops at once. The calling token must hold every scope of the rolled one (40303 otherwise), as the answer hands out its secret. A revoked or expired token cannot be rolled (40461).',
+          'A token has two secrets at most: a secret replaced by an earlier roll whose overlap is still running stops at once. The calling token must hold every scope of the rolled one (40303 otherwise), as the answer hands out its secret. A revoked or expired token cannot be rolled (40461), nor one that expires after the calling token or is allowed more requests than it (40304).',
         tags,
         params: Params,
         body: RollBody,
@@ -207,6 +223,7 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
             401,
             errors.SCOPE_MISSING,
             errors.ROLL_SCOPE_NOT_HELD,
+            errors.TOKEN_OUTLIVES_MAKER,
             errors.TOKEN_NOT_FOUND,
             errors.TOKEN_NOT_ACTIVE,
             500,
@@ -217,8 +234,9 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
     async (request) => {
       const { id } = request.params as IdParams
       const overlap = overlapMs((request.body as { overlap?: string }).overlap)
-      // A token's scopes never change, so what is read here is what the roll hands out.
-      const missing = missingScopes(callerOf(request).scopes, (await tokens.get(id)).scopes)
+      // A token's scopes, expiry and limit never change, so what is read here is what the roll hands out.
+      const rolled = await tokens.get(id)
+      const missing = missingScopes(callerOf(request).scopes, rolled.scopes)
       if (missing.length > 0) {
         throw insufficientScope(
           errors.ROLL_SCOPE_NOT_HELD,
@@ -226,7 +244,9 @@ export async function tokenRoutes(app: FastifyInstance, options: TokenRouteOptio
           `A token cannot roll a token that holds a scope it does not hold itself; this one lacks ${missing.join(', ')}.`,
         )
       }
+      checkRollBounds(callerOf(request), rolled, serviceLimit)
       const { token, record } = await tokens.roll(id, overlap)
+      request.log.info({ tokenId: record.id, rolledBy: callerOf(request).maker }, 'token rolled')
       return { ...tokenView(record, tokens.now()), secret: token }
     },
   )

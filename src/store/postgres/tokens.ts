@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
+import { makerColumns, makerOf } from '../token-maker.js'
 import type { Revocation, TokenListOptions, TokenRecord, TokenRoll, TokenStore } from '../types.js'
 import { guarded } from './errors.js'
 import { REVOCATION_PAYLOAD, type RevocationWatch } from './revocation.js'
@@ -17,6 +18,9 @@ interface TokenRow {
   previous_secret_expires_at: Date | null
   rate_limit_count: number | null
   rate_limit_window_ms: string | null
+  created_by_token_id: string | null
+  created_by_iss: string | null
+  created_by_sub: string | null
 }
 
 function toRecord(row: TokenRow): TokenRecord {
@@ -35,12 +39,13 @@ function toRecord(row: TokenRow): TokenRecord {
       row.rate_limit_count === null || row.rate_limit_window_ms === null
         ? null
         : { max: row.rate_limit_count, windowMs: Number(row.rate_limit_window_ms) },
+    createdBy: makerOf(row),
   }
 }
 
 const INSERT = `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at,
-    rate_limit_count, rate_limit_window_ms)
-  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7, $8)`
+    rate_limit_count, rate_limit_window_ms, created_by_token_id, created_by_iss, created_by_sub)
+  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7, $8, $9, $10, $11)`
 
 function insertValues(token: TokenRecord): unknown[] {
   return [
@@ -52,6 +57,7 @@ function insertValues(token: TokenRecord): unknown[] {
     token.expiresAt,
     token.rateLimit?.max ?? null,
     token.rateLimit?.windowMs ?? null,
+    ...makerColumns(token.createdBy),
   ]
 }
 
@@ -126,17 +132,31 @@ export class PostgresTokenStore implements TokenStore {
     const outcome = await inTransaction(this.pool, async (client) => {
       // A concurrent revocation of the same token holds its row: this update waits for it, then finds
       // the row revoked and changes nothing.
-      const changed = await client.query(
-        'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+      // The token and every token it made, and theirs in turn (docs/tokens.md): what a revoked token
+      // made would otherwise keep the access its maker lost.
+      const changed = await client.query<{ id: string }>(
+        `WITH RECURSIVE made(id) AS (
+           SELECT id FROM tokens WHERE id = $2
+           UNION SELECT tokens.id FROM tokens JOIN made ON tokens.created_by_token_id = made.id
+         )
+         UPDATE tokens SET revoked_at = $1 WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL
+         RETURNING id`,
         [at, id],
       )
       if (changed.rowCount === 0) {
         const found = await client.query('SELECT 1 FROM tokens WHERE id = $1', [id])
         return found.rowCount === 0 ? 'not-found' : 'already-revoked'
       }
-      return bumpEpoch(client, this.watch.channel)
+      const epoch = await bumpEpoch(client, this.watch.channel)
+      // A token revoked before may have made tokens since: they are revoked now, and the answer is
+      // still that it was revoked before.
+      return changed.rows.some((row) => row.id === id) ? epoch : { epoch }
     })
     if (typeof outcome === 'string') return outcome
+    if (typeof outcome === 'object') {
+      this.watch.observe(outcome.epoch)
+      return 'already-revoked'
+    }
     this.watch.observe(outcome)
     return 'revoked'
   }

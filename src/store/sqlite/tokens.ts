@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { makerColumns, makerOf } from '../token-maker.js'
 import type { Revocation, TokenListOptions, TokenRecord, TokenRoll, TokenStore } from '../types.js'
 import { retryWhileBusy } from './busy.js'
 import { SqliteRevocationEpoch } from './revocation.js'
@@ -16,6 +17,9 @@ interface TokenRow {
   previous_secret_expires_at: number | null
   rate_limit_count: number | null
   rate_limit_window_ms: number | null
+  created_by_token_id: string | null
+  created_by_iss: string | null
+  created_by_sub: string | null
 }
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
@@ -36,6 +40,7 @@ function toRecord(row: TokenRow): TokenRecord {
       row.rate_limit_count === null || row.rate_limit_window_ms === null
         ? null
         : { max: row.rate_limit_count, windowMs: row.rate_limit_window_ms },
+    createdBy: makerOf(row),
   }
 }
 
@@ -72,8 +77,8 @@ export class SqliteTokenStore implements TokenStore {
     this.db
       .prepare(
         `INSERT INTO tokens (id, name, secret_hash, scopes, created_at, expires_at, last_used_at, revoked_at,
-           rate_limit_count, rate_limit_window_ms)
-         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
+           rate_limit_count, rate_limit_window_ms, created_by_token_id, created_by_iss, created_by_sub)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?)`,
       )
       .run(
         token.id,
@@ -84,6 +89,7 @@ export class SqliteTokenStore implements TokenStore {
         token.expiresAt?.getTime() ?? null,
         token.rateLimit?.max ?? null,
         token.rateLimit?.windowMs ?? null,
+        ...makerColumns(token.createdBy),
       )
   }
 
@@ -138,10 +144,24 @@ export class SqliteTokenStore implements TokenStore {
 
   async revoke(id: string, at: Date): Promise<Revocation> {
     const run = this.db.transaction((): Revocation => {
+      // The token and every token it made, and theirs in turn (docs/tokens.md): what a revoked token
+      // made would otherwise keep the access its maker lost.
       const changed = this.db
-        .prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-        .run(at.getTime(), id).changes
+        .prepare(
+          `WITH RECURSIVE made(id) AS (
+             SELECT id FROM tokens WHERE id = @id
+             UNION SELECT tokens.id FROM tokens JOIN made ON tokens.created_by_token_id = made.id
+           )
+           UPDATE tokens SET revoked_at = @at WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL`,
+        )
+        .run({ at: at.getTime(), id }).changes
       if (changed === 0) return this.selectOne.get(id) === undefined ? 'not-found' : 'already-revoked'
+      // A token revoked before may have made tokens since: they are revoked now, and the answer is
+      // still that it was revoked before.
+      if ((this.selectOne.get(id) as TokenRow).revoked_at !== at.getTime()) {
+        this.bumpEpoch.run()
+        return 'already-revoked'
+      }
       this.bumpEpoch.run()
       return 'revoked'
     })
