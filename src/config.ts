@@ -447,7 +447,7 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'rate-limit',
     placeholder: 'count/window',
     // As self-hosted API servers do, an authenticated client is not throttled unless the operator
-    // asks: a fixed default would cap one client far below what the service answers.
+    // asks: a fixed default would cap one client far below what the service can serve.
     default: 'off',
     description:
       "requests allowed per token in each window, e.g. 6000/1m; off: not limited; a token's own limit (token create --rate-limit) takes its place",
