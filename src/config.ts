@@ -385,7 +385,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'file',
     default: undefined,
     description: 'when the store has no token yet, create one with every scope and write it here (mode 0600)',
-    // An empty name was taken for "no file": a throwaway store then started with no token at all.
+    // Taken for "no file", an empty name would start a throwaway store with no token at all.
     parse: (raw) => (raw.trim() === '' ? fail('bootstrap-token-file', raw, 'a file name') : raw),
   },
   {

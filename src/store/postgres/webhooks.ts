@@ -518,7 +518,7 @@ export class PostgresWebhookStore implements WebhookStore {
     if (results.length === 0) return []
     return inTransaction(this.pool, async (client) => {
       // The subscriptions first, in id order, as a DELETE of one locks it before the deliveries it
-      // cascades to: taken the other way round, a delete beside a batch was a deadlock that failed
+      // cascades to: taken the other way round, a delete beside a batch would deadlock and fail
       // one of them (the delete's 500, or the batch's outcomes lost and every attempt made again).
       await client.query('SELECT 1 FROM webhooks WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE', [
         [...new Set(results.map((r) => r.webhookId))],
