@@ -194,8 +194,8 @@ export class RevocationWatch {
   /**
    * A notification's payload is `EPOCH SCHEMA` (REVOCATION_PAYLOAD). Stores in other schemas of the
    * same database share the channel, and their epochs count their own revocations: taken here, one
-   * raised this store's epoch past its own, and its next revocations, a smaller number, went unseen
-   * until the process restarted. A bare epoch comes from an older release, which named no schema.
+   * would raise this store's epoch past its own, and its next revocations, a smaller number, would go
+   * unseen until the process restarted. A bare epoch comes from an older release, which named no schema.
    */
   private notified(payload: string): void {
     const space = payload.indexOf(' ')

@@ -30,7 +30,7 @@ export const SWEEPS: readonly Sweep[] = [
   {
     kind: 'events',
     // Walked by seq up to @end, the first event dated at or after the cutoff (EventTimes): unbounded,
-    // a sweep that deleted nothing read every event, on the event loop. An old event past @end (dated
+    // a sweep that deletes nothing would read every event, on the event loop. An old event past @end (dated
     // out of seq order) goes at a later sweep, once the end has passed it.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e
