@@ -31,7 +31,7 @@ async function runWrk(
   const child = spawn('bash', ['-c', `"${WRK}" "$@"; rc=$?; times >&2; exit $rc`, 'bash', ...args], {
     cwd: BENCH,
     // A seed of its own for every run: a warm-up and the measured run after it that started from the
-    // same seed would send the same ids again, and every repeat would be answered 409.
+    // same seed would send the same ids again, and every repeat would get a 409.
     env: { ...process.env, BENCH_DIR: BENCH, ...env, BENCH_SEED: String(randomInt(1, 2 ** 31)) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

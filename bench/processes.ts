@@ -137,7 +137,7 @@ export function startService(
   workers: string,
   nodeFlags: string[] = [],
 ): Promise<Server> {
-  // One token sends everything here: the per-token limit would answer most requests 429.
+  // One token sends everything here: the per-token limit would refuse most requests with 429.
   const serve = [
     'serve',
     '--port',

@@ -4,12 +4,12 @@
 // one turn of the event loop are committed together, in one statement that inserts their plant rows
 // (id primary key, name, tag, version, times, and the (tag, id) index entry of a tagged one) and, for
 // those inserted, one outbox row each under an integer key. A statement outside BEGIN is a
-// transaction of its own, and with the server's default synchronous_commit each create is answered
+// transaction of its own, and with the server's default synchronous_commit each create gets its response
 // only once its COMMIT is flushed. Creates that arrive while a batch is being committed wait for the
 // next one. No framework, no logging, no metrics, no lock.
 //
 // It makes its own tables in the first schema of the URL's search path (give one of its own, as
-// bench/run.ts does, `?options=-c search_path=…`), and answers the create contract as far as the load
+// bench/run.ts does, `?options=-c search_path=…`), and follows the create contract as far as the load
 // needs: the bearer token, a JSON body, 200 with the plant, 409 when the id exists.
 //
 //   node bench/reference-pg.mjs --port 0 --token pst_… --database-url postgres://…
@@ -17,7 +17,7 @@
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { answer, readPlant } from './bare-create.mjs'
+import { readPlant, respond } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -72,7 +72,7 @@ const CREATE = `
 const queue = []
 let committing = false
 
-/** One statement for the batch; each create is answered once it has committed, or 500 if it did not. */
+/** One statement for the batch; each create gets its response once it has committed, or 500 if it did not. */
 async function commitQueued() {
   committing = true
   while (queue.length > 0) {
@@ -102,16 +102,16 @@ async function commitQueued() {
       created = new Set(result.rows.map((r) => r.id))
     } catch {
       for (const [res] of [...batch, ...refused]) {
-        answer(res, 500, { error: 50001, message: 'The create was not stored.' })
+        respond(res, 500, { error: 50001, message: 'The create was not stored.' })
       }
       continue
     }
     for (const [res, plant, json] of batch) {
-      if (created.has(plant.id.toString())) answer(res, 200, json)
-      else answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+      if (created.has(plant.id.toString())) respond(res, 200, json)
+      else respond(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
     }
     for (const [res] of refused)
-      answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+      respond(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
   }
   committing = false
 }
@@ -137,10 +137,10 @@ function create(req, res) {
 
 const server = createServer((req, res) => {
   if (req.headers.authorization !== expected) {
-    return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
+    return respond(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
   }
   if (req.method === 'POST' && req.url === '/plants') return create(req, res)
-  answer(res, 404, { error: 40401, message: 'No such route.' })
+  respond(res, 404, { error: 40401, message: 'No such route.' })
 })
 server.keepAliveTimeout = 5000
 

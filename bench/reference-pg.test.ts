@@ -46,7 +46,7 @@ function post(url: string, body: string, token = TOKEN): Promise<Response> {
 }
 
 // The PostgreSQL reference stands for "the least a server giving a create the same guarantees on
-// PostgreSQL must do": its rows are committed before its answers, one statement a turn.
+// PostgreSQL must do": its rows are committed before its responses, one statement a turn.
 describe.skipIf(!POSTGRES)('bench/reference-pg.mjs', () => {
   it('answers 200 with the plant, then 409 for the same id, with its row, index entry and event committed', async () => {
     const { url: databaseUrl, client } = await schema()

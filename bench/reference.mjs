@@ -2,7 +2,7 @@
 // a create the same guarantees, sharing no code with the service. Bare node:http, the same checks as
 // the ceiling (bench/ceiling.mjs), and SQLite through better-sqlite3 in WAL mode with
 // synchronous=FULL: every create that arrives in one turn of the event loop is written in one
-// transaction, and each is answered only after that transaction's COMMIT, so an answered create
+// transaction, and each gets its response only after that transaction's COMMIT, so a create responded to
 // survives a power cut. No framework, no logging, no metrics.
 //
 // With `--schema service` (the one the benchmark measures) each create writes what the service's
@@ -12,7 +12,7 @@
 // after a seq, and an event's id is made from it. The service writes the same, and no other index. With `--schema bare` it writes the plant's id, name and tag alone: what group
 // commit costs before any of the rows a feature needs.
 //
-// It makes its own schema in its own database file, and answers the create contract as far as the
+// It makes its own schema in its own database file, and follows the create contract as far as the
 // load needs: the bearer token, a JSON body, 200 with the plant, 409 when the id exists.
 //
 //   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db [--schema service|bare]
@@ -20,7 +20,7 @@
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
-import { answer, readPlant } from './bare-create.mjs'
+import { readPlant, respond } from './bare-create.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -91,7 +91,7 @@ const insert =
 /** The creates of this turn: [res, plant, its JSON]. */
 let turn = []
 
-/** One transaction for the turn's creates; each is answered once it has committed, or 500 if it did not. */
+/** One transaction for the turn's creates; each gets its response once it has committed, or 500 if it did not. */
 function commitTurn() {
   const batch = turn
   turn = []
@@ -103,12 +103,12 @@ function commitTurn() {
     commit.run()
   } catch {
     if (db.inTransaction) rollback.run()
-    for (const [res] of batch) answer(res, 500, { error: 50001, message: 'The create was not stored.' })
+    for (const [res] of batch) respond(res, 500, { error: 50001, message: 'The create was not stored.' })
     return
   }
   batch.forEach(([res, , json], i) => {
-    if (created[i]) answer(res, 200, json)
-    else answer(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
+    if (created[i]) respond(res, 200, json)
+    else respond(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
   })
 }
 
@@ -133,10 +133,10 @@ function create(req, res) {
 
 const server = createServer((req, res) => {
   if (req.headers.authorization !== expected) {
-    return answer(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
+    return respond(res, 401, { error: 40103, message: 'The bearer token is not valid.' })
   }
   if (req.method === 'POST' && req.url === '/plants') return create(req, res)
-  answer(res, 404, { error: 40401, message: 'No such route.' })
+  respond(res, 404, { error: 40401, message: 'No such route.' })
 })
 server.keepAliveTimeout = 5000
 

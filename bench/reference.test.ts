@@ -40,7 +40,7 @@ function post(url: string, body: string, token = TOKEN): Promise<Response> {
   })
 }
 
-/** Reads the database as another process would, after the answers: only what was committed. */
+/** Reads the database as another process would, after the responses: only what was committed. */
 function committed<T>(database: string, read: (db: Database.Database) => T): T {
   const db = new Database(database, { readonly: true })
   try {
@@ -51,7 +51,7 @@ function committed<T>(database: string, read: (db: Database.Database) => T): T {
 }
 
 // The durable reference stands for "the least a server giving a create the same guarantees must do":
-// what it writes per create, and when it answers, is what the service's figures are judged against.
+// what it writes per create, and when it responds, is what the service's figures are judged against.
 describe('bench/reference.mjs', () => {
   it('answers 200 with the plant, then 409 for the same id, with its row, index entry and event committed', async () => {
     const database = join(tempDir(), 'reference.db')

@@ -6,7 +6,7 @@ export interface Scenario {
   script: string
   /** Loads POST /plants: on an empty store with one worker, measured against the durable reference. */
   creates?: boolean
-  /** For a route that not every build has: run only when a GET of this path answers 2xx. */
+  /** For a route that not every build has: run only when a GET of this path responds 2xx. */
   probe?: string
 }
 export const SCENARIOS: Scenario[] = [

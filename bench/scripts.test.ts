@@ -55,7 +55,7 @@ describe("the benchmark's wrk scripts", () => {
 
   /**
    * Runs a wrk script with two threads (one connection each) for a second against a server that
-   * answers 200 to everything, and returns what each connection asked for, in order: the path of a
+   * responds 200 to everything, and returns what each connection asked for, in order: the path of a
    * GET, the body of a POST.
    */
   async function streamsOf(script: string, seed: string): Promise<string[][]> {

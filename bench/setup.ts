@@ -67,7 +67,7 @@ export async function freshDatabase(databaseUrl: string | undefined): Promise<Se
   }
 }
 
-/** Whether the route exists on this build: a route that does not answers 404 or 405. */
+/** Whether the route exists on this build: a missing route responds 404 or 405. */
 export async function routeExists(url: string, path: string, token: string): Promise<boolean> {
   const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } })
   await response.arrayBuffer()

@@ -1,8 +1,8 @@
 // A bounded soak: a few minutes of mixed traffic, good and bad, against a real server process, then a
-// report of the server's memory at start and end and of every answer that was not precise.
+// report of the server's memory at start and end and of every response that was not precise.
 //   npm run soak                  (3 minutes)
 //   SOAK_SECONDS=30 npm run soak  (shorter)
-// Exits 1 when any answer was a 5xx, not the Error shape, or the connection failed, or when resident
+// Exits 1 when any response was a 5xx, not the Error shape, or the connection failed, or when resident
 // memory grew by more than half between the first and last minute's samples.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

@@ -65,7 +65,7 @@ const server = spawn(
     '--bootstrap-token-file',
     tokenFile,
     '--webhook-allow-private-urls',
-    // The creators share one token: the default per-token limit would answer most of them 429.
+    // The creators share one token: the default per-token limit would refuse most of them with 429.
     '--rate-limit',
     'off',
     '--workers',
@@ -99,7 +99,7 @@ for (let i = 0; i < SUBSCRIBERS; i++) {
   await hook.arrayBuffer()
 }
 
-const answered = new Map<string, number>()
+const respondedAt = new Map<string, number>()
 let next = 1
 let failures = 0
 const started = performance.now()
@@ -113,7 +113,7 @@ async function worker(): Promise<void> {
       body: `{"id":${id},"name":"bench ${id}"}`,
     })
     await res.arrayBuffer()
-    if (res.status === 200) answered.set(id, performance.now())
+    if (res.status === 200) respondedAt.set(id, performance.now())
     else failures++
   }
 }
@@ -122,13 +122,13 @@ const createsDone = performance.now()
 
 // Wait (bounded) for the deliveries still on their way.
 const waitUntil = performance.now() + 30_000
-while (arrived.size < answered.size * SUBSCRIBERS && performance.now() < waitUntil) {
+while (arrived.size < respondedAt.size * SUBSCRIBERS && performance.now() < waitUntil) {
   await new Promise((r) => setTimeout(r, 20))
 }
 const finished = performance.now()
 
 const latencies = [...arrived]
-  .map(([key, at]) => at - (answered.get(key.slice(key.lastIndexOf(':') + 1)) ?? Number.NaN))
+  .map(([key, at]) => at - (respondedAt.get(key.slice(key.lastIndexOf(':') + 1)) ?? Number.NaN))
   .filter((v) => !Number.isNaN(v))
   .sort((a, b) => a - b)
 const pct = (p: number) =>
@@ -140,12 +140,12 @@ const report = {
   concurrency: CONCURRENCY,
   subscribers: SUBSCRIBERS,
   workers: WORKERS,
-  creates: answered.size,
+  creates: respondedAt.size,
   createFailures: failures,
-  createsPerSecond: Math.round(answered.size / ((createsDone - started) / 1000)),
+  createsPerSecond: Math.round(respondedAt.size / ((createsDone - started) / 1000)),
   delivered: arrived.size,
   duplicates,
-  missing: answered.size * SUBSCRIBERS - arrived.size,
+  missing: respondedAt.size * SUBSCRIBERS - arrived.size,
   deliveriesPerSecond: arrived.size === 0 ? 0 : Math.round(arrived.size / ((lastArrival - started) / 1000)),
   createToDeliveryMs: {
     p50: Math.round(pct(50) * 10) / 10,

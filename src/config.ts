@@ -385,7 +385,7 @@ export const SERVE_SETTINGS: Setting[] = [
     placeholder: 'file',
     default: undefined,
     description: 'when the store has no token yet, create one with every scope and write it here (mode 0600)',
-    // An empty name was taken for "no file": a throwaway store then started with no token at all.
+    // Taken for "no file", an empty name would start a throwaway store with no token at all.
     parse: (raw) => (raw.trim() === '' ? fail('bootstrap-token-file', raw, 'a file name') : raw),
   },
   {
@@ -447,7 +447,7 @@ export const SERVE_SETTINGS: Setting[] = [
     flag: 'rate-limit',
     placeholder: 'count/window',
     // As self-hosted API servers do, an authenticated client is not throttled unless the operator
-    // asks: a fixed default would cap one client far below what the service answers.
+    // asks: a fixed default would cap one client far below what the service can serve.
     default: 'off',
     description:
       "requests allowed per token in each window, e.g. 6000/1m; off: not limited; a token's own limit (token create --rate-limit) takes its place",

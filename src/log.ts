@@ -40,8 +40,8 @@ function stringsOf(value: Json, found: Array<[Record<string, Json>, string]>): v
 
 /**
  * The start of `text` that is at most `bytes` bytes of UTF-8, or else its first CUT_KEEPS code units,
- * in whole characters: counted in code units, a cut took far more of a line in other scripts than
- * it had to, and one through a surrogate pair left half of it, which JSON.stringify writes as a lone
+ * in whole characters: counted in code units, a cut would take far more of a line in other scripts
+ * than it has to, and one through a surrogate pair would leave half of it, which JSON.stringify writes as a lone
  * `\ud83c` that a strict JSON reader refuses.
  */
 function startOf(text: string, bytes: number): string {

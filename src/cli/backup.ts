@@ -14,8 +14,8 @@ export async function backupDatabase(file: string, options: CliDatabaseOptions):
   if (databaseLocation(options).kind === 'postgres') throw new Error(NO_FILE_BACKUP_ON_POSTGRES)
   // A link, a device or a pipe at the path is refused as export refuses it, before connecting.
   refuseSpecialFile(file)
-  // A folder exists as a file does, and was refused as a backup that must not be overwritten: which
-  // was not what stood in the way, nor said what to give instead.
+  // A folder exists as a file does; refused as a backup that must not be overwritten, it would say
+  // neither what stands in the way nor what to give instead.
   if (isFolder(file)) {
     throw new Error(
       `${file} is a folder: name the backup file in it, such as ${join(file, 'plantstore.db')}; nothing was written`,

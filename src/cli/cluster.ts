@@ -11,7 +11,7 @@ import { reportOnStderr } from './report.js'
 /**
  * The signals that stop `serve` cleanly (drain, then exit 0). SIGHUP is among them because a
  * terminal that closes sends it to the whole job: Node's default would end the process on the spot,
- * its requests in flight unanswered, and Node also undoes the SIG_IGN that `nohup` sets, so there is
+ * its requests in flight without a response, and Node also undoes the SIG_IGN that `nohup` sets, so there is
  * no keeping a server alive through it anyway.
  */
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -58,7 +58,7 @@ async function freePort(host: string): Promise<number> {
  * State that must agree across workers lives in the database, never in a worker's memory: token
  * revocation (each worker sees the store's revocation epoch move) and the webhook dispatcher lease.
  * What is aggregated over workers goes through this process: GET /metrics, whichever worker takes
- * it, answers with every listening worker's series, gathered here (metrics/cluster.ts).
+ * it, responds with every listening worker's series, gathered here (metrics/cluster.ts).
  */
 export function startCluster(
   config: ServeConfig,

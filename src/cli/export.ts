@@ -51,7 +51,8 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       if (partial !== undefined) {
         // The copy beside the output is made anew ('wx' neither follows nor reuses what is there):
         // in a folder others may write to, such as /tmp, a symbolic link planted at its predictable
-        // name had the export overwrite the file it led to, then put that link at the output's name.
+        // name would have the export overwrite the file it leads to, then put that link at the output's
+        // name.
         rmSync(partial, { force: true })
         // Opened here, so that a file that cannot be created fails the command before any reading.
         const fd = openSync(partial, 'wx')

@@ -19,7 +19,7 @@ export function readyzUrl(host: string, port: number): string {
 
 /**
  * Asks the service's /readyz, as a supervisor would (a container's HEALTHCHECK, systemd's
- * ExecStartPost): true once it answers 200. With --wait it asks again until then or until the wait
+ * ExecStartPost): true once it responds 200. With --wait it asks again until then or until the wait
  * is over; the last reason it was not ready goes to stderr.
  */
 export async function checkHealth(flags: Record<string, string | undefined>): Promise<boolean> {

@@ -222,8 +222,8 @@ export async function importPlants(file: string, options: ImportOptions): Promis
     /** Why the CSV record being read is refused whatever its fields say: a line of it is not UTF-8. */
     let notText: string | undefined
     // A CSV line is held to the body limit too, as a quoted field left open is: read whole, a line of
-    // megabytes (a file whose lines end in CR alone is one line) was held as a string, and past V8's
-    // longest string ended the import.
+    // megabytes (a file whose lines end in CR alone is one line) would be held as a string, and past
+    // V8's longest string end the import.
     const maxLineBytes = limit
     for await (const bytes of linesOf(file, maxLineBytes, (read) => {
       progress.bytes = read

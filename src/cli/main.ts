@@ -74,7 +74,7 @@ function buildProgram(): Command {
       })
       return
     }
-    // token create and roll answer a failed write of their one line themselves: a secret nobody got
+    // token create and roll handle a failed write of their one line themselves: a secret nobody got
     // must not be left working.
     if ((command.name() === 'create' || command.name() === 'roll') && command.parent?.name() === 'token') {
       listenToStdout(() => {})

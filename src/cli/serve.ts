@@ -45,7 +45,7 @@ const STOP_WHILE_LOADING = Symbol.for('plantstore.stopWhileLoading')
  * by the signal. A transaction left open by the exit is rolled back by the database; a bootstrap token
  * file written for it is written again by the next start, which finds no token. The listeners are
  * never taken away and put back: Node closes a signal's handle when its last listener goes, and a
- * signal already caught but not yet delivered then went with it, leaving a server that had been told
+ * signal already caught but not yet delivered would go with it, leaving a server that has been told
  * to stop serving on.
  */
 function listenForStopSignals(logger: Logger): (onSignal: (signal: NodeJS.Signals) => void) => void {

@@ -1,7 +1,7 @@
 /**
- * A failed call. When the service answered, `status` is its HTTP status, `code` the catalog's
- * stable number from its Error shape, and `headers` the answer's: the Retry-After of a 429 or 503
- * that outlasted the retries, the WWW-Authenticate of a 401. When no answer came (refused, reset, a
+ * A failed call. When the service responded, `status` is its HTTP status, `code` the catalog's
+ * stable number from its Error shape, and `headers` the response's: the Retry-After of a 429 or 503
+ * that outlasted the retries, the WWW-Authenticate of a 401. When no response came (refused, reset, a
  * name that does not resolve), `status` is 0, `code` undefined, `headers` empty, and `cause` is
  * what fetch threw.
  */

@@ -18,19 +18,19 @@ export type ErrorBody = components['schemas']['Error']
 export interface TaggedPlant {
   plant: StoredPlant
   etag: string
-  /** Never set: there so that `notModified` tells a conditional read's two answers apart. */
+  /** Never set: there so that `notModified` tells a conditional read's two responses apart. */
   notModified?: false
 }
 
-/** The answer to a read with `ifNoneMatch` while the plant still has one of those ETags: 304, no plant. */
+/** The response to a read with `ifNoneMatch` while the plant still has one of those ETags: 304, no plant. */
 export interface NotModified {
   notModified: true
-  /** The ETag the service named (one of those given), `''` when the answer had none. */
+  /** The ETag the service named (one of those given), `''` when the response had none. */
   etag: string
 }
 
-/** The request never got an answer: wrapped so callers catch one error type for every failure. */
-function unanswered(request: Request, error: unknown): PlantStoreError {
+/** The request never got a response: wrapped so callers catch one error type for every failure. */
+function noResponse(request: Request, error: unknown): PlantStoreError {
   // A custom fetch may reject with anything, even undefined.
   const reason =
     (error as { cause?: { message?: unknown } } | undefined)?.cause?.message ??
@@ -76,8 +76,8 @@ export interface CallOptions {
 export type ListQuery = NonNullable<operations['listPlants']['parameters']['query']>
 
 /**
- * Throws for an answer that is not a success. Callers decide by `response.ok`, not by `error`: an
- * error answer with an empty body (a proxy's bare 502) leaves openapi-fetch's `error` undefined.
+ * Throws for a response that is not a success. Callers decide by `response.ok`, not by `error`: an
+ * error response with an empty body (a proxy's bare 502) leaves openapi-fetch's `error` undefined.
  */
 function fail(response: Response, error: unknown): never {
   const body = error as Partial<ErrorBody> | undefined
@@ -89,7 +89,7 @@ function fail(response: Response, error: unknown): never {
   )
 }
 
-/** A success whose body is not what the operation answers: whoever answered, it was not the service. */
+/** A success whose body is not what the operation responds with: whoever responded, it was not the service. */
 function unexpected(response: Response, what: string): PlantStoreError {
   return new PlantStoreError(response.status, undefined, `HTTP ${response.status} without ${what}`, {
     headers: response.headers,
@@ -97,7 +97,7 @@ function unexpected(response: Response, what: string): PlantStoreError {
 }
 
 /**
- * Whatever answered a success may not be the service (a captive proxy, another API at that address):
+ * Whatever responded with a success may not be the service (a captive proxy, another API at that address):
  * its body is checked first, so that a plant's name and tag are what the type says they are.
  */
 function isPlant(value: unknown): value is StoredPlant {
@@ -112,7 +112,7 @@ function tagged(response: Response, plant: StoredPlant | undefined): TaggedPlant
 }
 
 /**
- * An If-Match given is sent even when empty (the answer it was read from had no ETag): the service
+ * An If-Match given is sent even when empty (the response it was read from had no ETag): the service
  * then refuses the change with 412, where leaving the header out would make it unconditionally.
  */
 const ifMatchHeader = (ifMatch: string | undefined) => (ifMatch === undefined ? {} : { 'if-match': ifMatch })
@@ -143,7 +143,7 @@ function nextCursor(response: Response): bigint | undefined {
   return cursor
 }
 
-/** The first request under the same key is still running: worth waiting for, not an answer. */
+/** The first request under the same key is still running: worth waiting for, not a response. */
 const IDEMPOTENCY_IN_PROGRESS = 40902
 
 /**
@@ -153,7 +153,7 @@ const IDEMPOTENCY_IN_PROGRESS = 40902
  */
 const MAX_RETRY_WAIT_MS = 10_000
 
-/** The wait before attempt `attempt`: growing backoff, or longer when the answer's Retry-After says so. */
+/** The wait before attempt `attempt`: growing backoff, or longer when the response's Retry-After says so. */
 function retryWait(attempt: number, retryAfter: string | null): number {
   const backoff = 50 * 2 ** attempt
   const value = retryAfter?.trim() ?? ''
@@ -201,11 +201,11 @@ export class PlantStoreClient {
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       headers: { authorization: `Bearer ${token}` },
       fetch: async (request) => {
-        // Reading the body is covered too: a connection reset half-way is no answer either.
+        // Reading the body is covered too: a connection reset half-way is no response either.
         try {
           return await withExactJson(await inner(request))
         } catch (error) {
-          throw isAbort(request, error) ? error : unanswered(request, error)
+          throw isAbort(request, error) ? error : noResponse(request, error)
         }
       },
       bodySerializer: stringifyExactJson,
@@ -218,9 +218,9 @@ export class PlantStoreClient {
   }
 
   /**
-   * Sends `send` until an answer is final, at most `retries` times more: no answer at all, a 5xx, a
+   * Sends `send` until a response is final, at most `retries` times more: no response at all, a 5xx, a
    * 429, or (for a create) a 409 "still running" is worth another try; anything else is returned.
-   * Between attempts it waits as the answer's Retry-After asks, up to MAX_RETRY_WAIT_MS. Only an
+   * Between attempts it waits as the response's Retry-After asks, up to MAX_RETRY_WAIT_MS. Only an
    * operation that a repeat cannot change more than the first attempt did is sent this way.
    */
   private async retrying<R extends { response: Response; error?: unknown }>(
@@ -234,9 +234,9 @@ export class PlantStoreClient {
       try {
         result = await send()
       } catch (error) {
-        // Only no answer is worth another try: an unreadable one would be read no better next time.
-        const unanswered = error instanceof PlantStoreError && error.status === 0
-        if (attempt >= this.retries || !unanswered) throw error
+        // Only no response is worth another try: an unreadable one would be read no better next time.
+        const gotNoResponse = error instanceof PlantStoreError && error.status === 0
+        if (attempt >= this.retries || !gotNoResponse) throw error
         wait = retryWait(attempt + 1, null)
         continue
       }
@@ -282,7 +282,7 @@ export class PlantStoreClient {
     if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
     const next = nextCursor(response)
     // Ids ascend, so each cursor passes the one before: one that does not (a cache that ignores the
-    // query answering the first page again) would keep allPlants walking the same pages for ever.
+    // query responding with the first page again) would keep allPlants walking the same pages for ever.
     if (next !== undefined && query.after !== undefined && next <= query.after)
       throw unexpected(
         response,
@@ -307,7 +307,7 @@ export class PlantStoreClient {
   /**
    * Reads a plant. With `ifNoneMatch` (the ETags of the versions the caller holds) the service leaves
    * out a plant that still has one of them: the result is then `{ notModified: true, etag }`, told
-   * apart from a plant by `notModified`. Without it, a 304 is no answer to this call and throws.
+   * apart from a plant by `notModified`. Without it, a 304 is no response to this call and throws.
    * With `ifMatch` the plant is read only while it still has that ETag (a 412 `PlantStoreError`
    * otherwise), as a change with `ifMatch` is made.
    */
@@ -372,7 +372,7 @@ export class PlantStoreClient {
       signal: options.signal,
     })
     if (!response.ok) fail(response, error)
-    // The service answers a delete 204; any other success came from something else (a captive proxy).
+    // The service responds 204 to a delete; any other success came from something else (a captive proxy).
     if (response.status !== 204) throw unexpected(response, 'the 204 of a delete')
   }
 }

@@ -32,7 +32,7 @@ export function stringifyExactJson(body: unknown): string {
 /**
  * openapi-fetch reads JSON with `response.json()`, or with `JSON.parse` when there is no
  * Content-Length. This gives it a response read in full (a connection reset half-way is then no
- * answer, whatever the body), that always has a Content-Length, and whose json() is exact. A body
+ * response, whatever the body), that always has a Content-Length, and whose json() is exact. A body
  * json() cannot read, such as a captive proxy's `200 text/html` or an id past int64, is a failure of
  * the call like any other: a PlantStoreError with the status, not a bare SyntaxError.
  */

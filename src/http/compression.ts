@@ -22,7 +22,7 @@ function varyByEncoding(
 }
 
 /**
- * The framework answers HEAD by running GET and then giving a bodiless answer `Content-Length: 0`,
+ * The framework responds to HEAD by running GET and then giving a bodiless response `Content-Length: 0`,
  * which on a 304 claims the resource is empty: RFC 9110 §8.6 allows there only the length a 200 would
  * have. Appended after the framework's own HEAD hook, so that a HEAD's 304 carries what GET's does.
  */
@@ -37,14 +37,14 @@ function headNotModifiedWithoutLength(
 }
 
 /**
- * Large answers are worth compressing; brotli at quality 4 compresses well without the CPU of 11.
- * Request bodies are never decompressed: unreadableBody answers a body's content coding, and the
+ * Large responses are worth compressing; brotli at quality 4 compresses well without the CPU of 11.
+ * Request bodies are never decompressed: unreadableBody refuses a body's content coding, and the
  * plugin's own check would refuse a coding it does not know (or IDENTITY) even on a GET or a DELETE.
  *
- * RFC 9110 §12.5.5: an answer of a route that compresses says it varies by Accept-Encoding in every
+ * RFC 9110 §12.5.5: a response of a route that compresses says it varies by Accept-Encoding in every
  * variant, not only the compressed one the plugin marks, or a cache could hand a compressed copy to a
  * client that cannot read it (or keep serving an uncompressed one to all). Every HEAD route, those
- * the framework makes from a GET included, answers a 304 as its GET does.
+ * the framework makes from a GET included, responds 304 as its GET does.
  */
 export async function installCompression(app: FastifyInstance): Promise<void> {
   await app.register(compress, {

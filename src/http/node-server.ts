@@ -36,7 +36,7 @@ export interface NodeServerOptions {
   bodyLimit: number
   /** Open connections past this are closed at once. */
   maxConnections: number
-  /** The headers of an answer given before routing: request id, security headers, CORS's. */
+  /** The headers of a response given before routing: request id, security headers, CORS's. */
   headersOf: (req: IncomingMessage) => Record<string, string>
 }
 
@@ -90,7 +90,7 @@ function declaredLength(req: IncomingMessage): number {
 }
 
 /**
- * A body nothing reads (an operation that takes none, or a request answered before its body: 401,
+ * A body nothing reads (an operation that takes none, or a request responded to before its body: 401,
  * 404, 405, 415) is read by Node after the response and thrown away, to keep the connection usable,
  * for as long as the client sends it. It is held to the body limit as a body that is read is: one
  * declared larger is not read at all, its response closes the connection; one sent in chunks is cut
@@ -122,7 +122,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
  * Node's HTTP server as the service runs it: requests it must not carry out refused before routing,
- * pipelined requests held while a write ahead of them is answered, connections bounded and closed
+ * pipelined requests held while a write ahead of them awaits its response, connections bounded and closed
  * as shutdown begins, and 100 Continue sent only when a body is wanted.
  */
 export function nodeServer({
@@ -142,7 +142,7 @@ export function nodeServer({
   const awaitingContinue = new WeakSet<IncomingMessage>()
   const factory: FastifyServerFactory = (handler, given) => {
     const settings = given as unknown as ServerSettings
-    /** How a request that cannot go on to Fastify is answered; undefined when it can. */
+    /** How a request that cannot go on to Fastify is responded to; undefined when it can. */
     const refusal = (req: IncomingMessage) => {
       if (req.httpVersionMajor !== 1) return refuseHttpVersion
       const host = req.headers.host
@@ -254,7 +254,7 @@ export function nodeServer({
     )
     // RFC 9110 §10.1.1: `Expect: 100-continue` asks whether the body is wanted before it is sent. Node
     // would say yes at once; here the 100 goes out only when something starts reading the body, so a
-    // request refused first (401, 403, 404, 415) is answered without the client sending its body.
+    // request refused first (401, 403, 404, 415) is responded to without the client sending its body.
     server.on('checkContinue', (req, res) => {
       awaitingContinue.add(req)
       req.once('resume', () => {
@@ -320,7 +320,7 @@ export interface Timeouts {
 /** Fastify's options for the server it builds through `factory`, and for its router. */
 export function serverOptions(timeouts: Timeouts, maxHeaderSize: number) {
   return {
-    // Fastify's own 503 while closing is not the Error shape; the server's handler answers instead.
+    // Fastify's own 503 while closing is not the Error shape; the server's handler responds instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle' as const,
     requestTimeout: timeouts.requestTimeoutMs ?? 0,

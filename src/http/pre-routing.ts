@@ -5,12 +5,12 @@ import { type CatalogEntry, errors } from '../errors.js'
 import { errorBody } from './errors.js'
 import type { Connection } from './node-server.js'
 
-// The answers given before a request reaches Fastify (its router, hooks and error handler): requests
+// The responses given before a request reaches Fastify (its router, hooks and error handler): requests
 // Node's parser gives up on, and those the server refuses to carry out (node-server.ts). Each has the
-// Error shape and the headers every answer carries, and closes the connection.
+// Error shape and the headers every response carries, and closes the connection.
 
 /**
- * RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without a Host header. It is answered
+ * RFC 9112 §3.2: a server responds 400 to an HTTP/1.1 request without a Host header. It is responded to
  * before the router (Fastify reads Host), and the connection is closed, as Node itself would.
  */
 export function refuseWithoutHost(response: ServerResponse, headers: Record<string, string>): void {
@@ -36,7 +36,7 @@ export const VALID_HOST = /^(?:\[[0-9A-Za-z:.!$&'()*+,;=_~-]*\]|[0-9A-Za-z.!$&'(
 
 /**
  * RFC 9112 §2.3: this server speaks HTTP/1.1 and 1.0. Node's parser also takes a request line
- * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would answer either as 1.1.
+ * without a version (HTTP/0.9's) and `HTTP/2.0` written as text, and would respond to either as 1.1.
  */
 export function refuseHttpVersion(response: ServerResponse, headers: Record<string, string>): void {
   refuseBeforeRouting(response, headers, errors.BAD_REQUEST, 'Only HTTP/1.1 and HTTP/1.0 are served.')
@@ -45,7 +45,7 @@ export function refuseHttpVersion(response: ServerResponse, headers: Record<stri
 /**
  * RFC 9112 §3.2 (Host) and RFC 9110 §5.3 (fields that are not lists): a request with two of them is
  * ambiguous. Node keeps the first of each and drops the rest silently, where a proxy in front may have
- * acted on the last; answered 400, and the connection closed, instead of guessing which was meant.
+ * acted on the last; refused with 400, and the connection closed, instead of guessing which was meant.
  */
 export function refuseRepeatedField(name: string) {
   return (response: ServerResponse, headers: Record<string, string>): void =>
@@ -53,7 +53,7 @@ export function refuseRepeatedField(name: string) {
 }
 
 /**
- * RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node's own answer is a
+ * RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node's own response is a
  * bare 417 that keeps the connection open, so a body the client sent anyway would be read as the
  * next request; this one has the Error shape and closes the connection.
  */
@@ -123,7 +123,7 @@ function overflowEntry(error: Error, maxHeaderSize: number) {
 }
 
 /**
- * Answers the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
+ * Responds to the errors Node's HTTP parser raises before Fastify sees a request (a broken request line,
  * an oversized header block, a timeout) with the Error shape, then closes the connection.
  */
 export function clientErrorHandler(
@@ -198,8 +198,8 @@ export function refuseConnect(socket: Duplex, headers: Record<string, string>): 
 }
 
 /**
- * An answer written straight to the socket, for requests no HTTP response object exists for. It
- * carries the headers every answer does (request id, security headers): a browser sniffs or frames
+ * A response written straight to the socket, for requests no HTTP response object exists for. It
+ * carries the headers every response does (request id, security headers): a browser sniffs or frames
  * this one as readily as any other.
  */
 function endWithError(

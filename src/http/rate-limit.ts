@@ -62,7 +62,7 @@ interface Counted {
 
 const NO_ROUTE = { config: {} }
 
-/** The key a request was counted against, once it was admitted: given back if its answer is a 304. */
+/** The key a request was counted against, once it was admitted: given back if its response is a 304. */
 const COUNTED = Symbol('rateLimitCounted')
 
 declare module 'fastify' {
@@ -105,7 +105,7 @@ export interface Limiters {
  * settled with every process on the database (limits/shared-counts.ts), so that a limit holds across
  * instances and workers. SQLite gives none: its service is one instance, and the counts' writes
  * would queue on the file's one writer with the group commits of creates, so each of its workers
- * counts alone. A request whose answer is a 304 is given back: a client revalidating what
+ * counts alone. A request whose response is a 304 is given back: a client revalidating what
  * it holds is not held to the limit for it.
  */
 export async function installRateLimits(
@@ -131,7 +131,7 @@ export async function installRateLimits(
     }
     done(null, payload)
   }
-  // Only a GET or a HEAD answers 304: the other routes have no hook to run.
+  // Only a GET or a HEAD responds 304: the other routes have no hook to run.
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
     if (methods.includes('GET') || methods.includes('HEAD'))

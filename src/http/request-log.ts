@@ -7,7 +7,7 @@ import { logsAt } from '../log.js'
  */
 export class QuietRequestLog extends LogController {
   override incomingRequest(): void {}
-  /** `metadata.ms` where the reply's own clock never ran (an answer given before routing). */
+  /** `metadata.ms` where the reply's own clock never ran (a response given before routing). */
   override requestCompleted(
     _error: unknown,
     request: FastifyRequest,

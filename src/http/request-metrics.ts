@@ -12,7 +12,7 @@ export interface RequestRecorder {
 }
 
 /**
- * Counts and times answered requests by their route template (`/plants/:id`, never the concrete
+ * Counts and times completed requests by their route template (`/plants/:id`, never the concrete
  * URL), so the number of series is fixed by the routes, not by what clients send. The labelled
  * children of one route, method and status are made once and kept, not looked up per response.
  */
@@ -87,7 +87,7 @@ export function recordUnknownRoute(
 }
 
 /**
- * Counts and logs an answer given before routing, which no hook sees, as a request no route matched.
+ * Counts and logs a response given before routing, which no hook sees, as a request no route matched.
  * Fastify starts a reply's clock only past routing, so reply.elapsedTime is 0 here: timed from now,
  * which is as good as from arrival, the router having just given up.
  */

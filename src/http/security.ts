@@ -20,13 +20,13 @@ const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
       frameAncestors: ["'none'"],
     },
   },
-  // An API answer is fetched, not embedded; CORS (when enabled) decides who may read it.
+  // An API response is fetched, not embedded; CORS (when enabled) decides who may read it.
   crossOriginResourcePolicy: { policy: 'same-site' },
   crossOriginEmbedderPolicy: false,
   // Browsers that know only X-Frame-Options are told what frame-ancestors 'none' tells the others.
   xFrameOptions: { action: 'deny' },
   // Headers for old browsers' page features (IE downloads, Flash policies, DNS prefetch, the retired
-  // XSS auditor, agent clusters) say nothing about a JSON answer; each would cost bytes on every one.
+  // XSS auditor, agent clusters) say nothing about a JSON response; each would cost bytes on every one.
   originAgentCluster: false,
   xDnsPrefetchControl: false,
   xDownloadOptions: false,
@@ -35,8 +35,8 @@ const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
 }
 
 /**
- * Response headers for a JSON API, set on every answer. The content security policy is strict but lets
- * a documentation page served from this origin (scripts, styles and images of a bundled Swagger UI)
+ * Response headers for a JSON API, set on every response. The content security policy is strict but
+ * lets a documentation page served from this origin (scripts, styles and images of a bundled Swagger UI)
  * work; it loads nothing from elsewhere and cannot be framed. helmet computes them once, here: the
  * Fastify plugin would rebuild its middleware, and reparse the policy, on every request.
  */
@@ -54,7 +54,7 @@ export function securityHeaders(): Record<string, string> {
   return headers
 }
 
-// Every request header the service reads: a script's own If-None-Match (answers carry
+// Every request header the service reads: a script's own If-None-Match (responses carry
 // Cache-Control: no-store, so the browser's cache never sends one for it) needs a preflight like the rest.
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
@@ -85,9 +85,9 @@ export const CORS_EXPOSED_HEADERS = [
 ]
 
 /**
- * The headers the CORS plugin puts on an answer while CORS is on (none when it is off): Vary, because
- * an answer to a browser would differ, the request's origin when it is an allowed one, and the exposed
- * headers. For the answers the plugin's hook never runs for: those given before routing, such as a URL
+ * The headers the CORS plugin puts on a response while CORS is on (none when it is off): Vary, because
+ * a response to a browser would differ, the request's origin when it is an allowed one, and the exposed
+ * headers. For the responses the plugin's hook never runs for: those given before routing, such as a URL
  * the router cannot read, which a script on an allowed origin must be able to read as it reads any
  * other error.
  */
@@ -102,7 +102,7 @@ export function corsHeaders(
   return headers
 }
 
-/** Off unless origins are configured: then only those browser origins may call, and read answers. */
+/** Off unless origins are configured: then only those browser origins may call, and read responses. */
 export async function installCors(app: FastifyInstance, origins: string[] | null | undefined): Promise<void> {
   if (!origins || origins.length === 0) return
   const preflight = {
@@ -114,7 +114,7 @@ export async function installCors(app: FastifyInstance, origins: string[] | null
     strictPreflight: false,
   }
   // Only an OPTIONS that names a method in Access-Control-Request-Method is a preflight (Fetch, CORS
-  // protocol). The plugin would answer any other with a 204 too, on a path no route has and without
+  // protocol). The plugin would respond to any other with a 204 too, on a path no route has and without
   // Allow; routed instead, it gets the 404, or the 405 with Allow, that it gets without CORS
   // (RFC 9110 §9.3.7).
   const other = { ...preflight, preflight: false }
@@ -127,7 +127,7 @@ export async function installCors(app: FastifyInstance, origins: string[] | null
 /**
  * Load shedding: while the event loop lags more than `maxEventLoopDelayMs`, requests are refused at
  * once with 503 and Retry-After (the one error handler gives it the Error shape) instead of queueing
- * until every client times out. Liveness (/healthz) stays answered; readiness turns 503 with the rest,
+ * until every client times out. Liveness (/healthz) still responds; readiness turns 503 with the rest,
  * which is what makes a load balancer send traffic elsewhere.
  */
 export async function installLoadShedding(app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
@@ -136,9 +136,8 @@ export async function installLoadShedding(app: FastifyInstance, maxEventLoopDela
   // sample at all, which the plugin reads as infinite lag.
   const sampleInterval = Math.min(1000, Math.max(100, maxEventLoopDelayMs))
   // The plugin measures from its registration, so its first windows hold the process's own start
-  // (schemas compiled, routes built), which on a busy machine lags past the limit: the first
-  // requests after "listening" were refused though nothing was queued. The lag in force two windows
-  // after ready was measured after it.
+  // (schemas compiled, routes built), which on a busy machine lags past the limit though nothing is
+  // queued. Only the lag two windows after ready counts.
   let measuredFrom = Number.POSITIVE_INFINITY
   app.addHook('onReady', (done) => {
     measuredFrom = performance.now() + 2 * sampleInterval

@@ -2,9 +2,9 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 
 /**
  * Fastify's own serializer compiler (fast-json-stringify), building each distinct response shape
- * once per app. Every operation documents its error answers with the Error shape, each under a
- * description and headers of its own; neither changes what is written, yet compiled one by one those
- * answers were most of what a start spent generating code.
+ * once per app. Every operation documents its error responses with the Error shape, each under a
+ * description and headers of its own; neither changes what is written, so sharing one serializer per
+ * shape spares a start most of its code generation.
  */
 export const shapeSharingSerializers: SerializerSelector.SerializerFactory = (externalSchemas, options) => {
   const compile = SerializerSelector()(externalSchemas, options)

@@ -8,7 +8,7 @@ export interface Count {
 /** How a process counts requests against its rate limits. */
 export interface Counting {
   /**
-   * Counts a request against `key`, limited to `max` per `windowMs`; a promise when the answer waits
+   * Counts a request against `key`, limited to `max` per `windowMs`; a promise when the response waits
    * for allowance to be reserved.
    */
   count(key: string, windowMs: number, max: number): Count | Promise<Count>

@@ -4,8 +4,8 @@ import { type Count, type Counting, MAX_COUNTED_KEYS } from './counting.js'
 /**
  * Counters of this process alone, each window timed on the monotonic clock from the key's first
  * request in it. The plugin's own store times them by the wall clock: a step back (NTP, a resumed VM)
- * put a window's start in the future, so the count did not start again until the clock had caught
- * up, and a client that had spent its allowance was refused for as long as the step.
+ * puts a window's start in the future, so the count does not start again until the clock has caught
+ * up, and a client that has spent its allowance is refused for as long as the step.
  */
 export class LocalCounts implements Counting {
   /** In the order last counted, so the first is the one counted longest ago. */

@@ -12,7 +12,7 @@ export const SETTLE_INTERVAL_MS = 100
  * reserve ask for sooner than the interval: however many requests wait, they share a statement.
  */
 const SETTLE_SPACING_MS = 20
-/** A settlement still unanswered after this long: the process counts alone until one succeeds. */
+/** A settlement still without a response after this long: the process counts alone until one succeeds. */
 const ALONE_AFTER_MS = 1000
 /** A process holds this many intervals' worth of a key's recent requests in reserve. */
 const INTERVALS_AHEAD = 2
@@ -86,7 +86,7 @@ export interface SharedCountsOptions {
  * settlements on the monotonic clock, so that a step of the host's clock moves none.
  * While settlements fail (the database is unreachable) or hang, the process counts alone, up to the
  * whole limit, as if it were the only one, rather than refusing or failing requests; what it admitted
- * meanwhile is settled once the database answers again.
+ * meanwhile is settled once the database responds again.
  *
  * Why reservations: a process that admitted a share of what was left at its last settlement (left
  * over the live processes) would count on a total that misses what the others admitted since their

@@ -145,7 +145,7 @@ export class ClusterMetricsPrimary {
         },
       }
       this.collections.set(id, collection)
-      // Only in the moment before the first worker's start is known here: an empty answer would
+      // Only in the moment before the first worker's start is known here: an empty response would
       // look to Prometheus like every series had gone.
       if (workers.length === 0) collection.finish(new Error('no worker listens yet'))
       for (const worker of workers) {

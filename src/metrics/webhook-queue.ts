@@ -7,7 +7,7 @@ import type { Metrics } from './registry.js'
  * dispatcher runs on its own thread (and in every instance), so the database is the one place that
  * sees all of it; across cluster workers these gauges take one worker's value, not the sum.
  *
- * While the database cannot answer, both are left out of the scrape (no sample rather than a stale
+ * While the database cannot respond, both are left out of the scrape (no sample rather than a stale
  * or made-up one) and the rest of it is served: a failed read would fail the whole scrape, hiding
  * the request counts and process figures that show the outage itself.
  */

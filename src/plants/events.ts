@@ -15,8 +15,9 @@ export function plantJson(plant: Plant): string {
  * The event a change to a plant produces, as a Standard Webhooks envelope
  * `{type, timestamp, data}`. It is written in the same transaction as the change (a transactional
  * outbox), so an event exists if and only if its change committed. It has no id: the store gives it
- * one made from its seq and time (the `webhook-id` receivers deduplicate on). `traceparent` is that of the traced request that made the change
- * (currentTraceparent, taken when the request asked, not when its batch is written).
+ * one made from its seq and time (the `webhook-id` receivers deduplicate on). `traceparent` is that
+ * of the traced request that made the change (currentTraceparent, taken when the request asked, not
+ * when its batch is written).
  */
 export function plantEvent(
   type: PlantEventType,

@@ -6,8 +6,8 @@ import { plantEvent, plantJson } from './events.js'
 import type { NewPlant } from './model.js'
 import { plantExists } from './service.js'
 
-/** The answer to a create, as sent the first time and as replayed to a retry. */
-export interface RecordedAnswer {
+/** The response to a create, as sent the first time and as replayed to a retry. */
+export interface RecordedResponse {
   status: number
   body: string
   replayed: boolean
@@ -24,7 +24,7 @@ export function fingerprintOf(plant: NewPlant): string {
 const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
 /**
- * Creates under an Idempotency-Key (IETF httpapi draft): the first answer is stored in the plant's own
+ * Creates under an Idempotency-Key (IETF httpapi draft): the first response is stored in the plant's own
  * transaction and replayed to every retry with the same key and content within the retention time.
  */
 export class IdempotentCreates {
@@ -40,12 +40,12 @@ export class IdempotentCreates {
     private readonly onPurgeError: (error: unknown) => void = () => {},
   ) {}
 
-  async create(plant: NewPlant, tokenId: string, key: string): Promise<RecordedAnswer> {
+  async create(plant: NewPlant, tokenId: string, key: string): Promise<RecordedResponse> {
     const now = this.now()
     this.purgeNowAndThen(now)
     const fingerprint = fingerprintOf(plant)
     // Claimed before the first await, so a retry that arrives while the first request is running in
-    // this process gets 409 however long the database takes to answer the lookup.
+    // this process gets 409 however long the database takes to respond to the lookup.
     const slot = `${tokenId}\n${key}`
     if (this.running.has(slot)) throw new AppError(errors.IDEMPOTENCY_IN_PROGRESS)
     this.running.add(slot)
@@ -87,7 +87,7 @@ export class IdempotentCreates {
   }
 }
 
-function replay(record: IdempotencyRecord, fingerprint: string): RecordedAnswer {
+function replay(record: IdempotencyRecord, fingerprint: string): RecordedResponse {
   if (record.fingerprint !== fingerprint) throw new AppError(errors.IDEMPOTENCY_KEY_REUSED)
   return { status: record.status, body: record.body, replayed: true }
 }

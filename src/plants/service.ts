@@ -12,7 +12,7 @@ export interface TaggedPlant {
   etag: string
 }
 
-/** The plant as created, with the ETag of its first version and its JSON text (the answer's body). */
+/** The plant as created, with the ETag of its first version and its JSON text (the response's body). */
 export async function createPlant(
   store: PlantStore,
   plant: NewPlant,
@@ -94,7 +94,7 @@ function preconditionsHold(
 }
 
 /**
- * The write's outcome as an answer. The catalog's words for 412 speak of If-Match; a write that failed
+ * The write's outcome as a response. The catalog's words for 412 speak of If-Match; a write that failed
  * on If-None-Match (alone, or beside an If-Match that held) says so instead.
  */
 function written(id: bigint, result: WriteResult, failed: FailedCondition): TaggedPlant {

@@ -14,10 +14,9 @@ export async function inChunks(chunk: () => number | Promise<number>, signal?: A
     const changed = await chunk()
     total += changed
     if (changed < CHUNK) return total
-    // SQLite writes synchronously: a whole day of rows deleted at once would hold the event loop,
-    // and every request, for seconds. Resting as long as the chunk took leaves requests at least half
-    // of the time: chunk after chunk with only a turn between them halved the creates a second for
-    // the seconds a large sweep lasted. The database's own work is spread out alike on PostgreSQL.
+    // SQLite writes synchronously, so one large delete would hold the event loop, and every request.
+    // Resting as long as the chunk took leaves requests at least half the time (on PostgreSQL, half
+    // the database's time).
     const took = performance.now() - started
     await new Promise((resolve) => setTimeout(resolve, Math.max(1, took)))
   }

@@ -1,7 +1,7 @@
 /**
- * The database could not be reached, or stopped answering within its timeout. The operation did not
+ * The database could not be reached, or stopped responding within its timeout. The operation did not
  * complete as far as this process knows (a write may still have committed if the connection broke
- * during COMMIT), and it may succeed when retried later: the HTTP layer answers 503 with Retry-After.
+ * during COMMIT), and it may succeed when retried later: the HTTP layer responds 503 with Retry-After.
  */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
@@ -15,8 +15,8 @@ export const NO_FILE_BACKUP_ON_POSTGRES =
  * SQLite's errors that say the database cannot be used at the moment rather than that the request or
  * the code is wrong: the disk is full, another process held the write lock past the busy timeout, the
  * file cannot be written or read (made read-only, moved, an I/O error). SQLite raises them from any
- * statement on any connection, so they are recognised where an answer is chosen instead of being
- * wrapped at every call; like an unreachable PostgreSQL they answer 503 with Retry-After, not 500.
+ * statement on any connection, so they are recognised where a response is chosen instead of being
+ * wrapped at every call; like an unreachable PostgreSQL they get a 503 with Retry-After, not 500.
  */
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|IOERR|READONLY|CANTOPEN)(_|$)/
 
@@ -32,7 +32,7 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|IOERR|READONLY|CANTOPEN)(_|$)/
  */
 const POSTGRES_UNAVAILABLE = /^(25006|25P03|40001|40P01|53[0-9A-Z]{3}|57014|58[0-9A-Z]{3})$/
 
-/** True for a database error that a later retry may not meet: answered 503 with Retry-After. */
+/** True for a database error that a later retry may not meet: a 503 with Retry-After. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code))

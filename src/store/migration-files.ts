@@ -34,10 +34,10 @@ export function refuseNewerSchema(applied: Iterable<number>, known: Migration[])
 }
 
 /**
- * A migration refused by the database (a table or column it adds is there already, say) failed with
+ * A migration refused by the database (a table or column it adds is there already, say) fails with
  * the database's own words alone, naming neither the migration nor what became of the ones before it
- * in the same run: all of them were undone with it, which an operator midway through an upgrade needs
- * to know. The cause's code is kept, for callers that tell failures apart by it.
+ * in the same run; this names both, since all of them are undone with it, which an operator midway
+ * through an upgrade needs to know. The cause's code is kept, for callers that tell failures apart by it.
  */
 export function migrationFailed(failed: Migration, applied: Iterable<number>, error: Error): Error {
   const version = Math.max(0, ...applied)

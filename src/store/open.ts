@@ -25,9 +25,9 @@ export function parseDatabaseUrl(given: string): DatabaseLocation | null {
 }
 
 /**
- * Whether the PostgreSQL driver can read the URL, asked of the driver's own parser. One it cannot read
- * (a port past 65535, a `#` in the password) was refused only once opened, as "Invalid URL" naming no
- * setting, and with exit 1 where a bad setting exits 2.
+ * Whether the PostgreSQL driver can read the URL, asked of the driver's own parser, so that one it
+ * cannot read (a port past 65535, a `#` in the password) is a bad setting (exit 2), not an "Invalid
+ * URL" naming no setting once the store opens.
  */
 function postgresDriverReads(url: string): boolean {
   try {
@@ -54,8 +54,8 @@ const LIBPQ_SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-fu
 
 /**
  * What is wrong with a PostgreSQL URL's settings, said as what was expected instead; undefined when
- * the driver can use them. Either was found only once the store opened, naming neither the setting nor
- * the value: the driver takes an `sslmode` it does not know (a typo such as `disabled`) as a request
+ * the driver can use them. Otherwise either is found only once the store opens, naming neither the
+ * setting nor the value: the driver takes an `sslmode` it does not know (a typo such as `disabled`) as a request
  * for TLS ("The server does not support SSL connections"), and reads the files `sslcert`, `sslkey`
  * and `sslrootcert` name as it parses the URL.
  */

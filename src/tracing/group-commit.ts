@@ -11,7 +11,7 @@ export interface Waiter {
  * tracing is off or no request in it is sampled. It is a child of the first sampled request's store
  * call, so it is sampled with it; every sampled request's store call links to it, and it links to
  * each of theirs, so that from any request one can reach the commit it waited for, and from the
- * commit every request it answered.
+ * commit every request it responded to.
  */
 export function startGroupCommit(
   system: 'sqlite' | 'postgresql',

@@ -63,10 +63,11 @@ const FAN_OUT_BATCH = 500
 
 /**
  * Moves events from the outbox to subscribers. Each pass fans out any event left without its
- * deliveries (both stores write a change's deliveries in its own transaction; an earlier release left
- * events for the dispatcher), then leases due deliveries and sends them concurrently; each answer is recorded (batched into one
- * transaction) with its next attempt per the retry schedule. Sends run beside the request path and
- * never hold a database lock, so a slow receiver delays neither other receivers nor `POST /plants`.
+ * deliveries (both stores write a change's deliveries in its own transaction, so only an older
+ * database holds such events), then leases due deliveries and sends them concurrently; each response
+ * is recorded (batched into one transaction) with its next attempt per the retry schedule. Sends run
+ * beside the request path and never hold a database lock, so a slow receiver delays neither other
+ * receivers nor `POST /plants`.
  * Every process runs one against the database, but only the holder of the dispatcher lease does
  * this work; the others wait to take over. The store's per-delivery leases are what keep any two
  * dispatchers from sending one attempt twice at once, the dispatcher lease only saves the others'

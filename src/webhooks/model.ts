@@ -16,7 +16,7 @@ export const SECRET_PREFIX = 'whsec_'
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
 
 /**
- * How much of an answer's body each attempt keeps, for people finding out why a receiver refused:
+ * How much of a response's body each attempt keeps, for people finding out why a receiver refused:
  * enough for an error message, small enough that recording every attempt stays cheap.
  */
 export const ANSWER_BODY_KEPT_BYTES = 1024

@@ -169,7 +169,7 @@ export function startDispatcher(
 
 /**
  * Runs the dispatcher on a worker thread with its own database connection, so signing, sending and
- * the queue's bookkeeping use another core and never hold up the event loop that answers requests.
+ * the queue's bookkeeping use another core and never hold up the event loop that serves requests.
  * A `sqlite::memory:` store cannot be opened twice, so its dispatcher runs on the main thread instead.
  */
 function runDispatcher(

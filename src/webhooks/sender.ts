@@ -14,11 +14,11 @@ export interface SenderOptions {
 }
 
 export interface SendOutcome {
-  /** The receiver's HTTP status; null when no answer came (timeout, refused, forbidden). */
+  /** The receiver's HTTP status; null when no response came (timeout, refused, forbidden). */
   statusCode: number | null
   error: string | null
   durationMs: number
-  /** The first ANSWER_BODY_KEPT_BYTES of the answer's body as they came; null when no answer came. */
+  /** The first ANSWER_BODY_KEPT_BYTES of the response's body as they came; null when no response came. */
   body: Buffer | null
   /** Whether more of the body came than `body` holds. */
   bodyTruncated: boolean
@@ -27,22 +27,22 @@ export interface SendOutcome {
 const USER_AGENT = 'plantstore-webhooks/1'
 
 /**
- * The most of an answer's body that is read. The status is the outcome; past its first bytes (kept
+ * The most of a response's body that is read. The status is the outcome; past its first bytes (kept
  * with the attempt), the body is read only so that the socket can carry the next attempt. A receiver
  * may send any amount, and reading it all would keep this thread, which sends every subscription's attempts, busy until the timeout.
  */
-const MAX_ANSWER_BODY_BYTES = 64 * 1024
+const MAX_RESPONSE_BODY_BYTES = 64 * 1024
 
 /**
  * How long an idle kept-alive socket waits for a receiver's next attempt. A receiver may close an
  * idle connection at any time, and when it does so just as the next attempt reuses it, that attempt
- * fails before any answer (ECONNRESET, "socket hang up"). Node's agent already keeps a socket for
- * one second less than a `Keep-Alive: timeout=N` answer header announces (and not at all for N ≤ 1),
+ * fails before any response (ECONNRESET, "socket hang up"). Node's agent already keeps a socket for
+ * one second less than a `Keep-Alive: timeout=N` response header announces (and not at all for N ≤ 1),
  * and drops a pooled socket whose close it has seen; but many receivers announce nothing, and
  * common ones close idle connections after 5 s (Node's own server default) to 60 s. 4 s, as undici
  * keeps them, stays under most, so such races are rare; `send` makes the rare one harmless. (The
  * agent also sets this as the socket's inactivity timeout while an attempt is on it, but destroys
- * only idle sockets on it: a slower answer is bounded by the attempt's own timeout alone.)
+ * only idle sockets on it: a slower response is bounded by the attempt's own timeout alone.)
  */
 const IDLE_SOCKET_MS = 4_000
 
@@ -52,9 +52,9 @@ const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDO
 /**
  * POSTs signed messages to receivers. The address a socket connects to is checked by the `lookup`
  * (or, for a literal IP in the URL, before connecting), redirects are never followed (a 3xx is just a
- * failed attempt), and every attempt ends by `timeoutMs`, however slowly the receiver answers.
+ * failed attempt), and every attempt ends by `timeoutMs`, however slowly the receiver responds.
  *
- * An attempt that reused a kept-alive socket and lost it before any byte of an answer came is sent
+ * An attempt that reused a kept-alive socket and lost it before any byte of a response came is sent
  * again at once, within the same attempt and its timeout, on a new connection of its own: the
  * receiver most likely closed the idle connection just as it was reused, and had not seen the
  * request. Should it have seen it after all, it gets the message twice, with the same `webhook-id`
@@ -91,11 +91,11 @@ export class WebhookSender {
     return new Promise((resolve) => {
       let settled = false
       let timer: NodeJS.Timeout | undefined
-      // The answer's first bytes, of the request that gave the answer (a superseded one gave none).
+      // The response's first bytes, of the request that gave the response (a superseded one gave none).
       let kept: Buffer[] = []
       let keptBytes = 0
       let bodyTruncated = false
-      let answered: number | undefined
+      let respondedStatus: number | undefined
       const finish = (statusCode: number | null, error: string | null) => {
         if (settled) return
         settled = true
@@ -131,9 +131,10 @@ export class WebhookSender {
       let expired = false
       timer = setTimeout(() => {
         expired = true
-        // The status is the answer, and the body only a note on it: a receiver that answered in time
-        // and still trickles its body has answered, and what came of the body is kept. The socket goes, as for a body too long to read.
-        if (answered !== undefined) finish(answered, null)
+        // The status is the outcome, and the body only a note on it: a receiver that responded in time
+        // and still trickles its body has responded, and what came of the body is kept. The socket goes,
+        // as for a body too long to read.
+        if (respondedStatus !== undefined) finish(respondedStatus, null)
         current?.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`))
       }, this.options.timeoutMs)
 
@@ -154,7 +155,7 @@ export class WebhookSender {
         })
         request.on('response', (response) => {
           if (!live()) return
-          answered = response.statusCode
+          respondedStatus = response.statusCode
           // Only its start is kept, for the attempt's record; reading the rest to the end lets the
           // socket be reused, unless it is long.
           let bodyBytes = 0
@@ -170,7 +171,7 @@ export class WebhookSender {
               keptBytes += part.length
             }
             if (bodyBytes > keptBytes) bodyTruncated = true
-            if (bodyBytes <= MAX_ANSWER_BODY_BYTES) return
+            if (bodyBytes <= MAX_RESPONSE_BODY_BYTES) return
             finish(response.statusCode ?? null, null)
             request.destroy()
           })
@@ -187,8 +188,10 @@ export class WebhookSender {
         request.on('close', () => {
           if (!live()) return
           finish(
-            answered ?? null,
-            answered === undefined ? 'connection closed without an answer' : 'connection closed mid-answer',
+            respondedStatus ?? null,
+            respondedStatus === undefined
+              ? 'connection closed without an answer'
+              : 'connection closed mid-answer',
           )
         })
         request.on('error', (error: Error & { code?: string }) => {
@@ -196,7 +199,7 @@ export class WebhookSender {
           const lostReusedSocket =
             !fresh &&
             request.reusedSocket &&
-            answered === undefined &&
+            respondedStatus === undefined &&
             (request.socket?.bytesRead ?? bytesReadBefore) === bytesReadBefore &&
             CONNECTION_LOST.has(error.code ?? '') &&
             !expired &&

@@ -69,7 +69,7 @@ export async function deleteWebhook(store: WebhookStore, id: string): Promise<vo
  * A new secret signs from now on; the one it replaces keeps signing too for 24 hours, then stops.
  * There is one previous secret: a rotation within those 24 hours drops the one before at once.
  * The store swaps the secrets in one statement: a secret read first and written back would let two
- * rotations that cross both keep the original, and the secret the first one answered never sign.
+ * rotations that cross both keep the original, and the secret the first one returned never sign.
  */
 export async function rotateSecret(
   store: WebhookStore,
@@ -84,7 +84,7 @@ export async function rotateSecret(
 
 export async function sendTestEvent(store: WebhookStore, id: string): Promise<DeliveryRecord> {
   await getWebhook(store, id)
-  // Deleted since it was found: the answer is the one the client would have had a moment later.
+  // Deleted since it was found: the response is the one the client would have had a moment later.
   const delivery = await store.enqueueTest(id, { ...testEvent(id), traceparent: currentTraceparent() })
   if (!delivery) throw new AppError(errors.WEBHOOK_NOT_FOUND)
   return delivery
@@ -128,7 +128,7 @@ export async function listAttempts(
     ? await store.listAttempts(id, deliveryId, { ...options, limit: options.limit + 1 })
     : undefined
   if (rows === undefined) {
-    // As for a retry: a missing subscription is the more precise answer.
+    // As for a retry: a missing subscription is the more precise response.
     await getWebhook(store, id)
     throw new AppError(errors.DELIVERY_NOT_FOUND)
   }
@@ -148,7 +148,7 @@ export async function retryDelivery(
     : undefined
   if (!delivery) {
     // Deleting a subscription deletes its deliveries: a missing subscription is then the reason, and
-    // the answer the client can act on. Looked up only now, so no deletion can fall in between.
+    // the response the client can act on. Looked up only now, so no deletion can fall in between.
     await getWebhook(store, id)
     throw new AppError(errors.DELIVERY_NOT_FOUND)
   }
@@ -158,7 +158,7 @@ export async function retryDelivery(
 /**
  * Runs a queueing of deliveries (a replay, a recovery) for a subscription that exists, and says how
  * many it queued. Nothing queued may mean the subscription was deleted since it was found: then it
- * is a 404, as it would have been a moment earlier, not an empty answer.
+ * is a 404, as it would have been a moment earlier, not an empty response.
  */
 async function queueFor(store: WebhookStore, id: string, queue: () => Promise<number>): Promise<number> {
   await getWebhook(store, id)

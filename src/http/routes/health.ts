@@ -12,7 +12,7 @@ export interface Lifecycle {
   draining: boolean
 }
 
-/** The answer of a health check; the description says what it means for the operation's caller. */
+/** The response of a health check; the description says what it means for the operation's caller. */
 const Status = (description: string) => Type.Object({ status: Type.String() }, { description })
 
 export async function healthRoutes(
@@ -22,9 +22,9 @@ export async function healthRoutes(
   app.get(
     '/healthz',
     {
-      // Liveness is answered even while load is shed: a busy process is not a dead one.
+      // Liveness responds even while load is shed: a busy process is not a dead one.
       config: { pressureHandler: () => undefined },
-      // A health answer is a few bytes: compressing it would cost more than it saves.
+      // A health response is a few bytes: compressing it would cost more than it saves.
       compress: false,
       schema: {
         operationId: 'health',

@@ -4,7 +4,7 @@ import { AppError, errors } from '../../errors.js'
 
 // Every method Node's parser lets through (PROPFIND, PURGE, M-SEARCH…), not only those Fastify knows:
 // on a known path each is a wrong method, not a wrong path. CONNECT never reaches a route (app.ts).
-// OPTIONS is one too: with CORS on, its hook answers a preflight before any route's hook runs.
+// OPTIONS is one too: with CORS on, its hook responds to a preflight before any route's hook runs.
 const METHODS = NODE_METHODS.filter((m) => m !== 'CONNECT') as HTTPMethods[]
 
 /** Lets routes be declared for the methods Fastify does not know by default; call before any route. */
@@ -13,7 +13,7 @@ export function recognizeEveryMethod(app: FastifyInstance): void {
 }
 
 /**
- * Answers the methods a path does not support with 405 and an `Allow` header, instead of a 404 that
+ * Responds to the methods a path does not support with 405 and an `Allow` header, instead of a 404 that
  * would suggest the path itself is wrong. Registered without authentication: 405 wins over 401.
  */
 export function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTTPMethods[]): void {

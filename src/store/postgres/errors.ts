@@ -58,8 +58,8 @@ export async function guarded<T>(operation: () => Promise<T>): Promise<T> {
 
 /**
  * A connection the server refused for good (class 28: the password or the role refused; 3D000: no
- * such database) named only the user or the database, not which server said so: with several
- * databases configured, the operator could not tell which setting was wrong. The server and the
+ * such database) names only the user or the database, not which server said so: with several
+ * databases configured, the operator could not tell which setting is wrong. The server and the
  * database are added (never the password); the code stays, so callers still tell it from an outage.
  * A search path that names no schema that exists (3F000) fails the first migration with "no schema
  * has been selected to create in", which names no setting: it is said what to do.

@@ -6,10 +6,9 @@
  * The id of the delivery of event `seq` to the subscription numbered `number` (SQL expressions):
  * `dlv_`, the seq in 14 hex digits, the number in 10, as the SQLite store makes it. One delivery
  * exists per (subscription, event), and no two subscriptions share a number, so no two deliveries
- * share an id; and the ids of new deliveries ascend, each on the rightmost page of the id index (a
- * random id dirtied a random page of it). `lpad` would cut a longer value short, but neither field
- * gets near its width: 2^56 events, 2^40 subscriptions. Deliveries made before this form keep their
- * random ids, of the same shape.
+ * share an id; and new ids ascend, each on the rightmost page of the id index rather than a random
+ * one. `lpad` would cut a longer value short, but neither field gets near its width: 2^56 events,
+ * 2^40 subscriptions. Older deliveries may hold random ids of the same shape.
  */
 export function deliveryId(seq: string, number: string): string {
   return `'dlv_' || lpad(to_hex(${seq}), 14, '0') || lpad(to_hex(${number}), 10, '0')`

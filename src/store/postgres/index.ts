@@ -17,7 +17,7 @@ export interface PostgresOptions {
   url: string
   /**
    * Most pooled connections; one more is opened to LISTEN for revocations, re-read their epoch
-   * (also while every pooled connection is taken) and answer pings.
+   * (also while every pooled connection is taken) and respond to pings.
    */
   poolSize?: number
   /** Longest wait to connect, or for any one query; past it the operation fails as unavailable. */

@@ -52,8 +52,8 @@ export async function migrate(
 /**
  * Migrates on a connection opened for it without the per-query timeouts of `connection`: a migration
  * may rightly take longer than any request should (an index built over a large table, a lock it waits
- * for), and so may waiting on the lock for another instance's. Under those timeouts the first was
- * cancelled on every start, and the second failed as "unreachable". Only connecting stays bounded.
+ * for), and so may waiting on the lock for another instance's. Under those timeouts the first would be
+ * cancelled on every start, and the second fail as "unreachable". Only connecting stays bounded.
  */
 export async function migrateDatabase(connection: ClientConfig): Promise<Migration[]> {
   const { query_timeout: _query, statement_timeout: _statement, ...untimed } = connection

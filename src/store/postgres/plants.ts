@@ -102,8 +102,7 @@ const MAX_BATCH = 500
  * events and holds it through its COMMIT, so batches commit one after another whatever this is; a
  * second batch in flight only splits the writes that arrive during a commit into more, smaller
  * transactions, each waiting for the lock and flushing the WAL on its own. With one, everything that
- * arrives during a commit goes into the next batch, and an instance answered more creates a second
- * than with several batches at once.
+ * arrives during a commit goes into the next batch.
  */
 const BATCHES_AT_ONCE = 1
 
@@ -115,9 +114,9 @@ function toPlant(row: PlantRow): Plant {
 
 /**
  * The positions of `ids` in ascending order (given order among equal ids). Every transaction that
- * writes several plants takes their rows in this order: two that share ids (retries on one instance,
- * the same writes on another, an import) then wait for each other, where taking them in arrival
- * order let each hold a row the other wanted, and PostgreSQL failed one batch as deadlocked.
+ * writes several plants takes their rows in this order, so two that share ids (retries on one
+ * instance, the same writes on another, an import) wait for each other instead of each holding a row
+ * the other wants, which PostgreSQL would fail as a deadlock.
  */
 function inIdOrder(ids: readonly bigint[]): number[] {
   return ids
@@ -132,7 +131,7 @@ function inIdOrder(ids: readonly bigint[]): number[] {
 /**
  * Plants in PostgreSQL with group commit: creates, updates and deletes that arrive while the batch
  * before is in flight are queued and written together, one transaction and one WAL flush per batch,
- * and each request is answered only after its batch committed. `INSERT … ON CONFLICT DO NOTHING`
+ * and each write resolves only after its batch committed. `INSERT … ON CONFLICT DO NOTHING`
  * makes a duplicate (also one inserted by another instance a moment earlier) fail only its own
  * request; a failed commit fails every request of its batch.
  */
@@ -217,9 +216,9 @@ export class PostgresPlantStore implements PlantStore {
 
   /**
    * Every point read of the turn in one query: one round trip, and one statement for the database to
-   * parse, plan and run, where a query per read made the database the bottleneck of a load of reads.
-   * The query is sent once the turn has received every request
-   * it serves, so a read never misses a write whose answer went out before its request came.
+   * parse, plan and run, so a load of reads does not make the database the bottleneck. The query is
+   * sent once the turn has received every request it serves, so a read never misses a write whose
+   * response went out before its request came.
    */
   private async readGathered(reads: PendingRead[]): Promise<void> {
     let rows: VersionedRow[]
@@ -270,7 +269,7 @@ export class PostgresPlantStore implements PlantStore {
     return result.outcome === 'done' ? { ...result, version: result.version - 1 } : result
   }
 
-  /** Waits until every accepted create has been answered, so that closing never drops one. */
+  /** Waits until every accepted create has settled, so that closing never drops one. */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0 || this.queue.length > 0 || this.scheduled) {
       if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
@@ -312,9 +311,9 @@ export class PostgresPlantStore implements PlantStore {
       endSpan(span)
     } catch (error) {
       endSpan(span, error)
-      // A batch the database did not answer (within the timeout, or on a broken link): the writes
-      // queued behind it, one batch at a time, would each wait a whole timeout more for the same
-      // answer, so they get it now.
+      // A batch the database did not respond to (within the timeout, or on a broken link): the
+      // writes queued behind it, one batch at a time, would each wait a whole timeout more for the
+      // same failure, so they get it now.
       const failed = error instanceof StoreUnavailableError ? [...batch, ...this.queue.splice(0)] : batch
       for (const item of failed) item.reject(error)
       return
@@ -571,10 +570,10 @@ async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Pr
 }
 
 /**
- * Reads each distinct page of a turn once, however many asked for it: under a load of the same page
- * (a first page many clients poll), a query per request made the database the bottleneck. Different
- * pages still go as queries of their own, which the pool runs side by side; one query for them all
- * (LATERAL) ran them one after another in one database process, and was slower on a large table.
+ * Reads each distinct page of a turn once, however many asked for it, so that a load of the same
+ * page (a first page many clients poll) does not make the database the bottleneck. Different pages go
+ * as queries of their own, which the pool runs side by side; one query for them all (LATERAL) would
+ * run them one after another in one database process.
  */
 function readEachOnce<T>(pages: PendingPage<T>[], read: (page: PageQuery) => Promise<T>): void {
   const distinct = new Map<string, PendingPage<T>[]>()

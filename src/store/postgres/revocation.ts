@@ -30,10 +30,10 @@ export interface RevocationWatchOptions {
  * instance that LISTENs within milliseconds of the commit; and the epoch is re-read every
  * `pollIntervalMs`, which bounds the delay when the listening connection was down or a notification
  * was lost. The listening connection is re-opened on the next poll after it breaks, or after it fails
- * to answer a round trip: a link that stalled (a firewall or NAT that dropped its state) leaves it
+ * to respond to a round trip: a link that stalled (a firewall or NAT that dropped its state) leaves it
  * open but deaf, with no error, until TCP keepalive gives up hours later.
  *
- * Each re-read goes two ways at once, and either answer confirms the epoch: on the listening
+ * Each re-read goes two ways at once, and either response confirms the epoch: on the listening
  * connection, which no query of the pool can hold up, so slow queries or a burst of requests that
  * take every pooled connection do not leave it unconfirmed while the database is fine; and through
  * the pool, which keeps it confirmed while the listening connection is deaf, until its round trip
@@ -41,8 +41,8 @@ export interface RevocationWatchOptions {
  *
  * While the database cannot be reached none of this works, and a token this process verified before
  * needs no database: one revoked meanwhile would be accepted for as long as the outage lasts. So once
- * no re-read has answered for the bound, on either connection, the epoch is not known, and reading it
- * fails as an unreachable database does; the next re-read that answers ends that.
+ * no re-read has succeeded for the bound, on either connection, the epoch is not known, and reading it
+ * fails as an unreachable database does; the next re-read that succeeds ends that.
  */
 export class RevocationWatch {
   readonly channel = REVOCATION_CHANNEL
@@ -52,7 +52,7 @@ export class RevocationWatch {
    * the first listening connection before it listens.
    */
   private schema: string | undefined
-  /** When the last re-read that answered was sent (performance.now()); undefined until one has. */
+  /** When the last re-read that succeeded was sent (performance.now()); undefined until one has. */
   private confirmedAt: number | undefined
   private listener: pg.Client | undefined
   private connecting: Promise<void> | undefined
@@ -103,8 +103,8 @@ export class RevocationWatch {
   /**
    * One round trip on the listening connection, opened first if it is down, that re-reads the epoch;
    * a connection that fails it is closed, to be opened again. It is not one of the pool's, so it
-   * answers while every pooled connection is taken, and it has the same timeouts: a database that
-   * does not answer fails it within them. Calls made while one is on its way share it, so a dead
+   * responds while every pooled connection is taken, and it has the same timeouts: a database that
+   * does not respond fails it within them. Calls made while one is on its way share it, so a dead
    * connection never has more than one query waiting on it.
    */
   check(): Promise<void> {
@@ -144,16 +144,16 @@ export class RevocationWatch {
    */
   private async readEpoch(client: pg.Client): Promise<void> {
     const sent = performance.now()
-    // Two statements in one simple query answer with one result each; the epoch is the last.
+    // Two statements in one simple query return one result each; the epoch is the last.
     const answer: unknown = await client.query(`LISTEN ${this.channel}; ${EPOCH_QUERY}`)
     const results = (Array.isArray(answer) ? answer : [answer]) as pg.QueryResult<{ value: string }>[]
     this.confirm(results.at(-1)?.rows[0]?.value, sent)
   }
 
-  /** `sent` is taken before asking: the answer holds every revocation committed by then, maybe no later one. */
+  /** `sent` is taken before asking: the response holds every revocation committed by then, maybe no later one. */
   private confirm(value: string | undefined, sent: number): void {
     this.observe(Number(value ?? 0))
-    // Reads overlap while the database is slow: an older one answering last confirms nothing newer.
+    // Reads overlap while the database is slow: an older one returning last confirms nothing newer.
     this.confirmedAt = Math.max(this.confirmedAt ?? sent, sent)
   }
 
@@ -194,8 +194,8 @@ export class RevocationWatch {
   /**
    * A notification's payload is `EPOCH SCHEMA` (REVOCATION_PAYLOAD). Stores in other schemas of the
    * same database share the channel, and their epochs count their own revocations: taken here, one
-   * raised this store's epoch past its own, and its next revocations, a smaller number, went unseen
-   * until the process restarted. A bare epoch comes from an older release, which named no schema.
+   * would raise this store's epoch past its own, and its next revocations, a smaller number, would go
+   * unseen until the process restarted. A bare epoch comes from an older release, which named no schema.
    */
   private notified(payload: string): void {
     const space = payload.indexOf(' ')
@@ -203,7 +203,7 @@ export class RevocationWatch {
     else if (payload.slice(space + 1) === this.schema) this.observe(Number(payload.slice(0, space)))
   }
 
-  /** Closes a listening connection that broke or stopped answering, without waiting for a goodbye. */
+  /** Closes a listening connection that broke or stopped responding, without waiting for a goodbye. */
   private discard(client: pg.Client): void {
     if (this.listener === client) this.listener = undefined
     client.end().catch(() => {})

@@ -40,7 +40,7 @@ function once<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<
       return result
     } catch (error) {
       failure = error as Error
-      // A connection that broke or stopped answering is discarded, which ends its transaction on the
+      // A connection that broke or stopped responding is discarded, which ends its transaction on the
       // server: a ROLLBACK sent on it would only wait out the query timeout a second time.
       if (!isConnectionError(error)) await client.query('ROLLBACK').catch(() => {})
       throw error

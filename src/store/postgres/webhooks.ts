@@ -357,7 +357,7 @@ export class PostgresWebhookStore implements WebhookStore {
     // subscription itself, is passed over once that delete commits, where the new deliveries' foreign
     // keys would fail the whole replay. It requeues deliveries in event order while the dispatcher
     // records a batch of outcomes in the order the attempts ended: the two can deadlock, and the
-    // replay is then run again rather than answered 500.
+    // replay is then run again rather than failed with 500.
     const result = await inTransaction(this.pool, (client) =>
       client.query(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
@@ -374,7 +374,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async recover(webhookId: string, since: Date, at: Date): Promise<number> {
     // A batch of outcomes may hold some of these rows, taken in another order: a deadlock aborts one
-    // of the two, and this one is then run again rather than answered 500 (see replay).
+    // of the two, and this one is then run again rather than failed with 500 (see replay).
     const result = await inTransaction(this.pool, (client) =>
       client.query(
         `UPDATE webhook_deliveries SET ${requeue('$3')}
@@ -518,7 +518,7 @@ export class PostgresWebhookStore implements WebhookStore {
     if (results.length === 0) return []
     return inTransaction(this.pool, async (client) => {
       // The subscriptions first, in id order, as a DELETE of one locks it before the deliveries it
-      // cascades to: taken the other way round, a delete beside a batch was a deadlock that failed
+      // cascades to: taken the other way round, a delete beside a batch would deadlock and fail
       // one of them (the delete's 500, or the batch's outcomes lost and every attempt made again).
       await client.query('SELECT 1 FROM webhooks WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE', [
         [...new Set(results.map((r) => r.webhookId))],

@@ -6,10 +6,10 @@ import type { OutboxEvent } from '../types.js'
 /**
  * The id of the delivery of event `seq` to the subscription numbered `number` (SQL expressions):
  * `dlv_`, the seq in 14 hex digits, the number in 10. One delivery exists per (subscription, event),
- * and no two subscriptions share a number, so no two deliveries share an id; and the ids of new
- * deliveries ascend, each beside the last in the id index (a random id dirtied a random page of it).
- * Both fields hold far more than a database will: 2^56 events, 2^40 subscriptions. Deliveries made
- * before this form keep their random ids, of the same shape.
+ * and no two subscriptions share a number, so no two deliveries share an id; and new ids ascend, so
+ * each lands beside the last in the id index rather than on a random page. Both fields hold more than
+ * a database will (2^56 events, 2^40 subscriptions). Older deliveries may hold random ids of the same
+ * shape.
  */
 export function deliveryId(seq: string, number: string): string {
   return `printf('dlv_%014x%010x', ${seq}, ${number})`

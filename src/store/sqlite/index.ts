@@ -97,8 +97,8 @@ export class SqliteStore implements Store {
     // Said before copying, which may take minutes.
     if (existsSync(file)) throw alreadyBackedUp(file)
     // The copy is written under a name of its own and takes the backup's name only once complete and
-    // checked: a backup ended midway (killed, or by a timeout) left its file at the path, which
-    // blocked the retry and, once its journal rolled back, was an empty database a restore would use.
+    // checked: a backup ended midway (killed, or by a timeout) would leave its file at the path, which
+    // blocks the retry and, once its journal rolls back, is an empty database a restore would use.
     const partial = `${file}.${process.pid}.partial`
     rmSync(partial, { force: true })
     // Created empty here (VACUUM INTO accepts an empty file), 0600 as a new database file: the copy

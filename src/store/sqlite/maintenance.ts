@@ -19,8 +19,8 @@ export const SWEEPS: readonly Sweep[] = [
     kind: 'webhook_deliveries',
     // A delivery finishes after it was made, so one finished before the cutoff was made before it too:
     // each subscription's deliveries are walked by (webhook_id, created_at) up to the cutoff. Without
-    // that bound the table was scanned whole at every sweep, even one that deleted nothing, on the event
-    // loop. CROSS JOIN keeps SQLite from scanning deliveries first.
+    // that bound the table would be scanned whole at every sweep, even one that deletes nothing, on the
+    // event loop. CROSS JOIN keeps SQLite from scanning deliveries first.
     sql: `DELETE FROM webhook_deliveries WHERE id IN (
             SELECT d.id FROM webhooks w CROSS JOIN webhook_deliveries d
               ON d.webhook_id = w.id AND d.created_at < @cutoff
@@ -30,7 +30,7 @@ export const SWEEPS: readonly Sweep[] = [
   {
     kind: 'events',
     // Walked by seq up to @end, the first event dated at or after the cutoff (EventTimes): unbounded,
-    // a sweep that deleted nothing read every event, on the event loop. An old event past @end (dated
+    // a sweep that deletes nothing would read every event, on the event loop. An old event past @end (dated
     // out of seq order) goes at a later sweep, once the end has passed it.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e

@@ -30,7 +30,7 @@ interface PendingWrite {
 
 /**
  * Plants in SQLite with group commit: every create, update and delete that arrives within one turn
- * of the event loop joins one transaction, in the order they came, and each is answered only after
+ * of the event loop joins one transaction, in the order they came, and each resolves only once
  * that transaction is durable (fsynced). One fsync then pays for a whole batch instead of one
  * request. Each turn's writes are committed at the end of the turn (see batchSink), and the next
  * turn's are written while the last are being fsynced.
@@ -40,8 +40,8 @@ export class SqlitePlantStore implements PlantStore {
   private readonly writes = new PerTurn<PendingWrite>((batch) => this.flush(batch))
   /** The point reads of this turn, read together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => this.readGathered(reads))
-  /** Batches sent and not answered yet. */
-  private unanswered = 0
+  /** Batches sent and not settled yet. */
+  private unsettled = 0
   private readonly idle: Array<() => void> = []
   private readonly outbox: Outbox
   private readonly selectOne: Statement
@@ -151,10 +151,9 @@ export class SqlitePlantStore implements PlantStore {
 
   /**
    * Reads every point read of the turn in one read transaction. Outside a transaction each read takes
-   * and drops SQLite's shared lock (two fcntl calls), which under a load of reads cost more than the
-   * read itself. The snapshot is taken here, after the turn has received every request it serves, so
-   * a read never misses a write (of this process or another) whose answer went out before its request
-   * arrived; a snapshot opened at a turn's first read could miss one acknowledged later in that turn
+   * and drops SQLite's shared lock (two fcntl calls), which can cost more than the read itself. The
+   * snapshot is taken here, after the turn has received every request it serves, so a read never
+   * misses a write (of this process or another) whose response went out before its request arrived; a snapshot opened at a turn's first read could miss one acknowledged later in that turn
    * to a client that then pipelined the read on a connection read after it.
    */
   private readGathered(reads: PendingRead[]): void {
@@ -170,13 +169,13 @@ export class SqlitePlantStore implements PlantStore {
       return
     }
     const found = rows.map((row) => row && { plant: toPlant(row), version: Number(row.version) })
-    const answer = (plants: typeof found) => {
+    const resolveAll = (plants: typeof found) => {
       for (const [i, read] of reads.entries()) read.resolve(plants[i])
     }
     const durable = this.onceDurable(found)
-    if (!(durable instanceof Promise)) answer(durable)
+    if (!(durable instanceof Promise)) resolveAll(durable)
     else
-      void durable.then(answer, (error: unknown) => {
+      void durable.then(resolveAll, (error: unknown) => {
         for (const read of reads) read.reject(error)
       })
     this.settled()
@@ -194,10 +193,10 @@ export class SqlitePlantStore implements PlantStore {
 
   /**
    * What a read found, once every batch committed before it is durable. The writer's commits are
-   * visible from the moment they are made, an fsync before they are answered: a read answered before
-   * that fsync could show a plant that a failed fsync or a power cut then takes back. A read that
-   * found a write is answered no sooner than the write. Reads while nothing awaits its fsync (a load
-   * of reads alone) are answered at once.
+   * visible from the moment they are made, an fsync before they resolve: a read resolved before that
+   * fsync could show a plant that a failed fsync or a power cut then takes back. A read that found a
+   * write resolves no sooner than the write. Reads while nothing awaits its fsync (a load of reads
+   * alone) resolve at once.
    */
   private onceDurable<T>(found: T): T | Promise<T> {
     const durable = this.sink.durable()
@@ -205,9 +204,9 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Resolves once every accepted write has been answered and every point read asked has been read,
-   * so that closing never drops one. A read waiting for a batch's fsync (onceDurable) waits for a
-   * write counted here, and is answered from what it already read.
+   * Resolves once every accepted write has settled and every point read asked has been read, so
+   * that closing never drops one. A read waiting for a batch's fsync (onceDurable) waits for a write
+   * counted here, and resolves with what it already read.
    */
   async drain(): Promise<void> {
     while (this.busy()) {
@@ -229,11 +228,11 @@ export class SqlitePlantStore implements PlantStore {
 
   /**
    * Sends the turn's writes as one batch, without waiting for the last one to be durable (a batch
-   * that finds the write lock taken is joined by the next). Each write is answered when its own
+   * that finds the write lock taken is joined by the next). Each write resolves when its own
    * batch is durable.
    */
   private flush(batch: PendingWrite[]): void {
-    this.unanswered++
+    this.unsettled++
     let write: Promise<BatchResult>
     try {
       write = this.sink.write(
@@ -254,17 +253,17 @@ export class SqlitePlantStore implements PlantStore {
         },
       )
       .then(() => {
-        this.unanswered--
+        this.unsettled--
         this.settled()
       })
   }
 
-  /** Something is gathering for the turn's end or waiting for its answer. */
+  /** Something is gathering for the turn's end or waiting for its outcome. */
   private busy(): boolean {
-    return this.writes.pending || this.reads.pending || this.unanswered > 0
+    return this.writes.pending || this.reads.pending || this.unsettled > 0
   }
 
-  /** Wakes drain() once nothing is gathering or waiting for its answer. */
+  /** Wakes drain() once nothing is gathering or waiting for its outcome. */
   private settled(): void {
     if (this.busy()) return
     for (const resolve of this.idle.splice(0)) resolve()

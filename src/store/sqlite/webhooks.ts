@@ -302,7 +302,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * The subscription as the change left it, read in the same synchronous step as the change: read
-   * later, it could show a change made meanwhile (two rotations crossing would each answer the later
+   * later, it could show a change made meanwhile (two rotations crossing would each respond with the later
    * one's secret).
    */
   private changedWebhook(id: string, change: { changes: number }): WebhookRecord | undefined {

@@ -16,12 +16,12 @@ export interface BatchSink {
   write(batch: BatchRow[], now: number): Promise<BatchResult>
   /**
    * Settles once every batch committed so far is durable, or undefined when each already is: a read
-   * that could see a batch must not answer before it is on disk. Rejects once the sink has stopped.
+   * that could see a batch must not resolve before it is on disk. Rejects once the sink has stopped.
    */
   durable(): Promise<void> | undefined
   /** Throws what stopped the sink for good (a failed fsync), if anything did: readiness asks. */
   check(): void
-  /** Resolves once every batch given has been answered, and closes the sink's connection. */
+  /** Resolves once every batch given has settled, and closes the sink's connection. */
   close(): Promise<void>
 }
 
@@ -65,7 +65,7 @@ function spanWaiting(span: Span, upTo: number): Waiting {
  * With a log to fsync, the connection commits with synchronous=NORMAL (COMMIT writes the log without
  * fsyncing it) and an fdatasync of the log runs on libuv's pool, so that the event loop goes on taking
  * requests while the disk works; one fsync covers every batch committed before it started, and each
- * batch is answered once such an fsync is done. A failed fsync stops the sink for good: the kernel may
+ * batch resolves once such an fsync is done. A failed fsync stops the sink for good: the kernel may
  * have dropped the pages it could not write, so nothing committed since the last good fsync can be
  * trusted to reach the disk.
  *
