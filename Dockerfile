@@ -1,13 +1,14 @@
 # Plant Store's container image: the npm package, packed here and installed the way
-# `npm install -g` installs it, on the official Node 20 image.
+# `npm install -g` installs it, on the official Node 24 (LTS) image.
 #
 #   docker build -t plantstore .
 #   docker run -d -p 8080:8080 -v plantstore-data:/data plantstore
 #
 # docs/deploy.md covers volumes, the first token, upgrades and backups.
 
-# Any Debian-based image with Node >= 20.19 and npm in /usr/local works as the base.
-ARG BASE=node:20-bookworm-slim
+# Any Debian-based image with a Node release package.json's engines accepts and npm in /usr/local
+# works as the base; the default is a line that still gets security fixes.
+ARG BASE=node:24-bookworm-slim
 
 # 1. Compile the TypeScript and pack the package as it would be published. The lock file travels in
 #    the package as npm-shrinkwrap.json, so the install below takes exactly the locked versions.

