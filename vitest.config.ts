@@ -1,7 +1,19 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { SlowFirstSequencer } from './test/setup/slow-first.js'
 
 export default defineConfig({
+  resolve: {
+    // The validators generated from the schemas exist only once built (scripts/shape-validators.mjs):
+    // code run from src uses those of the build (test/tokens/shape-validators.test.ts checks that they
+    // agree with the schemas in src).
+    alias: [
+      {
+        find: /^(?:\.\.?\/)+(?:src\/)?tokens\/shape-validators\.js$/,
+        replacement: fileURLToPath(new URL('dist/tokens/shape-validators.js', import.meta.url)),
+      },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts', 'bench/**/*.test.ts'],
     // Enables the PostgreSQL suite when TEST_DATABASE_URL is set (and says loudly when it is not);
