@@ -1,6 +1,6 @@
 // Generates, from the compiled schemas in dist/, the Ajv validators of the shapes the CLI checks its
 // input against, as plain JavaScript: a token command then loads neither TypeBox nor Ajv's compiler,
-// and the schema stays the one statement of the rules (test/tokens/shape-validators.test.ts checks
+// and the schema stays the one statement of the rules (test/shape-validators.test.ts checks
 // that the generated code is what the schemas in src generate). Run by `npm run build`, after tsc.
 import { writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
@@ -37,8 +37,29 @@ export function validatorsModule(shapes, setup) {
   return `${header}\n${imports.join('\n')}\n${code}\n`
 }
 
+/**
+ * Each generated module (its path under dist/, beside the code that uses it), the module of the
+ * schemas, and the shared shapes it exports a validator of.
+ */
+export const MODULES = [
+  {
+    file: 'tokens/shape-validators.js',
+    schemas: 'tokens/schemas.js',
+    shapes: ['NewToken', 'TokenRollRequest'],
+  },
+  { file: 'plants/shape-validators.js', schemas: 'http/schemas.js', shapes: ['NewPlant'] },
+]
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const setup = await import('../dist/schema-check.js')
-  const { NewToken, TokenRollRequest } = await import('../dist/tokens/schemas.js')
-  writeFileSync('dist/tokens/shape-validators.js', validatorsModule([NewToken, TokenRollRequest], setup))
+  for (const { file, schemas, shapes } of MODULES) {
+    const module = await import(`../dist/${schemas}`)
+    writeFileSync(
+      `dist/${file}`,
+      validatorsModule(
+        shapes.map((name) => module[name]),
+        setup,
+      ),
+    )
+  }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { AUDIENCE, ISSUER, serveJwks } from '../helpers/jwks.js'
@@ -109,6 +109,18 @@ describe('what a command loads', () => {
     expect(stdout).toMatch(/^pst_/)
     expect(loads).toContainEqual(expect.stringMatching(/\/dist\/tokens\/shape-validators\.js$/))
     expect(matching(loads, SCHEMA_COMPILING)).toEqual([])
+  })
+
+  it('plantstore import checks its lines without TypeBox or Ajv’s compiler', async () => {
+    const file = join(tempDir(), 'plants.jsonl')
+    writeFileSync(file, '{"id":1,"name":"Fern"}\n{"id":2,"name":""}\n')
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const { code, stdout, stderr, loads } = await loadsOf(['import', file, '--database-url', url])
+    // The second line is refused in the words of POST /plants, so its check ran.
+    expect(code).toBe(1)
+    expect(`${stdout}${stderr}`).toContain('line 2: 40007')
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/plants\/shape-validators\.js$/))
+    expect(matching(loads, [/\/dist\/http\//, ...SCHEMA_COMPILING])).toEqual([])
   })
 
   it('plantstore serve loads jose only when given a JWKS URL', async () => {
