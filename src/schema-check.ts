@@ -105,7 +105,10 @@ export function compileShape(schema: object, fromText: boolean, refusals: Refusa
   return checkOf(ajv.compile(forValues(schema, fromText) as SchemaObject), refusals)
 }
 
-/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+/**
+ * The check of a shared body shape compiled now: what the CLI's generated validators are held to
+ * (scripts/shape-validators.mjs).
+ */
 export function sharedShapeCheck(shape: object): ShapeCheck {
   addShape(shape)
   const id = (shape as { $id: string }).$id

@@ -19,7 +19,7 @@ function bodyCheck(schema: object, refusals: ReturnType<typeof refusalsFor>): Sh
   return objectBody(compileShape(schema, false, refusals))
 }
 
-/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+/** The check of a shared body shape as a route's, which the CLI's generated ones are held to. */
 export function shapeCheck(name: ShapeName): ShapeCheck {
   return bodyCheck({ $ref: `${name}#` }, refusalsFor('body', name))
 }
