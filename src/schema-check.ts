@@ -1,9 +1,10 @@
-import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type SchemaObject } from 'ajv'
-import type { AppError } from './errors.js'
+import { _, Ajv, type CodeKeywordDefinition, type KeywordCxt, type Options, type SchemaObject } from 'ajv'
 import { parseInt64 } from './plants/int64.js'
-import { measureText, TEXT_PATTERN } from './plants/validate.js'
-import { isRfc3339 } from './rfc3339.js'
-import { type Refusals, refusalOf, refusalsFor } from './validation-errors.js'
+import { TEXT_PATTERN } from './plants/validate.js'
+import { SHAPE_FORMATS } from './shape-formats.js'
+import { checkOf, type Refusals, refusalsFor, type ShapeCheck } from './validation-errors.js'
+
+export type { ShapeCheck }
 
 // The one Ajv setup that checks a request, or a CLI input read as one, against its published schema
 // (src/http/schemas.ts, src/tokens/schemas.ts). Ajv sees a copy of each schema adapted to how the
@@ -48,7 +49,11 @@ const integerText = {
   },
 } as const
 
-const ajv = new Ajv({
+/**
+ * How Ajv reads a published schema; scripts/shape-validators.mjs generates the CLI's validators with
+ * the same options, so that they and the service's checks cannot differ.
+ */
+export const AJV_OPTIONS: Options = {
   // Every failure is collected so that the table, not the order Ajv happens to check in, decides
   // which one a request is refused for; a valid value costs the same.
   allErrors: true,
@@ -58,24 +63,18 @@ const ajv = new Ajv({
   removeAdditional: 'all',
   useDefaults: true,
   keywords: [int64, integerText],
-  formats: {
-    // C0 control characters and lone surrogates: the published pattern says the first; a lone
-    // surrogate has no portable pattern (and no UTF-8 encoding, so no store could keep it).
-    text: (value: string) => measureText(value) !== -1,
-    'date-time': isRfc3339,
-    // Annotations of response shapes; request integers are checked by the keywords above.
-    int32: true,
-    int64: true,
-  },
+  formats: SHAPE_FORMATS,
   strictTypes: false,
-})
+}
+
+const ajv = new Ajv(AJV_OPTIONS)
 
 /**
  * Ajv's copy of a published schema: an integer becomes `int64` (a JSON body) or `integerText` (a
  * path or a query string, whose default is given as text, as a client would), and the text pattern
  * becomes the `text` format, which is that pattern and the lone-surrogate rule in one check.
  */
-function forValues(node: unknown, fromText: boolean): unknown {
+export function forValues(node: unknown, fromText: boolean): unknown {
   if (Array.isArray(node)) return node.map((item) => forValues(item, fromText))
   if (typeof node !== 'object' || node === null) return node
   const copy: Record<string, unknown> = {}
@@ -101,17 +100,15 @@ export function addShape(schema: object): void {
   if (ajv.getSchema(`${id}#`) === undefined) ajv.addSchema(forValues(schema, false) as SchemaObject)
 }
 
-/** A compiled shape: undefined when the value is valid (then cleaned in place), else its refusal. */
-export type ShapeCheck = (value: unknown) => AppError | undefined
-
 /** Compiles a schema once; `fromText` for a path or a query string, whose values are text. */
 export function compileShape(schema: object, fromText: boolean, refusals: Refusals): ShapeCheck {
-  const validate = ajv.compile(forValues(schema, fromText) as SchemaObject)
-  return (value) =>
-    validate(value) ? undefined : refusalOf(refusals, validate.errors as ErrorObject[], value)
+  return checkOf(ajv.compile(forValues(schema, fromText) as SchemaObject), refusals)
 }
 
-/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+/**
+ * The check of a shared body shape compiled now: what the CLI's generated validators are held to
+ * (scripts/shape-validators.mjs).
+ */
 export function sharedShapeCheck(shape: object): ShapeCheck {
   addShape(shape)
   const id = (shape as { $id: string }).$id

@@ -1,4 +1,4 @@
-import type { ErrorObject } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { AppError, type CatalogEntry, errors } from './errors.js'
 import { INT64_MAX, INT64_MIN } from './plants/int64.js'
 import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from './plants/model.js'
@@ -257,4 +257,16 @@ export function refusalOf(
   // A rule no row names is a table that fell behind its schema: refused all the same, in Ajv's words.
   const first = found[0]
   return new AppError(errors.BAD_REQUEST, `The request ${first?.instancePath ?? ''} ${first?.message ?? ''}.`)
+}
+
+/** A compiled shape: undefined when the value is valid (then cleaned in place), else its refusal. */
+export type ShapeCheck = (value: unknown) => AppError | undefined
+
+/**
+ * A shape's check from its Ajv validator: compiled as the service starts (src/schema-check.ts) or
+ * generated at build time (the CLI's, scripts/shape-validators.mjs).
+ */
+export function checkOf(validate: ValidateFunction, refusals: Refusals): ShapeCheck {
+  return (value) =>
+    validate(value) ? undefined : refusalOf(refusals, validate.errors as ErrorObject[], value)
 }

@@ -1,14 +1,14 @@
 import { fstatSync, statSync } from 'node:fs'
 import { ConfigError } from '../config.js'
 import { AppError, errors } from '../errors.js'
-import { type ShapeCheck, sharedShapeCheck } from '../schema-check.js'
 import { openTokens } from '../store/open.js'
 import { type NewTokenBody, newTokenInput } from '../tokens/requests.js'
-import { NewToken, TokenRollRequest } from '../tokens/schemas.js'
 import { DEFAULT_SCOPES } from '../tokens/scopes.js'
 import { type CreatedToken, TokenService } from '../tokens/service.js'
+import { NewToken, TokenRollRequest } from '../tokens/shape-validators.js'
 import { overlapMs, type TokenField, TokenInputError } from '../tokens/validate.js'
 import { previousSecretUntil, tokenView } from '../tokens/view.js'
+import { checkOf, refusalsFor, type ShapeCheck } from '../validation-errors.js'
 import {
   type CliDatabaseOptions,
   databaseLocation,
@@ -34,9 +34,10 @@ const FLAGS: Record<TokenField, string> = {
 
 type FlagValues = Partial<Record<TokenField, string>>
 
-// The options are read as POST /tokens reads its body: with the same schemas, compiled once.
-const newTokenCheck = sharedShapeCheck(NewToken)
-const rollCheck = sharedShapeCheck(TokenRollRequest)
+// The options are read as POST /tokens reads its body: with the same schemas, through validators
+// generated from them at build time, so that a token command loads neither TypeBox nor Ajv's compiler.
+const newTokenCheck = checkOf(NewToken, refusalsFor('body', 'NewToken'))
+const rollCheck = checkOf(TokenRollRequest, refusalsFor('body', 'TokenRollRequest'))
 
 /**
  * Checks a body made of the flags with its schema and reads it as POST /tokens does, turning a

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
+import { objectBody } from '../body-shape.js'
 import { AppError, errors } from '../errors.js'
-import { InexactNumber, JSON_NULL } from '../plants/json.js'
 import { addShape, compileShape, type ShapeCheck } from '../schema-check.js'
 import { refusalsFor, type ShapeName } from '../validation-errors.js'
 import { sharedSchemas } from './schemas.js'
@@ -14,41 +14,12 @@ import { sharedSchemas } from './schemas.js'
 
 for (const schema of sharedSchemas) addShape(schema)
 
-/** What a body that is not an object is, in JSON's words. */
-function jsonKind(body: unknown): string {
-  if (body === JSON_NULL) return 'null'
-  if (Array.isArray(body)) return 'an array'
-  if (typeof body === 'bigint' || body instanceof InexactNumber) return 'a number'
-  return `a ${typeof body}`
-}
-
-/** The refusal of a body that is absent (no body, or a blank one) or not a JSON object. */
-function bodyRefusal(body: unknown): AppError {
-  // The framework gives null for a request without a body; the JSON literal null is JSON_NULL.
-  if (body === undefined || body === null) return new AppError(errors.BODY_MISSING)
-  return new AppError(
-    errors.BODY_NOT_OBJECT,
-    `The request body must be a JSON object, not ${jsonKind(body)}.`,
-  )
-}
-
 /** A JSON body's check: the document must be an object before its fields are looked at. */
 function bodyCheck(schema: object, refusals: ReturnType<typeof refusalsFor>): ShapeCheck {
-  const check = compileShape(schema, false, refusals)
-  return (value) => {
-    if (
-      typeof value !== 'object' ||
-      value === null ||
-      Array.isArray(value) ||
-      value instanceof InexactNumber
-    ) {
-      return bodyRefusal(value)
-    }
-    return check(value)
-  }
+  return objectBody(compileShape(schema, false, refusals))
 }
 
-/** The check of a shared body shape, for what reads the same documents outside HTTP (the CLI). */
+/** The check of a shared body shape as a route's, which the CLI's generated ones are held to. */
 export function shapeCheck(name: ShapeName): ShapeCheck {
   return bodyCheck({ $ref: `${name}#` }, refusalsFor('body', name))
 }

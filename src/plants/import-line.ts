@@ -1,11 +1,16 @@
+import { objectBody } from '../body-shape.js'
 import { AppError, errors } from '../errors.js'
-import { shapeCheck } from '../http/validation.js'
+import { checkOf, refusalsFor } from '../validation-errors.js'
 import { parseInt64 } from './int64.js'
 import { parseJsonDocument, utf8Text } from './json.js'
 import type { NewPlant } from './model.js'
+import { NewPlant as newPlantValidator } from './shape-validators.js'
 
-/** POST /plants's own check of its body: its schema, compiled once. */
-const newPlantCheck = shapeCheck('NewPlant')
+/**
+ * POST /plants's own check of its body: its schema, through the validator generated from it at build
+ * time, so that an import loads neither TypeBox nor Ajv's compiler.
+ */
+const newPlantCheck = objectBody(checkOf(newPlantValidator, refusalsFor('body', 'NewPlant')))
 
 /** The plant a body that POST /plants would accept stands for, cleaned as POST cleans it. */
 function validNewPlant(body: unknown): NewPlant {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { AUDIENCE, ISSUER, serveJwks } from '../helpers/jwks.js'
@@ -34,6 +34,14 @@ const SQLITE_BEYOND_TOKENS = /\/dist\/store\/sqlite\/(index|plants|events|webhoo
 const TRACING = [/\/node_modules\/@opentelemetry\//, /\/dist\/tracing\/(sdk|http|store-spans|command)\.js$/]
 /** jose and the JWT verifier: loaded only by a server given --jwt-jwks-url. */
 const JWT = [/\/node_modules\/jose\//, /\/dist\/tokens\/jwt\.js$/]
+/**
+ * TypeBox and Ajv's compiler: the CLI checks its input with validators generated from the schemas at
+ * build time (its runtime helpers, under ajv/dist/runtime, are all it loads of Ajv).
+ */
+const SCHEMA_COMPILING = [
+  /\/node_modules\/typebox\//,
+  /\/node_modules\/ajv\/dist\/(ajv|core|compile|vocabularies)\b/,
+]
 /** Any store at all. */
 const STORES = [/\/node_modules\/better-sqlite3\//, /\/dist\/store\/(sqlite|postgres)\//]
 
@@ -50,25 +58,69 @@ describe('what a command loads', () => {
     [['serve', '--help']],
     [['health', '--help']],
   ])(
-    'plantstore %j loads no store, logger, framework, driver, tracing, JWT or webhook code',
+    'plantstore %j loads no store, logger, framework, driver, tracing, JWT, webhook or schema-compiling code',
     async (args) => {
       const { code, loads } = await loadsOf(args)
       expect(code).toBe(0)
       // What it does load is seen: a recording that saw nothing would pass the rest.
       expect(loads).toContainEqual(expect.stringMatching(/\/dist\/cli\/main\.js$/))
       expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/commander\//))
-      expect(matching(loads, [...SERVING, ...POSTGRES, ...STORES, ...TRACING, ...JWT])).toEqual([])
+      expect(
+        matching(loads, [...SERVING, ...POSTGRES, ...STORES, ...TRACING, ...JWT, ...SCHEMA_COMPILING]),
+      ).toEqual([])
     },
   )
 
-  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver, tracing, JWT or webhook code', async () => {
+  it('plantstore token create on SQLite loads the tokens of the store, and no framework, driver, tracing, JWT, webhook or schema-compiling code', async () => {
     const url = `sqlite:${join(tempDir(), 'p.db')}`
     const { code, stdout, loads } = await loadsOf(['token', 'create', '--database-url', url, '--name', 'x'])
     expect(code).toBe(0)
     expect(stdout).toMatch(/^pst_/)
     expect(loads).toContainEqual(expect.stringMatching(/\/dist\/store\/sqlite\/tokens\.js$/))
     expect(loads).toContainEqual(expect.stringMatching(/\/node_modules\/better-sqlite3\//))
-    expect(matching(loads, [...SERVING, ...POSTGRES, SQLITE_BEYOND_TOKENS, ...TRACING, ...JWT])).toEqual([])
+    // Its options are checked, by the generated validators.
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/tokens\/shape-validators\.js$/))
+    expect(
+      matching(loads, [
+        ...SERVING,
+        ...POSTGRES,
+        SQLITE_BEYOND_TOKENS,
+        ...TRACING,
+        ...JWT,
+        ...SCHEMA_COMPILING,
+      ]),
+    ).toEqual([])
+  })
+
+  it('plantstore token roll loads neither TypeBox nor Ajv’s compiler', async () => {
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const created = await loadsOf(['token', 'create', '--database-url', url, '--name', 'x'])
+    const id = created.stdout.slice(4, 20)
+    const { code, stdout, loads } = await loadsOf([
+      'token',
+      'roll',
+      id,
+      '--database-url',
+      url,
+      '--overlap',
+      '1h',
+    ])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/^pst_/)
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/tokens\/shape-validators\.js$/))
+    expect(matching(loads, SCHEMA_COMPILING)).toEqual([])
+  })
+
+  it('plantstore import checks its lines without TypeBox or Ajv’s compiler', async () => {
+    const file = join(tempDir(), 'plants.jsonl')
+    writeFileSync(file, '{"id":1,"name":"Fern"}\n{"id":2,"name":""}\n')
+    const url = `sqlite:${join(tempDir(), 'p.db')}`
+    const { code, stdout, stderr, loads } = await loadsOf(['import', file, '--database-url', url])
+    // The second line is refused in the words of POST /plants, so its check ran.
+    expect(code).toBe(1)
+    expect(`${stdout}${stderr}`).toContain('line 2: 40007')
+    expect(loads).toContainEqual(expect.stringMatching(/\/dist\/plants\/shape-validators\.js$/))
+    expect(matching(loads, [/\/dist\/http\//, ...SCHEMA_COMPILING])).toEqual([])
   })
 
   it('plantstore serve loads jose only when given a JWKS URL', async () => {
