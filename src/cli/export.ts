@@ -62,7 +62,9 @@ export async function exportPlants(options: CliDatabaseOptions & { output?: stri
       }
       let after: bigint | undefined
       for (;;) {
-        const page: Plant[] = await store.plants.list({ after, limit: PAGE })
+        const page: Plant[] = (
+          await store.plants.list({ after: after === undefined ? undefined : { id: after }, limit: PAGE })
+        ).map(({ plant }) => plant)
         if (failure) throw failure
         if (page.length === 0) break
         await write(out, `${page.map(plantJson).join('\n')}\n`)

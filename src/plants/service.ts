@@ -51,7 +51,12 @@ export interface PlantPage {
 
 export async function listPlants(store: PlantStore, query: PlantListQuery): Promise<PlantPage> {
   // One plant beyond the page tells whether another page follows, without a second query.
-  const plants = await store.list({ after: query.after, tag: query.tag, limit: query.limit + 1 })
+  const listed = await store.list({
+    after: query.after === undefined ? undefined : { id: query.after },
+    tags: query.tag === undefined ? undefined : [query.tag],
+    limit: query.limit + 1,
+  })
+  const plants = listed.map(({ plant }) => plant)
   if (plants.length <= query.limit) return { plants }
   // Copied, not cut short: a store may hand one page to every request that asked for it.
   const page = plants.slice(0, query.limit)

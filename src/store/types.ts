@@ -74,14 +74,76 @@ export interface VersionedPlant {
   version: number
 }
 
-export interface ListQuery {
-  /** Keyset cursor: only plants with an id greater than this one. */
-  after?: bigint
-  /** Only plants with exactly this tag. */
-  tag?: string
-  /** At most this many plants, in ascending id order. */
+/** The orders a listing can take. Each is total: ties are broken by id, in the same direction. */
+export type SortField = 'id' | 'name' | 'createdAt' | 'updatedAt'
+
+export interface PlantOrder {
+  field: SortField
+  descending: boolean
+}
+
+/** Which plants a listing and its count keep; every condition given must hold. */
+export interface PlantFilter {
+  /**
+   * Plants whose name, folded by foldName (src/plants/fold.ts), contains this text, itself folded:
+   * a literal substring (`%`, `_` and `\` are ordinary characters), 1 to 200 code points.
+   */
+  text?: string
+  /** Plants whose tag is any of these (one or more, distinct). */
+  tags?: readonly string[]
+}
+
+/**
+ * Where a page starts: strictly after this plant in the listing's order. `key` is the plant's sort key
+ * as ListedPlant gave it (absent for the id order), so that a cursor carries the exact stored value.
+ */
+export interface ListPosition {
+  id: bigint
+  key?: string
+}
+
+export interface ListQuery extends PlantFilter {
+  /** Ascending id when absent. */
+  order?: PlantOrder
+  after?: ListPosition
+  /** At most this many plants. */
   limit: number
 }
+
+/**
+ * A listed plant with its sort key, the exact stored value as text: the name for the name order; for
+ * createdAt and updatedAt the stored instant as an integer count since the epoch (in the store's own
+ * unit: SQLite milliseconds, PostgreSQL microseconds). Absent for the id order.
+ */
+export interface ListedPlant {
+  plant: Plant
+  key?: string
+}
+
+/** A plant of a batch create, with the event its insert writes in the same transaction. */
+export interface BatchCreateItem {
+  plant: NewPlant
+  event?: (at: Date) => OutboxEvent
+}
+
+/**
+ * A batch create's outcome: every plant inserted, or none (`exists`: the index of the first item
+ * whose id is stored already; ids repeated within the batch are refused before the store).
+ */
+export type BatchCreateOutcome = { outcome: 'created' } | { outcome: 'exists'; index: number }
+
+export interface BatchRemoveOptions {
+  /** Ids that are not stored are passed over rather than refusing the batch. */
+  allowMissing: boolean
+  /** The event a delete writes, from the plant as it was, dated as WriteOptions' event. */
+  event?: (plant: Plant, at: Date) => OutboxEvent
+}
+
+/**
+ * A batch delete's outcome: the ids deleted, in the order given, or none deleted (`missing`: the
+ * first id given that is not stored, when allowMissing is false).
+ */
+export type BatchRemoveOutcome = { outcome: 'deleted'; ids: bigint[] } | { outcome: 'missing'; id: bigint }
 
 /**
  * A change to a stored plant: a field that is absent stays as it is, `tag: null` removes the tag.
@@ -127,8 +189,11 @@ export interface PlantStore {
    */
   importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]>
   read(id: bigint): Promise<VersionedPlant | undefined>
-  /** One page in ascending id order; the cost must not grow with the position of `after`. */
-  list(query: ListQuery): Promise<Plant[]>
+  /**
+   * One page of the plants the filter keeps, in the query's order; the cost must not grow with the
+   * position of `after`.
+   */
+  list(query: ListQuery): Promise<ListedPlant[]>
   /**
    * Applies the change, bumps the version and writes the event, atomically with the check of
    * `precondition`. A change that leaves name and tag as they were writes nothing: the result

@@ -12,6 +12,7 @@ import type {
   IdempotencyRecord,
   ImportItem,
   ImportOutcome,
+  ListedPlant,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -241,13 +242,13 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  list(query: ListQuery): Promise<Plant[]> {
-    const start = pageStart(query.after)
+  list(query: ListQuery): Promise<ListedPlant[]> {
+    const start = pageStart(query.after?.id)
     if (start === undefined) return Promise.resolve([])
     const from = start.toString()
-    return new Promise((resolve, reject) =>
-      this.pages.add({ from, limit: query.limit, tag: query.tag, resolve, reject }),
-    )
+    return new Promise<Plant[]>((resolve, reject) =>
+      this.pages.add({ from, limit: query.limit, tag: query.tags?.[0], resolve, reject }),
+    ).then((plants) => plants.map((plant) => ({ plant })))
   }
 
   private async queryPage({ from, limit, tag }: PageQuery): Promise<PlantRow[]> {

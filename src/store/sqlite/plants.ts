@@ -8,6 +8,7 @@ import type {
   CreateOutcome,
   ImportItem,
   ImportOutcome,
+  ListedPlant,
   ListQuery,
   OutboxEvent,
   PlantChange,
@@ -181,14 +182,15 @@ export class SqlitePlantStore implements PlantStore {
     this.settled()
   }
 
-  async list(query: ListQuery): Promise<Plant[]> {
-    const from = pageStart(query.after)
+  async list(query: ListQuery): Promise<ListedPlant[]> {
+    const from = pageStart(query.after?.id)
     if (from === undefined) return []
+    const tag = query.tags?.[0]
     const rows =
-      query.tag === undefined
+      tag === undefined
         ? this.pageAll.all({ from, limit: query.limit })
-        : this.pageByTag.all({ from, limit: query.limit, tag: query.tag })
-    return this.onceDurable((rows as PlantRow[]).map(toPlant))
+        : this.pageByTag.all({ from, limit: query.limit, tag })
+    return this.onceDurable((rows as PlantRow[]).map((row) => ({ plant: toPlant(row) })))
   }
 
   /**
