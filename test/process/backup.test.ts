@@ -214,8 +214,8 @@ describe('plantstore backup (SQLite)', () => {
 
   it('leaves nothing at the path when ended midway, so that a retry can succeed', async () => {
     const dir = tempDir()
-    // Some 30 MB (a plant, its search trigrams and its index entries take about 300 bytes): a copy
-    // long enough to be ended midway.
+    // Enough plants, with their search trigrams and index entries, for a copy long enough to be ended
+    // midway.
     const db = await liveDatabase(dir, 100_000, (id) => `plant number ${id} with a longer name`)
     const backupFile = join(dir, 'copy.db')
     const child = spawn(BIN, ['backup', backupFile, '--database-url', `sqlite:${db}`], { cwd: ROOT })
