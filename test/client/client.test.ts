@@ -692,7 +692,11 @@ describe('the exact JSON of the client', () => {
     else if (typeof schema === 'object' && schema !== null) {
       const { properties } = schema as { properties?: Record<string, { format?: unknown }> }
       for (const [name, property] of Object.entries(properties ?? {}))
-        if (property.format === 'int64') found.add(name)
+        if (
+          property.format === 'int64' ||
+          (property as { items?: { format?: unknown } }).items?.format === 'int64'
+        )
+          found.add(name)
       for (const value of Object.values(schema)) int64Properties(value, found)
     }
     return found
