@@ -298,9 +298,8 @@ export class PlantStoreClient {
     ids: bigint[],
     options: CallOptions & { allowMissing?: boolean } = {},
   ): Promise<bigint[]> {
-    const body = options.allowMissing === undefined ? { ids } : { ids, allowMissing: options.allowMissing }
     const { data, error, response } = await this.api.POST('/plants/batch-delete', {
-      body,
+      body: { ids, allowMissing: options.allowMissing ?? false },
       signal: options.signal,
     })
     if (!response.ok) fail(response, error)
