@@ -138,6 +138,7 @@ describe('values the document allows', () => {
     expect(tried.sort()).toEqual(
       [
         'createPlant idempotency-key',
+        'createPlants idempotency-key',
         'createToken expiresIn',
         'createToken rateLimit',
         'createWebhook url',
