@@ -9,6 +9,7 @@ import type {
   ListQuery,
   MaintenanceStore,
   PlantChange,
+  PlantFilter,
   PlantStore,
   RetentionPolicy,
   Store,
@@ -77,6 +78,7 @@ class ObservedPlants implements PlantStore {
   private readonly observeRemoveMany: Observe
   private readonly observeRead: Observe
   private readonly observeList: Observe
+  private readonly observeCount: Observe
   private readonly observeUpdate: Observe
   private readonly observeRemove: Observe
 
@@ -91,6 +93,7 @@ class ObservedPlants implements PlantStore {
     this.observeRemoveMany = observer('plants.removeMany')
     this.observeRead = observer('plants.read')
     this.observeList = observer('plants.list')
+    this.observeCount = observer('plants.count')
     this.observeUpdate = observer('plants.update')
     this.observeRemove = observer('plants.remove')
   }
@@ -115,6 +118,9 @@ class ObservedPlants implements PlantStore {
   }
   list(query: ListQuery) {
     return this.observeList(() => this.inner.list(query))
+  }
+  count(filter: PlantFilter) {
+    return this.observeCount(() => this.inner.count(filter))
   }
   update(id: bigint, change: PlantChange, options?: WriteOptions) {
     return this.observeUpdate(() => this.inner.update(id, change, options))
