@@ -46,6 +46,16 @@ describe.each(storeKinds)('plant store batch writes on $name', (kind) => {
       expect(await eventTypes(store)).toEqual(['plant.created 3', 'plant.created 1'])
     }))
 
+  it('stores each plant with its folded name, so that search finds it', () =>
+    withStore(async (store) => {
+      await store.plants.createMany([
+        withEvent({ id: 1n, name: 'ÖLBAUM' }),
+        withEvent({ id: 2n, name: 'Fern' }),
+      ])
+      const found = await store.plants.list({ text: 'ölb', limit: 10 })
+      expect(found.map(({ plant }) => plant.id)).toEqual([1n])
+    }))
+
   it('creates none when an id is stored, or repeated, naming the first such item', () =>
     withStore(async (store) => {
       await store.plants.create({ id: 5n, name: 'stored' })
