@@ -123,6 +123,17 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     ])
   })
 
+  it('creates a full batch of the largest plants over real HTTP, past the service-wide body limit', async () => {
+    const plants = Array.from({ length: 1000 }, (_, i) => ({
+      id: -9223372036854770000n + BigInt(i),
+      name: '\u{1F33F}'.repeat(200),
+      tag: '\u{1FAB4}'.repeat(100),
+    }))
+    expect(await client.createPlants(plants)).toEqual(plants)
+    const ids = plants.map((plant) => plant.id)
+    expect(await client.deletePlants(ids)).toEqual(ids)
+  })
+
   it('lists page by page and changes plants with If-Match', async () => {
     for (let i = 10n; i < 15n; i++) await client.createPlant({ id: i, name: `p${i}`, tag: 'paged' })
     const first = await client.listPlants({ tag: 'paged', limit: 2 })
