@@ -22,6 +22,7 @@ import {
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
+import { plantBatchRoutes } from './http/routes/plant-batches.js'
 import { plantRoutes } from './http/routes/plants.js'
 import { tokenRoutes } from './http/routes/tokens.js'
 import { webhookRoutes } from './http/routes/webhooks.js'
@@ -162,6 +163,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (api) => {
     requireBearer(api, options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
+    await api.register(plantBatchRoutes, { store: options.store, idempotency })
     await api.register(metricsRoutes, {
       metrics,
       scrape: options.scrapeMetrics ?? (() => metrics.registry.metrics()),

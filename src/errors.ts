@@ -72,6 +72,10 @@ export const errors = {
     40064,
     'The field overlap must be a duration such as 0s, 1h or 24h, at most 30d.',
   ),
+  // 40070–40079: the batch operations' bodies as a whole; an item's field keeps its own code.
+  BATCH_PLANTS_INVALID: entry(40070, 'The field plants must be a list of 1 to 1000 plants.'),
+  BATCH_IDS_INVALID: entry(40071, 'The field ids must be a list of 1 to 1000 plant ids.'),
+  ALLOW_MISSING_INVALID: entry(40072, 'The field allowMissing must be true or false.'),
   TOKEN_MISSING: entry(40101, 'A bearer token is required.'),
   TOKEN_MALFORMED: entry(40102, 'The bearer token is malformed.'),
   TOKEN_UNKNOWN: entry(40103, 'The bearer token is not valid.'),
@@ -117,6 +121,7 @@ export const errors = {
   REQUEST_TIMEOUT: entry(40801, 'The request took too long to arrive.'),
   PLANT_EXISTS: entry(40901, 'A plant with this id already exists.'),
   IDEMPOTENCY_IN_PROGRESS: entry(40902, 'A request with this Idempotency-Key is still being processed.'),
+  ID_REPEATED: entry(40903, 'An id appears more than once in the batch.'),
   PRECONDITION_FAILED: entry(41201, 'The plant has changed: If-Match does not match its current ETag.'),
   BODY_TOO_LARGE: entry(41301, 'The request body is too large.'),
   URI_TOO_LONG: entry(41401, 'The request URL is too long.'),

@@ -112,6 +112,47 @@ const WEBHOOK_DESCRIPTION: Row = [
 ]
 const SINCE: Row = ['since', { '*': refuse(errors.REPLAY_SINCE_INVALID) }]
 
+/** The failures inside the item of `field` with the lowest index: that index, and them as of the item. */
+function firstItem(
+  found: readonly ErrorObject[],
+  field: string,
+): { index: number; errors: ErrorObject[] } | undefined {
+  const prefix = `/${field}/`
+  let index: number | undefined
+  for (const error of found) {
+    if (!error.instancePath.startsWith(prefix)) continue
+    const at = Number.parseInt(error.instancePath.slice(prefix.length), 10)
+    if (index === undefined || at < index) index = at
+  }
+  if (index === undefined) return undefined
+  const own = `${prefix}${index}`
+  const errors = found
+    .filter((e) => e.instancePath === own || e.instancePath.startsWith(`${own}/`))
+    .map((e) => ({ ...e, instancePath: e.instancePath.slice(own.length) }))
+  return { index, errors }
+}
+
+/**
+ * A batch's item refused as a body of its shape is, its message naming the item by its place in the
+ * body (`The field plants[3].name …`): the first item that fails, so the client can find it.
+ */
+const batchItem =
+  (field: string, rows: readonly Row[], notObject: CatalogEntry, what: string): Refuse =>
+  (value, found) => {
+    const first = firstItem(found, field)
+    if (first === undefined) return new AppError(notObject)
+    const { index, errors: own } = first
+    const place = `${field}[${index}]`
+    const itemValue = (value as unknown[])[index]
+    if (typeof itemValue !== 'object' || itemValue === null || Array.isArray(itemValue))
+      return new AppError(notObject, `The field ${place} must be ${what}.`)
+    const refusal = refusalOf({ rows, query: false }, own, itemValue) as AppError
+    return new AppError(refusal.entry, refusal.message.replace(/^The field (\w+)/, `The field ${place}.$1`))
+  }
+
+const PLANTS = refuse(errors.BATCH_PLANTS_INVALID)
+const IDS = refuse(errors.BATCH_IDS_INVALID)
+
 const tokenName = (reason: string) => refuseToken(errors.TOKEN_NAME_INVALID, 'name', reason)
 const TOKEN_NAME_LENGTH = tokenName(NAME_LENGTH_REASON)
 const TOKEN_SCOPES = refuseToken(errors.TOKEN_SCOPES_INVALID, 'scopes', SCOPES_REASON)
@@ -121,6 +162,42 @@ const BODIES = {
   // A replacement reads its fields first: an id is only compared with the path's.
   Plant: [PLANT_NAME, PLANT_TAG, PLANT_ID],
   PlantPatch: [PLANT_ID, PLANT_NAME, PLANT_TAG],
+  NewPlants: [
+    [
+      'plants',
+      {
+        required: PLANTS,
+        type: PLANTS,
+        minItems: PLANTS,
+        maxItems: PLANTS,
+        item: batchItem(
+          'plants',
+          [PLANT_ID, PLANT_NAME, PLANT_TAG],
+          errors.BATCH_PLANTS_INVALID,
+          'a plant object',
+        ),
+      },
+    ],
+  ],
+  PlantDeletion: [
+    [
+      'ids',
+      {
+        required: IDS,
+        type: IDS,
+        minItems: IDS,
+        maxItems: IDS,
+        item: (_, found) => {
+          const index = firstItem(found, 'ids')?.index ?? 0
+          return new AppError(
+            errors.ID_INVALID,
+            `The field ids[${index}] must be a JSON integer from ${INT64_MIN} to ${INT64_MAX}.`,
+          )
+        },
+      },
+    ],
+    ['allowMissing', { '*': refuse(errors.ALLOW_MISSING_INVALID) }],
+  ],
   NewWebhook: [WEBHOOK_URL, WEBHOOK_EVENTS, WEBHOOK_DESCRIPTION],
   WebhookUpdate: [
     WEBHOOK_URL,

@@ -288,6 +288,46 @@ export class PlantStoreClient {
   }
 
   /**
+   * Creates every plant or none (at most 1000), as createPlant does with its Idempotency-Key and
+   * retries; the plants as created, in the order given.
+   */
+  async createPlants(
+    plants: NewPlant[],
+    options: CallOptions & { idempotencyKey?: string } = {},
+  ): Promise<StoredPlant[]> {
+    const key = options.idempotencyKey ?? this.newKey()
+    const { signal } = options
+    const { data, error, response } = await this.retrying(
+      () => this.api.POST('/plants/batch', { body: { plants }, headers: { 'idempotency-key': key }, signal }),
+      signal,
+    )
+    if (!response.ok) fail(response, error)
+    const created = (data as { plants?: unknown } | undefined)?.plants
+    if (!Array.isArray(created) || !created.every(isPlant)) throw unexpected(response, 'a list of plants')
+    return created
+  }
+
+  /**
+   * Deletes every plant named or none (at most 1000); with `allowMissing`, ids no plant has are passed
+   * over. The ids deleted, exact. Sent once, as deletePlant is: a repeat could meet the state the
+   * first attempt made.
+   */
+  async deletePlants(
+    ids: bigint[],
+    options: CallOptions & { allowMissing?: boolean } = {},
+  ): Promise<bigint[]> {
+    const { data, error, response } = await this.api.POST('/plants/batch-delete', {
+      body: { ids, allowMissing: options.allowMissing ?? false },
+      signal: options.signal,
+    })
+    if (!response.ok) fail(response, error)
+    const deleted = (data as { deleted?: unknown } | undefined)?.deleted
+    if (!Array.isArray(deleted) || !deleted.every((id) => typeof id === 'bigint'))
+      throw unexpected(response, 'a list of deleted ids')
+    return deleted
+  }
+
+  /**
    * One page, the cursor of the next page when there is one (pass it back as `cursor`, with the same
    * `q`, `tag` and `sort`), and with `count: true` the number of plants the filters keep.
    */

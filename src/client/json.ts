@@ -1,26 +1,34 @@
-import { isLosslessNumber, parse, stringify } from 'lossless-json'
+import { isLosslessNumber, type LosslessNumber, parse, stringify } from 'lossless-json'
 import { parseInt64 } from '../plants/int64.js'
 import { PlantStoreError } from './error.js'
 
 /**
- * Fields that hold an int64 in this API, typed bigint in ./schema.d.ts; everything else numeric is
- * an int32 and safe as a number. A test holds this to the document.
+ * Fields that hold an int64 (or a list of them) in this API, typed bigint in ./schema.d.ts; everything
+ * else numeric is an int32 and safe as a number. A test holds this to the document.
  */
-export const INT64_FIELDS: ReadonlySet<string> = new Set(['id', 'queued'])
+export const INT64_FIELDS: ReadonlySet<string> = new Set(['id', 'ids', 'deleted', 'queued'])
+
+function exact(key: string, value: LosslessNumber): bigint {
+  const parsed = parseInt64(value.value)
+  if (parsed === null) throw new SyntaxError(`${key} is not an int64: ${value.value}`)
+  return parsed
+}
 
 /**
- * Parses a response body without losing digits: `id` becomes an exact bigint, every other number a
- * plain number. `JSON.parse` would round 9223372036854775807 to 9223372036854775808.
+ * Parses a response body without losing digits: `id` (and each id of `deleted`) becomes an exact
+ * bigint, every other number a plain number. `JSON.parse` would round 9223372036854775807 to
+ * 9223372036854775808.
  */
 export function parseExactJson(text: string): unknown {
-  return parse(text, (key, value) => {
-    if (!isLosslessNumber(value)) return value
-    if (INT64_FIELDS.has(key)) {
-      const exact = parseInt64(value.value)
-      if (exact === null) throw new SyntaxError(`${key} is not an int64: ${value.value}`)
-      return exact
+  return parse(text, function (this: unknown, key, value) {
+    // A list's numbers are read with the list, whose field says what they are.
+    if (Array.isArray(value)) {
+      return value.map((item: unknown) =>
+        isLosslessNumber(item) ? (INT64_FIELDS.has(key) ? exact(key, item) : Number(item.value)) : item,
+      )
     }
-    return Number(value.value)
+    if (!isLosslessNumber(value) || Array.isArray(this)) return value
+    return INT64_FIELDS.has(key) ? exact(key, value) : Number(value.value)
   })
 }
 

@@ -77,6 +77,46 @@ export interface paths {
         patch: operations["updatePlant"];
         trace?: never;
     };
+    "/plants/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Creates many plants at once, all or none
+         * @description Up to 1000 items, all or nothing, in one transaction. The body may be up to 1311013 bytes whatever the service-wide body limit (`--body-limit`, when that is larger, applies instead): 1000 plants with the longest id, name and tag, in four-byte characters, with room for indentation. Each plant raises its own plant.created event. An invalid item is 400, an id repeated in the batch (40903) or already stored (40901) is 409; the message names the first offending item by its index, counted from 0.
+         */
+        post: operations["createPlants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plants/batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deletes many plants at once, all or none
+         * @description Up to 1000 items, all or nothing, in one transaction. The body may be up to 1311013 bytes whatever the service-wide body limit (`--body-limit`, when that is larger, applies instead): 1000 plants with the longest id, name and tag, in four-byte characters, with room for indentation. Each plant deleted raises its own plant.deleted event. An id no plant has is 404 naming it, unless `allowMissing` is true; an id repeated in the batch is 409 (40903).
+         */
+        post: operations["deletePlants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -470,6 +510,43 @@ export interface components {
             tag?: string;
         };
         /**
+         * NewPlants
+         * @description The request body of a batch create. Unknown fields are ignored.
+         */
+        NewPlants: {
+            /** @description 1 to 1000 plants, created all or none */
+            plants: components["schemas"]["NewPlant"][];
+        };
+        /**
+         * StoredPlants
+         * @description The plants a batch created.
+         */
+        StoredPlants: {
+            /** @description In the order sent */
+            plants: components["schemas"]["StoredPlant"][];
+        };
+        /**
+         * PlantDeletion
+         * @description The request body of a batch delete. Unknown fields are ignored.
+         */
+        PlantDeletion: {
+            /** @description 1 to 1000 plant ids, deleted all or none */
+            ids: bigint[];
+            /**
+             * @description Pass over ids no plant has, instead of refusing the batch with 404
+             * @default false
+             */
+            allowMissing: boolean;
+        };
+        /**
+         * DeletedPlants
+         * @description The plants a batch deleted.
+         */
+        DeletedPlants: {
+            /** @description The ids deleted, in the order sent (without those passed over with allowMissing) */
+            deleted: bigint[];
+        };
+        /**
          * Error
          * @description Every failure, with a stable code from the error catalog.
          */
@@ -479,7 +556,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40070 | 40071 | 40072 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 40903 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -1644,6 +1721,305 @@ export interface operations {
                 headers: {
                     /** @description The patch formats the operation takes: application/merge-patch+json, application/json */
                     "Accept-Patch"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPlants: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: 1 to 255 visible characters, bare or as a quoted string. A retry with the same key and the same content replays the first answer; with different content it is 422; while the first is still running, 409. Kept 24 hours (configurable), per token. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPlants"];
+            };
+        };
+        responses: {
+            /** @description The plants created, in the order sent */
+            200: {
+                headers: {
+                    /** @description "true" on a replay */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlants"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40070, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40014, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (error codes: 40901, 40902, 40903) */
+            409: {
+                headers: {
+                    /** @description On 40902: seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (error codes: 41301) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (error codes: 41501) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable (error codes: 42201) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deletePlants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlantDeletion"];
+            };
+        };
+        responses: {
+            /** @description The ids deleted, in the order sent */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedPlants"];
+                };
+            };
+            /** @description The request is invalid (error codes: 40001, 40002, 40003, 40071, 40005, 40072, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (error codes: 40402) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request took too long to arrive (error codes: 40801) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (error codes: 40903) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (error codes: 41301) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (error codes: 41501) */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

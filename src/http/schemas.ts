@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { type CatalogEntry, errors } from '../errors.js'
+import { BATCH_MAX_ITEMS } from '../plants/batch.js'
 import { PLANT_EVENT_TYPES } from '../plants/events.js'
 import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../plants/model.js'
 import { TEXT_PATTERN } from '../plants/validate.js'
@@ -84,6 +85,56 @@ export const StoredPlant = Type.Object(
     title: 'StoredPlant',
     description: 'A plant as stored: its id, name and, when it has one, tag.',
   },
+)
+
+export const NewPlants = Type.Object(
+  {
+    plants: Type.Array(Type.Unsafe(ref('NewPlant')), {
+      minItems: 1,
+      maxItems: BATCH_MAX_ITEMS,
+      description: `1 to ${BATCH_MAX_ITEMS} plants, created all or none`,
+    }),
+  },
+  {
+    $id: 'NewPlants',
+    title: 'NewPlants',
+    description: 'The request body of a batch create. Unknown fields are ignored.',
+  },
+)
+
+export const StoredPlants = Type.Object(
+  { plants: Type.Array(Type.Unsafe(ref('StoredPlant')), { description: 'In the order sent' }) },
+  { $id: 'StoredPlants', title: 'StoredPlants', description: 'The plants a batch created.' },
+)
+
+export const PlantDeletion = Type.Object(
+  {
+    ids: Type.Array(PlantId, {
+      minItems: 1,
+      maxItems: BATCH_MAX_ITEMS,
+      description: `1 to ${BATCH_MAX_ITEMS} plant ids, deleted all or none`,
+    }),
+    allowMissing: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'Pass over ids no plant has, instead of refusing the batch with 404',
+      }),
+    ),
+  },
+  {
+    $id: 'PlantDeletion',
+    title: 'PlantDeletion',
+    description: 'The request body of a batch delete. Unknown fields are ignored.',
+  },
+)
+
+export const DeletedPlants = Type.Object(
+  {
+    deleted: Type.Array(PlantId, {
+      description: 'The ids deleted, in the order sent (without those passed over with allowMissing)',
+    }),
+  },
+  { $id: 'DeletedPlants', title: 'DeletedPlants', description: 'The plants a batch deleted.' },
 )
 
 const errorCodes = Object.values(errors).map((e) => e.code)
@@ -346,6 +397,10 @@ export const sharedSchemas = [
   Plant,
   PlantPatch,
   StoredPlant,
+  NewPlants,
+  StoredPlants,
+  PlantDeletion,
+  DeletedPlants,
   ErrorBody,
   NewWebhook,
   WebhookUpdate,
@@ -369,6 +424,10 @@ type SharedName =
   | 'Plant'
   | 'PlantPatch'
   | 'StoredPlant'
+  | 'NewPlants'
+  | 'StoredPlants'
+  | 'PlantDeletion'
+  | 'DeletedPlants'
   | 'Error'
   | 'NewWebhook'
   | 'WebhookUpdate'

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { AppError, errors } from '../errors.js'
 import type { IdempotencyRecord, IdempotencyStore, PlantStore } from '../store/types.js'
 import { currentTraceparent } from '../tracing/active.js'
+import { batchItems, createdJson, itemExists, refuseRepeatedIds } from './batch.js'
 import { plantEvent, plantJson } from './events.js'
 import type { NewPlant } from './model.js'
 import { plantExists } from './service.js'
@@ -41,9 +42,46 @@ export class IdempotentCreates {
   ) {}
 
   async create(plant: NewPlant, tokenId: string, key: string): Promise<RecordedResponse> {
+    const body = plantJson(plant)
+    const traceparent = currentTraceparent()
+    return this.once(tokenId, key, fingerprintOf(plant), body, async (record) => {
+      const outcome = await this.plants.create(plant, {
+        event: (at) => plantEvent('plant.created', plant, at, undefined, traceparent),
+        idempotency: record,
+      })
+      return outcome === 'created' ? undefined : outcome === 'exists' ? plantExists(plant.id) : outcome
+    })
+  }
+
+  /**
+   * A batch create under a key. Its fingerprint digests the response body, which holds the validated
+   * plants in order and never equals a single plant's text, so a key of POST /plants reused here (or
+   * the reverse) is 422.
+   */
+  async createMany(plants: readonly NewPlant[], tokenId: string, key: string): Promise<RecordedResponse> {
+    refuseRepeatedIds(plants.map((plant) => plant.id))
+    const body = createdJson(plants)
+    const fingerprint = createHash('sha256').update(body).digest('base64url')
+    return this.once(tokenId, key, fingerprint, body, async (record) => {
+      const outcome = await this.plants.createMany(batchItems(plants), record)
+      return outcome === 'key-taken' ? outcome : itemExists(plants, outcome)
+    })
+  }
+
+  /**
+   * Replays the recorded response to (tokenId, key), or runs `write` with the record to store beside
+   * what it writes. `write` resolves undefined once written, 'key-taken' when an unexpired record held
+   * the key, or the refusal to throw when nothing was written for a reason of its own.
+   */
+  private async once(
+    tokenId: string,
+    key: string,
+    fingerprint: string,
+    body: string,
+    write: (record: IdempotencyRecord) => Promise<AppError | 'key-taken' | undefined>,
+  ): Promise<RecordedResponse> {
     const now = this.now()
     this.purgeNowAndThen(now)
-    const fingerprint = fingerprintOf(plant)
     // Claimed before the first await, so a retry that arrives while the first request is running in
     // this process gets 409 however long the database takes to respond to the lookup.
     const slot = `${tokenId}\n${key}`
@@ -57,20 +95,16 @@ export class IdempotentCreates {
         key,
         fingerprint,
         status: 200,
-        body: plantJson(plant),
+        body,
         expiresAt: new Date(now + this.ttlMs),
       }
-      const traceparent = currentTraceparent()
-      const outcome = await this.plants.create(plant, {
-        event: (at) => plantEvent('plant.created', plant, at, undefined, traceparent),
-        idempotency: record,
-      })
-      if (outcome === 'created') return { status: record.status, body: record.body, replayed: false }
+      const refusal = await write(record)
+      if (refusal === undefined) return { status: record.status, body: record.body, replayed: false }
       // Another instance may have run the same key meanwhile (several instances share PostgreSQL):
       // if its record is committed, this is a retry of it.
       const winner = await this.records.find(tokenId, key, new Date(now))
       if (winner) return replay(winner, fingerprint)
-      if (outcome === 'exists') throw plantExists(plant.id)
+      if (refusal !== 'key-taken') throw refusal
       throw new AppError(errors.IDEMPOTENCY_IN_PROGRESS)
     } finally {
       this.running.delete(slot)

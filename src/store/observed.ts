@@ -1,6 +1,9 @@
 import type {
+  BatchCreateItem,
+  BatchRemoveOptions,
   CreateExtras,
   EventStore,
+  IdempotencyRecord,
   IdempotencyStore,
   ImportItem,
   ListQuery,
@@ -71,6 +74,8 @@ class ObservedPlants implements PlantStore {
   private readonly observeCreate: Observe
   private readonly observeGet: Observe
   private readonly observeImportBatch: Observe
+  private readonly observeCreateMany: Observe
+  private readonly observeRemoveMany: Observe
   private readonly observeRead: Observe
   private readonly observeList: Observe
   private readonly observeCount: Observe
@@ -84,6 +89,8 @@ class ObservedPlants implements PlantStore {
     this.observeCreate = observer('plants.create')
     this.observeGet = observer('plants.get')
     this.observeImportBatch = observer('plants.importBatch')
+    this.observeCreateMany = observer('plants.createMany')
+    this.observeRemoveMany = observer('plants.removeMany')
     this.observeRead = observer('plants.read')
     this.observeList = observer('plants.list')
     this.observeCount = observer('plants.count')
@@ -99,6 +106,12 @@ class ObservedPlants implements PlantStore {
   }
   importBatch(items: readonly ImportItem[]) {
     return this.observeImportBatch(() => this.inner.importBatch(items))
+  }
+  createMany(items: readonly BatchCreateItem[], idempotency?: IdempotencyRecord) {
+    return this.observeCreateMany(() => this.inner.createMany(items, idempotency))
+  }
+  removeMany(ids: readonly bigint[], options: BatchRemoveOptions) {
+    return this.observeRemoveMany(() => this.inner.removeMany(ids, options))
   }
   read(id: bigint) {
     return this.observeRead(() => this.inner.read(id))

@@ -188,6 +188,20 @@ export interface PlantStore {
    * equal the item's, else 'conflict'. Used by `plantstore import`.
    */
   importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]>
+  /**
+   * Durably inserts every plant, each with its event, and the idempotency record, in one transaction,
+   * or none of them: 'exists' names the first item whose id is stored already (or repeated within the
+   * batch); 'key-taken' as for create. Resolves only after the commit, as create does.
+   */
+  createMany(
+    items: readonly BatchCreateItem[],
+    idempotency?: IdempotencyRecord,
+  ): Promise<BatchCreateOutcome | 'key-taken'>
+  /**
+   * Durably deletes every plant named, each with its event, in one transaction, or none when one is
+   * missing and `allowMissing` is false. The ids deleted are given in the order asked.
+   */
+  removeMany(ids: readonly bigint[], options: BatchRemoveOptions): Promise<BatchRemoveOutcome>
   read(id: bigint): Promise<VersionedPlant | undefined>
   /**
    * One page of the plants the filter keeps, in the query's order; the cost must not grow with the

@@ -29,6 +29,8 @@ function everyMethod(
     (signal) => client.replacePlant(1n, { name: 'a' }, options(signal)),
     (signal) => client.updatePlant(1n, { name: 'a' }, options(signal)),
     (signal) => client.deletePlant(1n, options(signal)),
+    (signal) => client.createPlants([{ id: 1n, name: 'a' }], options(signal)),
+    (signal) => client.deletePlants([1n], options(signal)),
   ]
 }
 
@@ -137,6 +139,36 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     const created = await flaky.createPlant({ id: 2n, name: 'b' })
     expect(created.plant).toEqual({ id: 2n, name: 'b' })
     expect(calls).toBe(2)
+  })
+
+  it('creates and deletes many at once, ids exact as bigints both ways', async () => {
+    const big = 9007199254740993n
+    const plants = [
+      { id: big, name: 'past 2^53', tag: 'batch' },
+      { id: big + 2n, name: 'next' },
+    ]
+    sent.length = 0
+    expect(await client.createPlants(plants)).toEqual(plants)
+    expect(sent[0]?.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/)
+    const taken = await client.createPlants([{ id: big, name: 'again' }]).catch((e: unknown) => e)
+    expect(taken).toMatchObject({ status: 409, code: errors.PLANT_EXISTS.code })
+    const missing = await client.deletePlants([big, big + 1n]).catch((e: unknown) => e)
+    expect(missing).toMatchObject({ status: 404, code: errors.PLANT_NOT_FOUND.code })
+    expect(await client.deletePlants([big + 2n, big + 1n, big], { allowMissing: true })).toEqual([
+      big + 2n,
+      big,
+    ])
+  })
+
+  it('creates a full batch of the largest plants over real HTTP, past the service-wide body limit', async () => {
+    const plants = Array.from({ length: 1000 }, (_, i) => ({
+      id: -9223372036854770000n + BigInt(i),
+      name: '\u{1F33F}'.repeat(200),
+      tag: '\u{1FAB4}'.repeat(100),
+    }))
+    expect(await client.createPlants(plants)).toEqual(plants)
+    const ids = plants.map((plant) => plant.id)
+    expect(await client.deletePlants(ids)).toEqual(ids)
   })
 
   it('lists page by page and changes plants with If-Match', async () => {
@@ -364,8 +396,8 @@ describe('the typed client when something else answers, such as a proxy', () => 
         expect(failure).toBeInstanceOf(PlantStoreError)
         expect(failure).toMatchObject({ status, code: undefined, message: `HTTP ${status}` })
       }
-      // The create and the two reads were retried once as a 5xx; the three other changes are sent once.
-      expect(made.calls).toBe(2 * 3 + 3)
+      // The creates and the two reads were retried once as a 5xx; the four other changes are sent once.
+      expect(made.calls).toBe(2 * 4 + 4)
     },
   )
 })
@@ -619,8 +651,8 @@ describe('the typed client when the service asks it to slow down', () => {
       const failure = await call().catch((error: unknown) => error)
       expect(failure).toMatchObject({ status: 429, code: 42901 })
     }
-    // Three attempts each for the create, the list and the read; one each for the three changes.
-    expect(made.calls).toBe(3 * 3 + 3)
+    // Three attempts each for the creates, the list and the read; one each for the four changes.
+    expect(made.calls).toBe(3 * 4 + 4)
   })
 
   it('reads once the 429 has passed, with the same request', async () => {
@@ -745,7 +777,11 @@ describe('the exact JSON of the client', () => {
     else if (typeof schema === 'object' && schema !== null) {
       const { properties } = schema as { properties?: Record<string, { format?: unknown }> }
       for (const [name, property] of Object.entries(properties ?? {}))
-        if (property.format === 'int64') found.add(name)
+        if (
+          property.format === 'int64' ||
+          (property as { items?: { format?: unknown } }).items?.format === 'int64'
+        )
+          found.add(name)
       for (const value of Object.values(schema)) int64Properties(value, found)
     }
     return found
@@ -755,6 +791,11 @@ describe('the exact JSON of the client', () => {
     expect([...int64Properties(await publishedDocument())].sort()).toEqual([...INT64_FIELDS].sort())
     // The answer to a webhook replay, typed { queued: bigint }.
     expect(parseExactJson('{"queued": 2}')).toEqual({ queued: 2n })
+    // A list of ids, typed bigint[]; another list's numbers stay numbers.
+    expect(parseExactJson('{"deleted": [9223372036854775807, -1], "other": [1]}')).toEqual({
+      deleted: [9223372036854775807n, -1n],
+      other: [1],
+    })
   })
 })
 

@@ -22,6 +22,8 @@ declare module 'vitest' {
 interface Operation {
   operationId: string
   pattern: RegExp
+  /** The path has no parameter: the router takes it before any template it also matches. */
+  literal: boolean
   method: string
   responses: Record<
     string,
@@ -58,7 +60,7 @@ const GENERAL_HEADERS = new Set([
 ])
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, Omit<Operation, 'pattern' | 'method'>>>
+  paths: Record<string, Record<string, Omit<Operation, 'pattern' | 'literal' | 'method'>>>
   components: { schemas: Record<string, unknown> }
 }
 
@@ -69,7 +71,8 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
   for (const [path, item] of Object.entries(document.paths)) {
     const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`)
     for (const [method, operation] of Object.entries(item)) {
-      if (METHODS.includes(method)) operations.push({ ...operation, pattern, method: method.toUpperCase() })
+      if (METHODS.includes(method))
+        operations.push({ ...operation, pattern, literal: !path.includes('{'), method: method.toUpperCase() })
     }
   }
   return operations
@@ -113,7 +116,10 @@ export class ContractChecker {
     // The router refuses a path that does not decode (400) before any operation sees it.
     if (!decodes(path)) return
     const wanted = method === 'HEAD' ? 'GET' : method
-    const operation = this.operations.find((o) => o.method === wanted && o.pattern.test(path))
+    // A path of its own (/plants/batch) is routed there, never to a template it also matches (/plants/{id}).
+    const onPath = this.operations.filter((o) => o.pattern.test(path))
+    const literal = onPath.filter((o) => o.literal)
+    const operation = (literal.length > 0 ? literal : onPath).find((o) => o.method === wanted)
     if (!operation) return // undocumented routes: unknown paths (404) and wrong methods (405)
     this.exercised.add(operation.operationId)
     const documented = operation.responses[String(status)] ?? operation.responses.default

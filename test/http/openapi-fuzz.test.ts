@@ -81,6 +81,10 @@ describe('values the document allows', () => {
   /** A request each operation with such a field takes as it is, the field aside. */
   const requests: Record<string, () => Promise<{ url: string; body: Record<string, unknown> }>> = {
     createPlant: async () => ({ url: '/plants', body: { id: nextId++, name: 'fuzzed' } }),
+    createPlants: async () => ({
+      url: '/plants/batch',
+      body: { plants: [{ id: nextId++, name: 'fuzzed' }] },
+    }),
     createToken: async () => ({ url: '/tokens', body: { name: 'fuzzed', scopes: ['plants:read'] } }),
     rollToken: async () => {
       const { record } = await t.tokens.create('rolled', ['plants:read'])
@@ -134,6 +138,7 @@ describe('values the document allows', () => {
     expect(tried.sort()).toEqual(
       [
         'createPlant idempotency-key',
+        'createPlants idempotency-key',
         'createToken expiresIn',
         'createToken rateLimit',
         'createWebhook url',

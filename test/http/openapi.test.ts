@@ -47,7 +47,9 @@ describe('the published contract', () => {
     expect(operations.sort()).toEqual(
       [
         'createPlant',
+        'createPlants',
         'deletePlant',
+        'deletePlants',
         'getPlant',
         'health',
         'listPlants',

@@ -14,6 +14,8 @@ describe('the schema compiler', () => {
       'NewPlant',
       'Plant',
       'PlantPatch',
+      'NewPlants',
+      'PlantDeletion',
       'NewWebhook',
       'WebhookUpdate',
       'ReplayRequest',

@@ -154,7 +154,7 @@ const WRITE_CONDITIONS = {
 
 // The key's rule is stated here for clients and checked by the handler (parseIdempotencyKey), which
 // also takes the quoted form and refuses with the key's own code (40014): the schema refuses nothing.
-const CreateHeaders = Type.Object({
+export const CreateHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       minLength: 1,
@@ -167,7 +167,10 @@ const CreateHeaders = Type.Object({
 })
 
 /** The JSON body as sent the first time, or as replayed. */
-function sendRecorded(reply: FastifyReply, answer: { status: number; body: string; replayed: boolean }) {
+export function sendRecorded(
+  reply: FastifyReply,
+  answer: { status: number; body: string; replayed: boolean },
+) {
   if (answer.replayed) reply.header('idempotent-replayed', 'true')
   return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body)
 }

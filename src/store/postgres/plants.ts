@@ -8,6 +8,10 @@ import { StoreUnavailableError } from '../errors.js'
 import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
+  BatchCreateItem,
+  BatchCreateOutcome,
+  BatchRemoveOptions,
+  BatchRemoveOutcome,
   CreateExtras,
   CreateOutcome,
   IdempotencyRecord,
@@ -197,6 +201,76 @@ export class PostgresPlantStore implements PlantStore {
     })
     if (queued) this.onDeliveriesQueued()
     return outcomes
+  }
+
+  /**
+   * A transaction of its own, outside the group commit: it is already one round trip for many plants.
+   * The plants are inserted in id order, then the key is taken, as a group's creates take theirs, so
+   * that it never deadlocks with one; a refusal rolls everything back.
+   */
+  async createMany(
+    items: readonly BatchCreateItem[],
+    idempotency?: IdempotencyRecord,
+  ): Promise<BatchCreateOutcome | 'key-taken'> {
+    return allOrNothing<BatchCreateOutcome | 'key-taken'>(
+      this.pool,
+      this.onDeliveriesQueued,
+      async (client) => {
+        const created = await insertAbsent(
+          client,
+          items.map((item) => item.plant),
+        )
+        if (created.size < items.length) {
+          const seen = new Set<string>()
+          const index = items.findIndex(({ plant }) => {
+            const id = plant.id.toString()
+            if (seen.has(id) || !created.has(id)) return true
+            seen.add(id)
+            return false
+          })
+          throw new Refused({ outcome: 'exists', index })
+        }
+        if (idempotency && !(await storeKey(client, idempotency, new Date()))) throw new Refused('key-taken')
+        // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
+        const at = new Date()
+        const events = items.flatMap((item) => (item.event ? [item.event(at)] : []))
+        return { outcome: { outcome: 'created' }, queued: await writeEvents(client, events) }
+      },
+    )
+  }
+
+  /**
+   * A transaction of its own, as createMany: the rows are locked in id order (as every batch takes
+   * them), then deleted with their events in the order asked; a missing one, unless allowed, writes
+   * nothing.
+   */
+  async removeMany(ids: readonly bigint[], options: BatchRemoveOptions): Promise<BatchRemoveOutcome> {
+    return allOrNothing<BatchRemoveOutcome>(this.pool, this.onDeliveriesQueued, async (client) => {
+      const found = await client.query<PlantRow>(
+        `SELECT ${COLUMNS} FROM plants WHERE id = ANY($1::bigint[]) ORDER BY plants.id FOR UPDATE`,
+        [[...new Set(ids.map(String))]],
+      )
+      // Dated once the rows' locks are held, after any write to them that committed first.
+      const at = new Date()
+      const stored = new Map(found.rows.map((row) => [row.id, row]))
+      const deleted: Plant[] = []
+      for (const id of ids) {
+        const key = id.toString()
+        const row = stored.get(key)
+        // Taken once: a repeated id finds it deleted already.
+        stored.delete(key)
+        if (row) deleted.push(toPlant(row))
+        else if (!options.allowMissing) throw new Refused({ outcome: 'missing', id })
+      }
+      if (deleted.length > 0)
+        await client.query('DELETE FROM plants WHERE id = ANY($1::bigint[])', [
+          deleted.map((plant) => plant.id.toString()),
+        ])
+      const { event } = options
+      const events = event ? deleted.map((plant) => event(plant, at)) : []
+      const outcome: BatchRemoveOutcome = { outcome: 'deleted', ids: deleted.map((plant) => plant.id) }
+      return { outcome, queued: await writeEvents(client, events) }
+    })
   }
 
   create(plant: NewPlant, extras?: CreateExtras): Promise<CreateOutcome> {
@@ -460,16 +534,7 @@ export class PostgresPlantStore implements PlantStore {
     for (const i of inKeyOrder(batch, keyed)) {
       const { plant, extras } = batch[i] as PendingCreate
       const record = extras?.idempotency as IdempotencyRecord
-      // An expired record under the same key is overwritten; an unexpired one is left alone.
-      const stored = await client.query(
-        `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-           status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
-         WHERE idempotency_keys.expires_at <= $7`,
-        [record.tokenId, record.key, record.fingerprint, record.status, record.body, record.expiresAt, now],
-      )
-      if (stored.rowCount === 0) {
+      if (!(await storeKey(client, record, now))) {
         await client.query('DELETE FROM plants WHERE id = $1', [plant.id.toString()])
         events[i] = undefined
         outcomes[i] = 'key-taken'
@@ -481,6 +546,47 @@ export class PostgresPlantStore implements PlantStore {
     const at = new Date()
     return { outcomes, events: batch.map((_, i) => events[i]?.(at)) }
   }
+}
+
+/**
+ * Stores an Idempotency-Key record in the caller's transaction: an expired record under the same key
+ * is overwritten, an unexpired one is left alone (false).
+ */
+async function storeKey(client: PoolClient, record: IdempotencyRecord, now: Date): Promise<boolean> {
+  const stored = await client.query(
+    `INSERT INTO idempotency_keys (token_id, key, fingerprint, status, body, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (token_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+       status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= $7`,
+    [record.tokenId, record.key, record.fingerprint, record.status, record.body, record.expiresAt, now],
+  )
+  return stored.rowCount !== 0
+}
+
+/** Thrown inside a batch's transaction to roll it back, carrying the outcome to resolve with. */
+class Refused<T> {
+  constructor(readonly outcome: T) {}
+}
+
+/**
+ * Runs `work` in a transaction; a Refused thrown by it rolls the transaction back and resolves with
+ * its outcome. Tells `onDeliveriesQueued` when the committed work queued a webhook delivery.
+ */
+async function allOrNothing<T>(
+  pool: Pool,
+  onDeliveriesQueued: () => void,
+  work: (client: PoolClient) => Promise<{ outcome: T; queued: boolean }>,
+): Promise<T> {
+  let written: { outcome: T; queued: boolean }
+  try {
+    written = await inTransaction(pool, work)
+  } catch (error) {
+    if (error instanceof Refused) return error.outcome as T
+    throw error
+  }
+  if (written.queued) onDeliveriesQueued()
+  return written.outcome
 }
 
 /**

@@ -2,15 +2,32 @@
 import type { Span } from '@opentelemetry/api'
 import type { Database } from 'better-sqlite3'
 import { foldName } from '../../plants/fold.js'
-import { changedPlant } from '../../plants/model.js'
-import type { CreateOutcome, PlantChange, WriteOptions, WriteResult } from '../types.js'
+import { changedPlant, type Plant } from '../../plants/model.js'
+import type {
+  BatchCreateOutcome,
+  BatchRemoveOutcome,
+  CreateOutcome,
+  PlantChange,
+  WriteOptions,
+  WriteResult,
+} from '../types.js'
 import { type OutboxRow, outboxRow, prepareOutbox } from './fan-out.js'
 import { INSERT_PLANT, plantRowValues, toPlant, type VersionedRow } from './plant-row.js'
 
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
-/** A write as the batch writer receives it: a create, or a change of one stored plant. */
-export type BatchRow = CreateRow | ChangeRow
+/** A write as the batch writer receives it: a create, a change of one stored plant, or a batch of either. */
+export type BatchRow = CreateRow | ChangeRow | CreateManyRow | RemoveManyRow
+
+/** An Idempotency-Key record as a create stores it, its expiry in epoch milliseconds. */
+export interface KeyRecord {
+  tokenId: string
+  key: string
+  fingerprint: string
+  status: number
+  body: string
+  expiresAt: number
+}
 
 /** A create as the batch writer receives it. */
 export interface CreateRow {
@@ -21,10 +38,35 @@ export interface CreateRow {
   /** The create's event, built at the time its batch holds the write lock (see CreateExtras). */
   event: ((at: number) => OutboxRow) | undefined
   /** Stored with the plant; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
-  idempotency:
-    | { tokenId: string; key: string; fingerprint: string; status: number; body: string; expiresAt: number }
-    | undefined
+  idempotency: KeyRecord | undefined
   /** The span of the store call waiting for this write, when traced (see startGroupCommit). */
+  span?: Span | undefined
+}
+
+/** A plant of a batch create: its row, and its event built at the time the transaction writes it. */
+export interface ManyItem {
+  id: bigint
+  name: string
+  tag: string | null
+  event: ((at: number) => OutboxRow) | undefined
+}
+
+/** A batch create: every plant inserted, with its event, or none. */
+export interface CreateManyRow {
+  kind: 'create-many'
+  items: ManyItem[]
+  /** Stored with the plants; an unexpired record under the same (tokenId, key) makes it 'key-taken'. */
+  idempotency: KeyRecord | undefined
+  span?: Span | undefined
+}
+
+/** A batch delete: every plant named deleted, with its event, or none. */
+export interface RemoveManyRow {
+  kind: 'delete-many'
+  ids: readonly bigint[]
+  allowMissing: boolean
+  /** The event of each deletion, from the plant as it was. */
+  event: ((plant: Plant, at: number) => OutboxRow) | undefined
   span?: Span | undefined
 }
 
@@ -42,8 +84,8 @@ export interface ChangeRow {
   span?: Span | undefined
 }
 
-/** A create's outcome, or a change's (for a delete, the plant and version it had). */
-export type RowOutcome = CreateOutcome | WriteResult
+/** A create's outcome, or a change's (for a delete, the plant and version it had), or a batch's. */
+export type RowOutcome = CreateOutcome | WriteResult | BatchCreateOutcome | 'key-taken' | BatchRemoveOutcome
 
 /** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
 export interface BatchResult {
@@ -90,12 +132,17 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     if (firstSeq === 0) firstSeq = lastSeq
   }
 
+  /** The one statement that inserts a plant, for a create and a batch create alike. */
+  function insertPlant(row: { id: bigint; name: string; tag: string | null }, now: number): void {
+    insert.run(...plantRowValues(row, now))
+  }
+
   /** One create inside the batch's transaction; a refusal undoes only its own writes. */
   function insertOne(row: CreateRow, now: number, eventsAt: number): CreateOutcome {
     const record = row.idempotency
     if (record) savepoint.run()
     try {
-      insert.run(...plantRowValues(row, now))
+      insertPlant(row, now)
     } catch (error) {
       // A duplicate fails only its own request: SQLite undoes just that statement.
       if (record) releaseSavepoint.run()
@@ -139,6 +186,53 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     return { outcome: 'done', plant: next, version: version + 1 }
   }
 
+  /**
+   * A batch create inside the group's transaction: every id is looked up first (one repeated within
+   * the batch counts as taken at its second place), so a refusal writes nothing and no other write of
+   * the group is undone.
+   */
+  function insertMany(row: CreateManyRow, now: number, eventsAt: number): BatchCreateOutcome | 'key-taken' {
+    const seen = new Set<bigint>()
+    for (const [index, item] of row.items.entries()) {
+      if (seen.has(item.id) || selectVersioned.get(item.id) !== undefined) return { outcome: 'exists', index }
+      seen.add(item.id)
+    }
+    if (row.idempotency && insertKey.run({ ...row.idempotency, now }).changes === 0) return 'key-taken'
+    for (const item of row.items) insertPlant(item, now)
+    for (const item of row.items) if (item.event) writeEvent(item.event(eventsAt), now)
+    return { outcome: 'created' }
+  }
+
+  /** A batch delete inside the group's transaction: looked up first, so a refusal writes nothing. */
+  function removeMany(row: RemoveManyRow, now: number, eventsAt: number): BatchRemoveOutcome {
+    const found: Plant[] = []
+    const seen = new Set<bigint>()
+    for (const id of row.ids) {
+      const stored = seen.has(id) ? undefined : (selectVersioned.get(id) as VersionedRow | undefined)
+      seen.add(id)
+      if (stored) found.push(toPlant(stored))
+      else if (!row.allowMissing) return { outcome: 'missing', id }
+    }
+    for (const plant of found) {
+      remove.run(plant.id)
+      if (row.event) writeEvent(row.event(plant, eventsAt), now)
+    }
+    return { outcome: 'deleted', ids: found.map((plant) => plant.id) }
+  }
+
+  function writeOne(row: BatchRow, now: number, eventsAt: number): RowOutcome {
+    switch (row.kind) {
+      case 'create':
+        return insertOne(row, now, eventsAt)
+      case 'create-many':
+        return insertMany(row, now, eventsAt)
+      case 'delete-many':
+        return removeMany(row, now, eventsAt)
+      default:
+        return changeOne(row, now, eventsAt)
+    }
+  }
+
   return function writeBatch(batch, now) {
     const outcomes: RowOutcome[] = []
     let queued = false
@@ -150,7 +244,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     const eventsAt = Date.now()
     try {
       for (const row of batch) {
-        outcomes.push(row.kind === 'create' ? insertOne(row, now, eventsAt) : changeOne(row, now, eventsAt))
+        outcomes.push(writeOne(row, now, eventsAt))
       }
       // Seqs only grow, and no other connection writes within this transaction: the batch's events
       // are exactly those in [firstSeq, lastSeq].

@@ -3,8 +3,13 @@ import type { NewPlant, Plant } from '../../plants/model.js'
 import { activeSpan } from '../../tracing/active.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
+  BatchCreateItem,
+  BatchCreateOutcome,
+  BatchRemoveOptions,
+  BatchRemoveOutcome,
   CreateExtras,
   CreateOutcome,
+  IdempotencyRecord,
   ImportItem,
   ImportOutcome,
   ListedPlant,
@@ -17,11 +22,22 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../types.js'
-import type { BatchResult, BatchRow, RowOutcome } from './batch.js'
+import type { BatchResult, BatchRow, KeyRecord, RowOutcome } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
 import { PlantListing } from './plant-listing.js'
 import { INSERT_PLANT, type PlantRow, plantRowValues, toPlant, type VersionedRow } from './plant-row.js'
 import type { BatchSink } from './writer.js'
+
+function keyRecord(record: IdempotencyRecord): KeyRecord {
+  return {
+    tokenId: record.tokenId,
+    key: record.key,
+    fingerprint: record.fingerprint,
+    status: record.status,
+    body: record.body,
+    expiresAt: record.expiresAt.getTime(),
+  }
+}
 
 /** A create, update or delete waiting for its batch; resolved with its row's outcome. */
 interface PendingWrite {
@@ -103,17 +119,43 @@ export class SqlitePlantStore implements PlantStore {
       name: plant.name,
       tag: plant.tag ?? null,
       event: event && ((at: number) => outboxRow(event(new Date(at)))),
-      idempotency: key && {
-        tokenId: key.tokenId,
-        key: key.key,
-        fingerprint: key.fingerprint,
-        status: key.status,
-        body: key.body,
-        expiresAt: key.expiresAt.getTime(),
-      },
+      idempotency: key && keyRecord(key),
       span: activeSpan(),
     }
     return this.write(row) as Promise<CreateOutcome>
+  }
+
+  /**
+   * Joins the turn's group commit as one row of it, so that it is durable when it resolves, as a
+   * create is; all or nothing within the group's transaction.
+   */
+  createMany(
+    items: readonly BatchCreateItem[],
+    idempotency?: IdempotencyRecord,
+  ): Promise<BatchCreateOutcome | 'key-taken'> {
+    return this.write({
+      kind: 'create-many',
+      items: items.map(({ plant, event }) => ({
+        id: plant.id,
+        name: plant.name,
+        tag: plant.tag ?? null,
+        event: event && ((at: number) => outboxRow(event(new Date(at)))),
+      })),
+      idempotency: idempotency && keyRecord(idempotency),
+      span: activeSpan(),
+    }) as Promise<BatchCreateOutcome | 'key-taken'>
+  }
+
+  /** As createMany: one row of the turn's group commit, durable when it resolves, all or nothing. */
+  removeMany(ids: readonly bigint[], options: BatchRemoveOptions): Promise<BatchRemoveOutcome> {
+    const { event } = options
+    return this.write({
+      kind: 'delete-many',
+      ids,
+      allowMissing: options.allowMissing,
+      event: event && ((plant: Plant, at: number) => outboxRow(event(plant, new Date(at)))),
+      span: activeSpan(),
+    }) as Promise<BatchRemoveOutcome>
   }
 
   update(id: bigint, change: PlantChange, options: WriteOptions = {}): Promise<WriteResult> {
