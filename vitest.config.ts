@@ -49,7 +49,7 @@ export default defineConfig({
       include: ['src/**/*.ts'],
       // Without a PostgreSQL server its store cannot run, so it is measured only when the suite runs.
       exclude: ['src/**/*.d.ts', ...(process.env.TEST_DATABASE_URL ? [] : ['src/store/postgres/**'])],
-      reporter: ['text-summary', 'json-summary'],
+      reporter: ['text-summary', 'json-summary', 'json'],
       // A failing run still says how much it covered, so a floor missed is seen beside the failure.
       reportOnFailure: true,
       // The floor only ever rises: raise it when coverage grows, never lower it. It counts the code

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /**
@@ -20,4 +20,23 @@ export function syncFile(path: string): void {
  */
 export function syncFolderOf(path: string): void {
   syncFile(dirname(path))
+}
+
+/**
+ * Gives a finished file (a backup's copy) its final name, unless a file appeared there meanwhile
+ * (then false): a link fails where a rename would replace it. A file system without links (FAT) gets
+ * a rename after a last look. The caller removes the old name, and makes the new one durable.
+ */
+export function giveNewName(partial: string, file: string): boolean {
+  try {
+    linkSync(partial, file)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error
+    if (existsSync(file)) return false
+    renameSync(partial, file)
+    return true
+  }
 }

@@ -330,9 +330,13 @@ describe('a credential in a URL written unusually', () => {
         const request = `GET ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
         expect(await rawRequest(port, request)).toMatch(/^HTTP\/1\.1 200 /)
       }
+      // A name whose escapes do not decode is refused, and logged as written, credential-named.
+      const malformed = `GET /plants?access_token%E0%A4%A=leakedF6 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
+      expect(await rawRequest(port, malformed)).toMatch(/^HTTP\/1\.1 400 /)
       const text = lines.join('')
+      expect(text).toContain('access_token%E0%A4%A=[redacted]')
       expect(text).toContain('access%5Ftoken=[redacted]')
-      for (const leaked of ['leakedA1', 'leakedB2', 'leakedC3', 'leakedD4', 'leakedE5']) {
+      for (const leaked of ['leakedA1', 'leakedB2', 'leakedC3', 'leakedD4', 'leakedE5', 'leakedF6']) {
         expect(text).not.toContain(leaked)
       }
     })

@@ -1,8 +1,8 @@
-import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { syncFile, syncFolderOf } from '../../file-sync.js'
+import { giveNewName, syncFile, syncFolderOf } from '../../file-sync.js'
 import type { Store } from '../types.js'
 import { SqliteEventStore } from './events.js'
 import { SqliteIdempotencyStore } from './idempotency.js'
@@ -123,7 +123,7 @@ export class SqliteStore implements Store {
           cause: error,
         })
       }
-      if (!giveName(partial, file)) throw alreadyBackedUp(file)
+      if (!giveNewName(partial, file)) throw alreadyBackedUp(file)
       syncFolderOf(file)
     } finally {
       rmSync(partial, { force: true })
@@ -170,25 +170,6 @@ async function stopCheckpoints(worker: Worker | undefined): Promise<void> {
 
 function alreadyBackedUp(file: string): Error {
   return new Error(`${file} already exists; backups never overwrite`)
-}
-
-/**
- * Gives the finished copy the backup's name, unless a file appeared there meanwhile (then false): a
- * link fails where a rename would replace it. A file system without links (FAT) gets a rename after
- * a last look.
- */
-function giveName(partial: string, file: string): boolean {
-  try {
-    linkSync(partial, file)
-    return true
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'EEXIST') return false
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error
-    if (existsSync(file)) return false
-    renameSync(partial, file)
-    return true
-  }
 }
 
 /** Opens (creating if needed) and migrates a SQLite database in durable WAL mode, as the whole store. */
