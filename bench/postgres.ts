@@ -50,6 +50,9 @@ export async function emptySchema(databaseUrl: string): Promise<BenchSchema> {
     }
   }
   try {
+    // Search's trigram index needs pg_trgm, made here outside every setup's schema: one made in a
+    // setup's schema would be dropped with it, and with it the index of each other setup using it.
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public')
     await client.query(`CREATE SCHEMA ${schema}`)
   } catch (error) {
     await drop().catch(() => {})

@@ -2,7 +2,9 @@
 // service gives it on PostgreSQL, sharing no code with the service. Bare node:http, the same checks
 // as the ceiling (bench/bare-create.mjs), and one connection through `pg`: the creates that arrive in
 // one turn of the event loop are committed together, in one statement that inserts their plant rows
-// (id primary key, name, tag, version, times, and the (tag, id) index entry of a tagged one) and, for
+// (id primary key, name, tag, version, times, the name folded as search compares it, the (tag, id)
+// index entry of a tagged one, the folded name's trigrams in a pg_trgm GIN index and the entries of
+// the (name, id), (created_at, id) and (updated_at, id) indexes the sorted listings walk) and, for
 // those inserted, one outbox row each under an integer key. A statement outside BEGIN is a
 // transaction of its own, and with the server's default synchronous_commit each create gets its response
 // only once its COMMIT is flushed. Creates that arrive while a batch is being committed wait for the
@@ -42,9 +44,22 @@ await client.query(`
     tag text,
     version integer NOT NULL,
     created_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL
+    updated_at timestamptz NOT NULL,
+    name_folded text NOT NULL
   );
   CREATE INDEX IF NOT EXISTS plants_by_tag ON plants (tag, id) WHERE tag IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS plants_by_name ON plants (name COLLATE "C", id);
+  CREATE INDEX IF NOT EXISTS plants_by_created ON plants (created_at, id);
+  CREATE INDEX IF NOT EXISTS plants_by_updated ON plants (updated_at, id);
+  CREATE EXTENSION IF NOT EXISTS pg_trgm;
+  DO $$
+  DECLARE
+    trgm name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+                  WHERE e.extname = 'pg_trgm');
+  BEGIN
+    EXECUTE format('CREATE INDEX IF NOT EXISTS plants_by_folded_name ON plants USING gin (name_folded %I.gin_trgm_ops)', trgm);
+  END
+  $$;
   CREATE TABLE IF NOT EXISTS outbox (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     type text NOT NULL,
@@ -55,8 +70,9 @@ await client.query(`
 // The plants inserted (ON CONFLICT skips a taken id), and one event for each, in one statement.
 const CREATE = `
   WITH created AS (
-    INSERT INTO plants (id, name, tag, version, created_at, updated_at)
-    SELECT id, name, tag, 1, $5, $5 FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, name, tag)
+    INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_folded)
+    SELECT id, name, tag, 1, $5, $5, folded
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $6::text[]) AS t(id, name, tag, folded)
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), events AS (
@@ -98,6 +114,7 @@ async function commitQueued() {
         batch.map(([, p]) => p.tag ?? null),
         batch.map(([, , json]) => `{"type":"plant.created","timestamp":"${at}","data":${json}}`),
         now,
+        batch.map(([, p]) => p.name.normalize('NFC').toLowerCase().replaceAll('ς', 'σ')),
       ])
       created = new Set(result.rows.map((r) => r.id))
     } catch {

@@ -59,8 +59,10 @@ describe.skipIf(!POSTGRES)('bench/reference-pg.mjs', () => {
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({ error: 40901 })
 
-    const plants = await client.query('SELECT id::text, name, tag, version FROM plants')
-    expect(plants.rows).toEqual([{ id: '9007199254740993', name: 'Monstera', tag: 'aroid', version: 1 }])
+    const plants = await client.query('SELECT id::text, name, name_folded, tag, version FROM plants')
+    expect(plants.rows).toEqual([
+      { id: '9007199254740993', name: 'Monstera', name_folded: 'monstera', tag: 'aroid', version: 1 },
+    ])
     const events = await client.query('SELECT seq::text, type, payload FROM outbox')
     // One event: the refused create wrote none.
     expect(events.rows).toEqual([{ seq: '1', type: 'plant.created', payload: expect.any(String) }])
@@ -70,7 +72,15 @@ describe.skipIf(!POSTGRES)('bench/reference-pg.mjs', () => {
     const indexes = await client.query(
       'SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname',
     )
-    expect(indexes.rows.map((r) => r.indexname)).toEqual(['outbox_pkey', 'plants_by_tag', 'plants_pkey'])
+    expect(indexes.rows.map((r) => r.indexname)).toEqual([
+      'outbox_pkey',
+      'plants_by_created',
+      'plants_by_folded_name',
+      'plants_by_name',
+      'plants_by_tag',
+      'plants_by_updated',
+      'plants_pkey',
+    ])
   })
 
   it('commits the creates that arrive together, each answered for itself', async () => {

@@ -9,8 +9,12 @@
 // features need of it: the plant row (id primary key, name, tag, version, times), its entry in the
 // (tag, id) index that listing by tag reads, and one outbox row with an integer key that webhooks
 // are fanned out from, never handed out twice (AUTOINCREMENT): a subscription receives the events
-// after a seq, and an event's id is made from it. The service writes the same, and no other index. With `--schema bare` it writes the plant's id, name and tag alone: what group
-// commit costs before any of the rows a feature needs.
+// after a seq, and an event's id is made from it. For finding plants it also writes the name folded
+// as search compares it (NFC, lower case, final sigma as σ), that name's trigrams in an FTS5 index
+// kept by triggers, and its entries in the (name, id), (created_at, id) and (updated_at, id) indexes
+// the sorted listings walk. The service writes the same, and no other index. With `--schema bare`
+// it writes the plant's id, name and tag alone: what group commit costs before any of the rows a
+// feature needs.
 //
 // It makes its own schema in its own database file, and follows the create contract as far as the
 // load needs: the bearer token, a JSON body, 200 with the plant, 409 when the id exists.
@@ -49,9 +53,20 @@ const SCHEMAS = {
       tag TEXT,
       version INTEGER NOT NULL,
       created_at INTEGER NOT NULL,
-      updated_at INTEGER NOT NULL
+      updated_at INTEGER NOT NULL,
+      name_folded TEXT NOT NULL
     ) STRICT;
     CREATE INDEX IF NOT EXISTS plants_by_tag ON plants (tag, id) WHERE tag IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS plants_by_name ON plants (name, id);
+    CREATE INDEX IF NOT EXISTS plants_by_created ON plants (created_at, id);
+    CREATE INDEX IF NOT EXISTS plants_by_updated ON plants (updated_at, id);
+    CREATE VIRTUAL TABLE IF NOT EXISTS plant_names USING fts5(
+      name_folded, content = 'plants', content_rowid = 'id', columnsize = 0,
+      tokenize = 'trigram case_sensitive 1'
+    );
+    CREATE TRIGGER IF NOT EXISTS plant_names_insert AFTER INSERT ON plants BEGIN
+      INSERT INTO plant_names (rowid, name_folded) VALUES (new.id, new.name_folded);
+    END;
     CREATE TABLE IF NOT EXISTS outbox (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       type TEXT NOT NULL,
@@ -71,11 +86,12 @@ const insert =
   values.schema === 'service'
     ? (() => {
         const plant = db.prepare(
-          'INSERT INTO plants (id, name, tag, version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING',
+          'INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_folded) VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
         )
         const event = db.prepare('INSERT INTO outbox (type, payload, created_at) VALUES (?, ?, ?)')
         return (p, json, now) => {
-          if (plant.run(p.id, p.name, p.tag ?? null, now, now).changes === 0) return false
+          const folded = p.name.normalize('NFC').toLowerCase().replaceAll('ς', 'σ')
+          if (plant.run(p.id, p.name, p.tag ?? null, now, now, folded).changes === 0) return false
           const at = new Date(now).toISOString()
           event.run('plant.created', `{"type":"plant.created","timestamp":"${at}","data":${json}}`, now)
           return true

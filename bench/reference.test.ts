@@ -82,6 +82,19 @@ describe('bench/reference.mjs', () => {
       expect(
         db.prepare("SELECT tag, id FROM plants INDEXED BY plants_by_tag WHERE tag = 'aroid'").all(),
       ).toEqual([{ tag: 'aroid', id: 9007199254740993n }])
+      // The folded name and its trigrams, as the service writes them, and the sort indexes' entries.
+      expect(db.prepare('SELECT name_folded FROM plants').pluck().all()).toEqual(['monstera'])
+      expect(
+        db.prepare(`SELECT rowid FROM plant_names WHERE plant_names MATCH '"nste"'`).pluck().all(),
+      ).toEqual([9007199254740993n])
+      for (const [index, column] of [
+        ['plants_by_name', "name > ''"],
+        ['plants_by_created', 'created_at > 0'],
+        ['plants_by_updated', 'updated_at > 0'],
+      ])
+        expect(
+          db.prepare(`SELECT count(*) FROM plants INDEXED BY ${index} WHERE ${column}`).pluck().get(),
+        ).toBe(1n)
       const events = db.prepare('SELECT seq, type, payload, created_at FROM outbox').all() as Array<{
         seq: bigint
         type: string

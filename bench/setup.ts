@@ -32,8 +32,8 @@ export async function freshDatabase(databaseUrl: string | undefined): Promise<Se
       // In a random order, as on SQLite (below): a B-tree grown in id order packs its leaves.
       fill: async (n) => {
         await client.query(
-          `INSERT INTO plants (id, name, tag, created_at, updated_at)
-           SELECT x * $2::bigint, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, now(), now()
+          `INSERT INTO plants (id, name, name_folded, tag, created_at, updated_at)
+           SELECT x * $2::bigint, 'plant ' || x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, now(), now()
            FROM generate_series(1, $1::bigint) AS x ORDER BY random() ON CONFLICT (id) DO NOTHING`,
           [n, storedIdStride(n).toString()],
         )
@@ -55,11 +55,13 @@ export async function freshDatabase(databaseUrl: string | undefined): Promise<Se
       const now = Date.now()
       // One statement, one transaction, the rows in a random order: stored in id order they would pack
       // the plants' leaves full, so that nearly every leaf split at its first create; stored at random
-      // they leave room in each leaf, as a store grown by random creates does.
+      // they leave room in each leaf, as a store grown by random creates does. The names are folded
+      // already (lower-case ASCII), so each is its own folded name.
       db.prepare(
         `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
-         INSERT OR IGNORE INTO plants (id, name, tag, created_at, updated_at)
-         SELECT x * ?, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, ?, ? FROM n ORDER BY random()`,
+         INSERT OR IGNORE INTO plants (id, name, name_folded, tag, created_at, updated_at)
+         SELECT x * ?, 'plant ' || x, 'plant ' || x, CASE WHEN x % 2 = 0 THEN 'bench' END, ?, ?
+         FROM n ORDER BY random()`,
       ).run(n, storedIdStride(n), now, now)
       db.close()
     },

@@ -49,6 +49,44 @@ const integerText = {
   },
 } as const
 
+/** A query's `true` or `false`, replaced by its value; anything else (`1`, `yes`, a repeat) is refused. */
+const booleanText = {
+  keyword: 'booleanText',
+  schemaType: 'boolean',
+  modifying: true,
+  validate: (
+    _rule: boolean,
+    value: unknown,
+    _schema?: unknown,
+    where?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+  ) => {
+    if ((value !== 'true' && value !== 'false') || where === undefined) return false
+    where.parentData[where.parentDataProperty] = value === 'true'
+    return true
+  },
+} as const
+
+/**
+ * A query parameter that may repeat arrives as a list only when it does: a single value is made a
+ * list of one here, before the list's own rules (its items, its length) are checked. Ajv runs a
+ * keyword of no type before those of lists, and reads the value again after a modifying one.
+ */
+const queryList = {
+  keyword: 'queryList',
+  schemaType: 'boolean',
+  modifying: true,
+  validate: (
+    _rule: boolean,
+    value: unknown,
+    _schema?: unknown,
+    where?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+  ) => {
+    if (where === undefined) return false
+    if (typeof value === 'string') where.parentData[where.parentDataProperty] = [value]
+    return true
+  },
+} as const
+
 /**
  * How Ajv reads a published schema; scripts/shape-validators.mjs generates the CLI's validators with
  * the same options, so that they and the service's checks cannot differ.
@@ -62,7 +100,7 @@ export const AJV_OPTIONS: Options = {
   // Unknown fields are ignored and never stored.
   removeAdditional: 'all',
   useDefaults: true,
-  keywords: [int64, integerText],
+  keywords: [int64, integerText, booleanText, queryList],
   formats: SHAPE_FORMATS,
   strictTypes: false,
 }
@@ -72,7 +110,8 @@ const ajv = new Ajv(AJV_OPTIONS)
 /**
  * Ajv's copy of a published schema: an integer becomes `int64` (a JSON body) or `integerText` (a
  * path or a query string, whose default is given as text, as a client would), and the text pattern
- * becomes the `text` format, which is that pattern and the lone-surrogate rule in one check.
+ * becomes the `text` format, which is that pattern and the lone-surrogate rule in one check. In a
+ * query string a boolean is `booleanText` and a list a `queryList`.
  */
 export function forValues(node: unknown, fromText: boolean): unknown {
   if (Array.isArray(node)) return node.map((item) => forValues(item, fromText))
@@ -82,6 +121,15 @@ export function forValues(node: unknown, fromText: boolean): unknown {
   if (copy.pattern === TEXT_PATTERN) {
     delete copy.pattern
     copy.format = 'text'
+  }
+  if (fromText && copy.type === 'boolean') {
+    const { type: _type, ...rest } = copy
+    if (rest.default !== undefined) rest.default = String(rest.default)
+    return { ...rest, booleanText: true }
+  }
+  if (fromText && copy.type === 'array') {
+    const { type: _type, ...rest } = copy
+    return { ...rest, queryList: true }
   }
   if (copy.type === 'integer') {
     const { type: _type, format, minimum, maximum, ...rest } = copy

@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 import { AppError, type CatalogEntry, errors } from './errors.js'
 import { INT64_MAX, INT64_MIN } from './plants/int64.js'
 import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from './plants/model.js'
+import { CURSOR_RULE, SEARCH_MAX_LENGTH } from './plants/validate.js'
 import {
   EXPIRES_IN_REASON,
   NAME_LENGTH_REASON,
@@ -176,6 +177,24 @@ const LIMIT: Row = [
 ]
 const cursor = query('after', 'the cursor given in the `Link` header of the previous page')
 
+/** A query's text: its characters, then its length (anything else, a repeat, is refused before). */
+const queryText = (parameter: string, max: number): Row => [
+  parameter,
+  {
+    format: characters(errors.QUERY_INVALID, `query parameter ${parameter}`),
+    '*': refuse(
+      errors.QUERY_INVALID,
+      `The query parameter ${parameter} must be 1 to ${max} characters long.`,
+    ),
+  },
+]
+
+/** Did one of a list's items fail on `keyword`? */
+const itemFailed = (found: readonly ErrorObject[], field: string, keyword: string) =>
+  found.some((error) => error.instancePath.startsWith(`/${field}/`) && error.keyword === keyword)
+
+const TAG_TOO_LONG = `The query parameter tag must be 1 to ${TAG_MAX_LENGTH} characters long.`
+
 // Every refusal of a query parameter is 40012, in words that name the parameter and its rule.
 const QUERIES: Record<string, readonly Row[]> = {
   plants: [
@@ -184,13 +203,34 @@ const QUERIES: Record<string, readonly Row[]> = {
     [
       'tag',
       {
-        format: characters(errors.QUERY_INVALID, 'query parameter tag'),
-        '*': refuse(
-          errors.QUERY_INVALID,
-          `The query parameter tag must be 1 to ${TAG_MAX_LENGTH} characters long.`,
-        ),
+        maxItems: (_, found) =>
+          new AppError(
+            errors.QUERY_INVALID,
+            `The query parameter tag may be given at most ${allowed(found, 'tag', 'maxItems')} times.`,
+          ),
+        item: (_, found) =>
+          itemFailed(found, 'tag', 'format')
+            ? new AppError(
+                errors.QUERY_INVALID,
+                'The query parameter tag must not contain control characters or lone surrogates.',
+              )
+            : new AppError(errors.QUERY_INVALID, TAG_TOO_LONG),
+        '*': refuse(errors.QUERY_INVALID, TAG_TOO_LONG),
       },
     ],
+    queryText('q', SEARCH_MAX_LENGTH),
+    [
+      'sort',
+      {
+        '*': (_, found) =>
+          new AppError(
+            errors.QUERY_INVALID,
+            `The query parameter sort must be one of ${allowed(found, 'sort', 'anyOf')}.`,
+          ),
+      },
+    ],
+    query('count', 'true or false'),
+    query('cursor', CURSOR_RULE),
   ],
   webhooks: [
     LIMIT,
@@ -246,8 +286,9 @@ export function refusalOf(
   for (const [field, keywords] of refusals.rows) {
     if (!failed(found, field, '*')) continue
     const value = (data as Record<string, unknown>)[field]
-    // A parameter given twice arrives as a list: refused, not merged (`?limit=1&limit=2`).
-    if (refusals.query && Array.isArray(value)) {
+    // A parameter given twice arrives as a list: refused, not merged (`?limit=1&limit=2`), unless it
+    // is one that takes a list, whose row says how its items are refused.
+    if (refusals.query && Array.isArray(value) && !('item' in keywords)) {
       return new AppError(errors.QUERY_INVALID, `The query parameter ${field} must be given at most once.`)
     }
     for (const keyword in keywords) {

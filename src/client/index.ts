@@ -1,5 +1,4 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
-import { parseInt64 } from '../plants/int64.js'
 import { PlantStoreError } from './error.js'
 import { stringifyExactJson, withExactJson } from './json.js'
 import type { components, operations, paths } from './schema.js'
@@ -75,6 +74,15 @@ export interface CallOptions {
 /** The query of GET /plants, as the document describes it. */
 export type ListQuery = NonNullable<operations['listPlants']['parameters']['query']>
 
+/** A page of GET /plants. */
+export interface PlantPage {
+  plants: StoredPlant[]
+  /** The next page's `cursor`; absent on the last page. */
+  next?: string
+  /** With `count: true`: how many plants the filters keep, on every page. */
+  total?: number
+}
+
 /**
  * Throws for a response that is not a success. Callers decide by `response.ok`, not by `error`: an
  * error response with an empty body (a proxy's bare 502) leaves openapi-fetch's `error` undefined.
@@ -132,15 +140,25 @@ function randomUuid(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-/** The `after` cursor of a `Link: <…>; rel="next"` header; undefined on the last page. */
-function nextCursor(response: Response): bigint | undefined {
+/** The `cursor` of a `Link: <…>; rel="next"` header; undefined on the last page. */
+function nextCursor(response: Response): string | undefined {
   const link = response.headers.get('link')
   const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
-  const after = target ? new URL(target, 'http://x').searchParams.get('after') : null
-  if (after === null) return undefined
-  const cursor = parseInt64(after)
-  if (cursor === null) throw unexpected(response, `an int64 cursor in its Link header: ${link}`)
+  if (!target) return undefined
+  const cursor = new URL(target, 'http://x').searchParams.get('cursor')
+  // A next page this client cannot ask for is no last page: stopping there would lose the plants on it.
+  if (cursor === null || !/^[A-Za-z0-9_-]+$/.test(cursor))
+    throw unexpected(response, `a cursor in its Link header: ${link}`)
   return cursor
+}
+
+/** The `X-Total-Count` of a listing asked with `count`; undefined when the response has none. */
+function totalCount(response: Response): number | undefined {
+  const header = response.headers.get('x-total-count')
+  if (header === null) return undefined
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(header))
+    throw unexpected(response, `a count in X-Total-Count: ${header}`)
+  return Number(header)
 }
 
 /** The first request under the same key is still running: worth waiting for, not a response. */
@@ -269,11 +287,11 @@ export class PlantStoreClient {
     return tagged(response, data)
   }
 
-  /** One page in id order, and the cursor of the next page when there is one. */
-  async listPlants(
-    query: ListQuery = {},
-    { signal }: CallOptions = {},
-  ): Promise<{ plants: StoredPlant[]; next?: bigint }> {
+  /**
+   * One page, the cursor of the next page when there is one (pass it back as `cursor`, with the same
+   * `q`, `tag` and `sort`), and with `count: true` the number of plants the filters keep.
+   */
+  async listPlants(query: ListQuery = {}, { signal }: CallOptions = {}): Promise<PlantPage> {
     const { data, error, response } = await this.retrying(
       () => this.api.GET('/plants', { params: { query }, signal }),
       signal,
@@ -281,27 +299,28 @@ export class PlantStoreClient {
     if (!response.ok) fail(response, error)
     if (!Array.isArray(data) || !data.every(isPlant)) throw unexpected(response, 'a list of plants')
     const next = nextCursor(response)
-    // Ids ascend, so each cursor passes the one before: one that does not (a cache that ignores the
-    // query responding with the first page again) would keep allPlants walking the same pages for ever.
-    if (next !== undefined && query.after !== undefined && next <= query.after)
-      throw unexpected(
-        response,
-        `a next cursor past ${query.after} in its Link header: ${response.headers.get('link')}`,
-      )
-    return next === undefined ? { plants: data } : { plants: data, next }
+    // A cursor leads past the page it came from: the one just sent again (a cache that ignores the
+    // query responding with the same page) would keep allPlants walking the same pages for ever.
+    if (next !== undefined && next === query.cursor)
+      throw unexpected(response, `a next cursor other than the one sent in its Link header: ${next}`)
+    const page: PlantPage = { plants: data }
+    if (next !== undefined) page.next = next
+    const total = totalCount(response)
+    if (total !== undefined) page.total = total
+    return page
   }
 
-  /** Every plant (matching the tag), page after page. */
+  /** Every plant the query keeps, in its order, page after page. */
   async *allPlants(
-    query: Omit<ListQuery, 'after'> = {},
+    query: Omit<ListQuery, 'after' | 'cursor'> = {},
     options: CallOptions = {},
   ): AsyncGenerator<StoredPlant> {
-    let after: bigint | undefined
+    let cursor: string | undefined
     do {
-      const page = await this.listPlants(after === undefined ? query : { ...query, after }, options)
+      const page = await this.listPlants(cursor === undefined ? query : { ...query, cursor }, options)
       yield* page.plants
-      after = page.next
-    } while (after !== undefined)
+      cursor = page.next
+    } while (cursor !== undefined)
   }
 
   /**

@@ -44,8 +44,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Lists plants in ascending id order, one page at a time
-         * @description The body is a plain array. When another page may follow, a `Link: <…>; rel="next"` header gives its address; the last page has none.
+         * Lists plants, searched by name, filtered by tags and sorted, one page at a time
+         * @description Every parameter combines with the others. The body is a plain array. When another page may follow, a `Link: <…>; rel="next"` header gives its address, with a `cursor`; the last page has none. Paging is by keyset in every order: a plant created, changed or deleted meanwhile never makes another appear twice or go missing.
          */
         get: operations["listPlants"];
         put?: never;
@@ -848,12 +848,20 @@ export interface operations {
     listPlants: {
         parameters: {
             query?: {
-                /** @description Page size */
+                /** @description Only plants whose name contains this text, case-insensitively: both are compared lower-cased by Unicode's rules (`ölb` finds Ölbaum, `σίγμα` finds ΣΊΓΜΑ) and composed (NFC), accents kept (`ölb` does not find OLBAUM). `%`, `_` and `\` are ordinary characters. 1 to 200 characters, without control characters (else 400, 40012). */
+                q?: string;
+                /** @description Only plants whose tag is one of these, matched exactly: `tag=fern&tag=aroid`. Each 1 to 100 characters, at most 20 of them (else 400, 40012). */
+                tag?: string[];
+                /** @description The order: a field, ascending, or with a leading `-`, descending. Names compare by Unicode code point; plants with the same name or time follow in id order, in the same direction. Anything else is 400 (40012). */
+                sort?: "id" | "-id" | "name" | "-name" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+                /** @description true: the response carries `X-Total-Count`, the number of plants the filters keep (all pages, not only this one). Counting reads them all, so it is left out unless asked. Anything but `true` or `false`, or given twice, is 400 (40012). */
+                count?: boolean;
+                /** @description Page size, 1 to 1000 (else 400, 40012) */
                 limit?: number;
-                /** @description Keyset cursor: only plants with a greater id, a signed 64-bit integer (-9223372036854775808 to 9223372036854775807). Take it from the `Link: rel="next"` header of the previous page. */
+                /** @description Only plants with a greater id, a signed 64-bit integer (-9223372036854775808 to 9223372036854775807), in the ascending id order only: with another `sort`, or beside `cursor`, it is 400 (40012). Pages of any order are linked with `cursor`. */
                 after?: bigint;
-                /** @description Only plants with this tag */
-                tag?: string;
+                /** @description Where the page starts, opaque: take it from the `Link: rel="next"` header of the previous page, whose URL also repeats the `q`, `tag`, `sort` and `count` it belongs to. A cursor that was changed, or one sent with another `sort`, `q` or `tag` than its page had, is 400 (40012). */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -866,6 +874,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, as `<url>; rel="next"` */
                     Link?: string;
+                    /** @description With `count=true`: how many plants the filters keep, on every page */
+                    "X-Total-Count"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -66,14 +66,16 @@ export const CORS_ALLOWED_HEADERS = [
 ]
 /**
  * The documented response headers a browser may read on another origin (it hides all but a few
- * safelisted ones otherwise): a client needs the challenge of a 401, the next page, and whether a
- * create was replayed as much as the ETag, and which media types a refused PATCH may use.
+ * safelisted ones otherwise): a client needs the challenge of a 401, the next page and the count of a
+ * listing, and whether a create was replayed as much as the ETag, and which media types a refused
+ * PATCH may use.
  */
 export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
   'ETag',
   'Location',
   'Link',
+  'X-Total-Count',
   'Allow',
   'Accept-Patch',
   'WWW-Authenticate',

@@ -1,10 +1,20 @@
 import { AppError, errors } from '../errors.js'
-import type { PlantChange, PlantStore, WriteOptions, WriteResult } from '../store/types.js'
+import type {
+  ListedPlant,
+  ListPosition,
+  PlantChange,
+  PlantFilter,
+  PlantStore,
+  WriteOptions,
+  WriteResult,
+} from '../store/types.js'
 import { currentTraceparent } from '../tracing/active.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
 import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
+import { foldName } from './fold.js'
 import type { NewPlant, Plant } from './model.js'
-import type { PlantListQuery } from './validate.js'
+import { orderOf, type PlantListQuery } from './validate.js'
 
 /** A plant with the ETag of its current version. */
 export interface TaggedPlant {
@@ -43,24 +53,65 @@ export async function readPlant(store: PlantStore, id: bigint): Promise<TaggedPl
   return { plant: found.plant, etag: etagOfJson(json, found.version), json }
 }
 
-/** A page of plants, and the id the next page starts after when another follows. */
+/**
+ * A page of plants, the cursor of the next page when another follows, and the number of plants the
+ * filter keeps when the query asked for it.
+ */
 export interface PlantPage {
   plants: Plant[]
-  next?: bigint
+  next?: string
+  total?: number
+}
+
+/** The plants a listing keeps: its text folded as the stores fold names, its tags each once. */
+function filterOf(query: PlantListQuery): PlantFilter {
+  const filter: PlantFilter = {}
+  if (query.q !== undefined) filter.text = foldName(query.q)
+  if (query.tag !== undefined) filter.tags = [...new Set(query.tag)]
+  return filter
+}
+
+/** Where the page starts: after the `after` id, at the cursor, or at the beginning. */
+function startOf(query: PlantListQuery, filter: PlantFilter): ListPosition | undefined {
+  if (query.cursor !== undefined) {
+    if (query.after !== undefined) {
+      throw new AppError(
+        errors.QUERY_INVALID,
+        'The query parameters after and cursor cannot be given together: the cursor already says where the page starts.',
+      )
+    }
+    return decodeCursor(query.cursor, query.sort, filter)
+  }
+  if (query.after === undefined) return undefined
+  if (query.sort !== 'id') {
+    throw new AppError(
+      errors.QUERY_INVALID,
+      'The query parameter after pages only the ascending id order (sort=id): page other orders with the cursor of the `Link` header.',
+    )
+  }
+  return { id: query.after }
 }
 
 export async function listPlants(store: PlantStore, query: PlantListQuery): Promise<PlantPage> {
+  const filter = filterOf(query)
+  const after = startOf(query, filter)
   // One plant beyond the page tells whether another page follows, without a second query.
-  const listed = await store.list({
-    after: query.after === undefined ? undefined : { id: query.after },
-    tags: query.tag === undefined ? undefined : [query.tag],
+  const listing = store.list({
+    ...filter,
+    order: query.sort === 'id' ? undefined : orderOf(query.sort),
+    after,
     limit: query.limit + 1,
   })
-  const plants = listed.map(({ plant }) => plant)
-  if (plants.length <= query.limit) return { plants }
+  // Counted only when asked: a count reads every plant the filter keeps, a page only its own.
+  const [listed, total] = await Promise.all([listing, query.count === true ? store.count(filter) : undefined])
   // Copied, not cut short: a store may hand one page to every request that asked for it.
-  const page = plants.slice(0, query.limit)
-  return { plants: page, next: (page[page.length - 1] as Plant).id }
+  const page: PlantPage = { plants: listed.slice(0, query.limit).map(({ plant }) => plant) }
+  if (total !== undefined) page.total = total
+  if (listed.length > query.limit) {
+    const last = listed[query.limit - 1] as ListedPlant
+    page.next = encodeCursor(query.sort, filter, { id: last.plant.id, key: last.key })
+  }
+  return page
 }
 
 /** Which header's condition a write's row failed, filled in by the precondition the store asks. */

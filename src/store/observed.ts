@@ -6,6 +6,7 @@ import type {
   ListQuery,
   MaintenanceStore,
   PlantChange,
+  PlantFilter,
   PlantStore,
   RetentionPolicy,
   Store,
@@ -72,6 +73,7 @@ class ObservedPlants implements PlantStore {
   private readonly observeImportBatch: Observe
   private readonly observeRead: Observe
   private readonly observeList: Observe
+  private readonly observeCount: Observe
   private readonly observeUpdate: Observe
   private readonly observeRemove: Observe
 
@@ -84,6 +86,7 @@ class ObservedPlants implements PlantStore {
     this.observeImportBatch = observer('plants.importBatch')
     this.observeRead = observer('plants.read')
     this.observeList = observer('plants.list')
+    this.observeCount = observer('plants.count')
     this.observeUpdate = observer('plants.update')
     this.observeRemove = observer('plants.remove')
   }
@@ -102,6 +105,9 @@ class ObservedPlants implements PlantStore {
   }
   list(query: ListQuery) {
     return this.observeList(() => this.inner.list(query))
+  }
+  count(filter: PlantFilter) {
+    return this.observeCount(() => this.inner.count(filter))
   }
   update(id: bigint, change: PlantChange, options?: WriteOptions) {
     return this.observeUpdate(() => this.inner.update(id, change, options))

@@ -194,6 +194,8 @@ export interface PlantStore {
    * position of `after`.
    */
   list(query: ListQuery): Promise<ListedPlant[]>
+  /** How many plants the filter keeps, all of them (not a page's). */
+  count(filter: PlantFilter): Promise<number>
   /**
    * Applies the change, bumps the version and writes the event, atomically with the check of
    * `precondition`. A change that leaves name and tag as they were writes nothing: the result

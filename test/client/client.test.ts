@@ -3,7 +3,12 @@ import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { clientSchemaSource, publishedDocument } from '../../scripts/generate-client.js'
-import { createClient, type PlantStoreClient, PlantStoreError } from '../../src/client/index.js'
+import {
+  createClient,
+  type ListQuery,
+  type PlantStoreClient,
+  PlantStoreError,
+} from '../../src/client/index.js'
 import { INT64_FIELDS, parseExactJson } from '../../src/client/json.js'
 import { errors } from '../../src/errors.js'
 import { makeApp, type TestApp } from '../helpers/app.js'
@@ -72,6 +77,38 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     expect((await client.getPlant(-9223372036854775808n)).plant.id).toBe(-9223372036854775808n)
   })
 
+  it('finds plants with every parameter, counts them and follows the cursor through every page', async () => {
+    const names = ['Boston Fern', 'fernleaf', 'Maidenhair FERN', 'Ölbaum', 'aloe']
+    for (const [i, name] of names.entries()) {
+      await client.createPlant({
+        id: 9223372036854775000n + BigInt(i),
+        name,
+        tag: i % 2 === 0 ? 'find-a' : 'find-b',
+      })
+    }
+    sent.length = 0
+    const query: ListQuery = { q: 'FERN', tag: ['find-a', 'find-b'], sort: '-name', count: true, limit: 1 }
+    const first = await client.listPlants(query)
+    expect(first.plants).toEqual([{ id: 9223372036854775001n, name: 'fernleaf', tag: 'find-b' }])
+    expect(first.total).toBe(3)
+    expect(typeof first.next).toBe('string')
+    const url = new URL(sent[0]?.url as string)
+    expect(url.searchParams.getAll('tag')).toEqual(['find-a', 'find-b'])
+    expect([url.searchParams.get('q'), url.searchParams.get('sort'), url.searchParams.get('count')]).toEqual([
+      'FERN',
+      '-name',
+      'true',
+    ])
+    const found: bigint[] = []
+    for await (const plant of client.allPlants(query)) found.push(plant.id)
+    expect(found).toEqual([9223372036854775001n, 9223372036854775002n, 9223372036854775000n])
+    expect((await client.listPlants({ tag: ['find-a'], sort: 'id' })).total).toBeUndefined()
+    const mixed = await client
+      .listPlants({ ...query, cursor: first.next as string, sort: 'name' })
+      .catch((e: unknown) => e)
+    expect(mixed).toMatchObject({ name: 'PlantStoreError', status: 400, code: errors.QUERY_INVALID.code })
+  })
+
   it('sends an Idempotency-Key with every create, so a retry replays instead of failing', async () => {
     sent.length = 0
     await client.createPlant({ id: 1n, name: 'a' })
@@ -104,11 +141,12 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
 
   it('lists page by page and changes plants with If-Match', async () => {
     for (let i = 10n; i < 15n; i++) await client.createPlant({ id: i, name: `p${i}`, tag: 'paged' })
-    const first = await client.listPlants({ tag: 'paged', limit: 2 })
+    const first = await client.listPlants({ tag: ['paged'], limit: 2 })
     expect(first.plants.map((p) => p.id)).toEqual([10n, 11n])
-    expect(first.next).toBe(11n)
+    const second = await client.listPlants({ tag: ['paged'], limit: 2, cursor: first.next as string })
+    expect(second.plants.map((p) => p.id)).toEqual([12n, 13n])
     const all: bigint[] = []
-    for await (const plant of client.allPlants({ tag: 'paged', limit: 2 })) all.push(plant.id)
+    for await (const plant of client.allPlants({ tag: ['paged'], limit: 2 })) all.push(plant.id)
     expect(all).toEqual([10n, 11n, 12n, 13n, 14n])
 
     const { etag } = await client.getPlant(10n)
@@ -217,7 +255,7 @@ describe.each(storeKinds)('the typed client against $name', (kind) => {
     for (let i = 0n; i < 40n; i++) {
       await client.createPlant({ id: 9007199254740993n + i, name: `big number ${i}`, tag: 'big' })
     }
-    const page = await client.listPlants({ tag: 'big' })
+    const page = await client.listPlants({ tag: ['big'] })
     expect(page.plants[0]?.id).toBe(9007199254740993n)
     expect(page.plants[39]?.id).toBe(9007199254741032n)
   })
@@ -390,14 +428,29 @@ describe("the typed client when a success is not the service's", () => {
     },
   )
 
-  it('throws PlantStoreError for a next link whose cursor is not an int64', async () => {
+  it.each([
+    '</plants?after=5>; rel="next"',
+    '</plants?cursor=>; rel="next"',
+    '</plants?cursor=a%2Bb>; rel="next"',
+  ])('throws PlantStoreError for a next link without a cursor it can send: %s', async (link) => {
     const client = createClient({
       baseUrl: 'http://127.0.0.1:1',
       token: 't',
-      fetch: async () =>
-        new Response('[]', { status: 200, headers: { ...json, link: '</plants?after=abc>; rel="next"' } }),
+      fetch: async () => new Response('[]', { status: 200, headers: { ...json, link } }),
     })
     await expect(client.listPlants()).rejects.toMatchObject({ name: 'PlantStoreError', status: 200 })
+  })
+
+  it.each(['-1', '1.5', 'many', ''])('throws PlantStoreError for an X-Total-Count of %j', async (count) => {
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async () => new Response('[]', { status: 200, headers: { ...json, 'x-total-count': count } }),
+    })
+    await expect(client.listPlants({ count: true })).rejects.toMatchObject({
+      name: 'PlantStoreError',
+      status: 200,
+    })
   })
 
   it('stops a walk whose next link does not move past the page it follows, as a cache that ignores the query would', async () => {
@@ -411,7 +464,7 @@ describe("the typed client when a success is not the service's", () => {
         if (calls > 5) return new Response('[]', { status: 200, headers: json })
         return new Response('[{"id": 1, "name": "a"}]', {
           status: 200,
-          headers: { ...json, link: '</plants?limit=1&after=1>; rel="next"' },
+          headers: { ...json, link: '</plants?limit=1&cursor=abc>; rel="next"' },
         })
       },
     })
@@ -584,7 +637,7 @@ describe('the typed client when the service asks it to slow down', () => {
         })
       },
     })
-    expect(await client.listPlants({ tag: 'x', limit: 5 })).toEqual({
+    expect(await client.listPlants({ tag: ['x'], limit: 5 })).toEqual({
       plants: [{ id: 9223372036854775807n, name: 'a' }],
     })
     expect(urls).toEqual([

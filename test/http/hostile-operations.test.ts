@@ -155,7 +155,20 @@ const plantId = fc.constantFrom(
 const queryText = fc
   .array(
     fc.tuple(
-      fc.constantFrom('limit', 'after', 'tag', 'status', 'x', '', 'limit[]', 'tag[a]'),
+      fc.constantFrom(
+        'limit',
+        'after',
+        'tag',
+        'q',
+        'sort',
+        'count',
+        'cursor',
+        'status',
+        'x',
+        '',
+        'limit[]',
+        'tag[a]',
+      ),
       fc.constantFrom(
         '',
         '1',
@@ -170,6 +183,8 @@ const queryText = fc
         '%FF',
         '%00',
         'pending',
+        'true',
+        '-name',
         '1.2',
         '9223372036854775808',
         'a'.repeat(5000),

@@ -476,6 +476,7 @@ describe('abuse limits and response headers', () => {
       'WWW-Authenticate': await send('GET', '/plants/1', { authorization: 'Bearer nope' }),
       ETag: await send('GET', '/plants/1'),
       Link: await send('GET', '/plants?limit=1'),
+      'X-Total-Count': await send('GET', '/plants?count=true'),
       'Idempotent-Replayed': await create(1),
       Allow: await send('PUT', '/plants'),
       'Accept-Patch': await send('PATCH', '/plants/1', { 'content-type': 'text/plain' }, 'a'),

@@ -19,9 +19,12 @@ async function liveDatabase(dir: string, count: number, name: (id: number) => st
   const db = join(dir, 'live.db')
   expect((await runCli(['migrate', '--database-url', `sqlite:${db}`])).code).toBe(0)
   const live = new Database(db)
-  const insert = live.prepare('INSERT INTO plants (id, name, created_at, updated_at) VALUES (?, ?, 0, 0)')
+  const insert = live.prepare(
+    'INSERT INTO plants (id, name, name_folded, created_at, updated_at) VALUES (?, ?, ?, 0, 0)',
+  )
   live.transaction(() => {
-    for (let id = 1; id <= count; id++) insert.run(id, name(id))
+    // The names are folded already (lower-case ASCII).
+    for (let id = 1; id <= count; id++) insert.run(id, name(id), name(id))
   })()
   live.close()
   return db

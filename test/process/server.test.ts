@@ -622,7 +622,7 @@ describe('a SQLite database file replaced or moved while the server has it open,
     await newDatabase({ name: 'sqlite', freshUrl: async () => `sqlite:${replacement}` })
     const other = new Database(replacement)
     other.exec(
-      "INSERT INTO plants (id, name, version, created_at, updated_at) VALUES (100, 'restored', 1, 0, 0)",
+      "INSERT INTO plants (id, name, name_folded, version, created_at, updated_at) VALUES (100, 'restored', 'restored', 1, 0, 0)",
     )
     other.close()
     renameSync(replacement, path)

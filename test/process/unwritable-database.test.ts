@@ -85,7 +85,9 @@ describe.skipIf(lacking(canDropPrivileges, 'dropping privileges needs root and /
 
     it('is read by export, backup and token list, which write nothing to it', async () => {
       const url = await readOnlyDatabase((db) => {
-        db.prepare("INSERT INTO plants (id, name, created_at, updated_at) VALUES (7, 'fern', 0, 0)").run()
+        db.prepare(
+          "INSERT INTO plants (id, name, name_folded, created_at, updated_at) VALUES (7, 'fern', 'fern', 0, 0)",
+        ).run()
       })
       const path = url.slice('sqlite:'.length)
       const exported = await runAsNobody(['export', '--database-url', url])
@@ -187,7 +189,9 @@ describe('a SQLite database on a disk with no room left', () => {
     const url = `sqlite:${path}`
     expect((await runCli(['migrate', '--database-url', url])).code).toBe(0)
     const db = new Database(path)
-    db.prepare("INSERT INTO plants (id, name, created_at, updated_at) VALUES (7, 'fern', 0, 0)").run()
+    db.prepare(
+      "INSERT INTO plants (id, name, name_folded, created_at, updated_at) VALUES (7, 'fern', 'fern', 0, 0)",
+    ).run()
     db.close()
     const exported = await runLimited(['export', '--database-url', url])
     expect(exported).toMatchObject({ code: 0, stdout: '{"id":7,"name":"fern"}\n' })

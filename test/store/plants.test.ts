@@ -3,7 +3,7 @@ import { errors } from '../../src/errors.js'
 import { plantEvent } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
 import { changePlant, createPlant, deletePlant, readPlant } from '../../src/plants/service.js'
-import type { IdempotencyRecord, PlantStore, Store } from '../../src/store/types.js'
+import type { IdempotencyRecord, ListQuery, PlantStore, Store } from '../../src/store/types.js'
 import { openFresh, storeKinds } from '../helpers/stores.js'
 
 describe.each(storeKinds)('plant store on $name', (kind) => {
@@ -25,21 +25,25 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
   const types = async () => (await store.events.listSince(0, 100)).map((e) => e.type)
   const atVersion = (expected: number) => (_plant: Plant, version: number) => version === expected
 
+  /** The plants of a listing, without their keys. */
+  const listed = async (query: ListQuery) => (await store.plants.list(query)).map(({ plant }) => plant)
+  const listedIds = async (query: ListQuery) => (await listed(query)).map((plant) => plant.id)
+
   it('lists in id order from after, with a limit and a tag, over the whole int64 range', async () => {
     const ids = [-9223372036854775808n, -1n, 0n, 5n, 9007199254740993n, 9223372036854775807n]
     for (const id of ids)
       await store.plants.create({ id, name: `n${id}`, ...(id > 0n ? { tag: 'pos' } : {}) })
-    expect((await store.plants.list({ limit: 100 })).map((p) => p.id)).toEqual(ids)
-    expect((await store.plants.list({ limit: 2 })).map((p) => p.id)).toEqual(ids.slice(0, 2))
-    expect((await store.plants.list({ after: -1n, limit: 2 })).map((p) => p.id)).toEqual([0n, 5n])
-    expect(await store.plants.list({ after: 9223372036854775807n, limit: 10 })).toEqual([])
-    expect((await store.plants.list({ tag: 'pos', after: 5n, limit: 10 })).map((p) => p.id)).toEqual([
+    expect(await listedIds({ limit: 100 })).toEqual(ids)
+    expect(await listedIds({ limit: 2 })).toEqual(ids.slice(0, 2))
+    expect(await listedIds({ after: { id: -1n }, limit: 2 })).toEqual([0n, 5n])
+    expect(await store.plants.list({ after: { id: 9223372036854775807n }, limit: 10 })).toEqual([])
+    expect(await listedIds({ tags: ['pos'], after: { id: 5n }, limit: 10 })).toEqual([
       9007199254740993n,
       9223372036854775807n,
     ])
-    expect((await store.plants.list({ limit: 1, after: -9223372036854775808n }))[0]).toEqual({
-      id: -1n,
-      name: 'n-1',
+    // The id order gives no key.
+    expect((await store.plants.list({ limit: 1, after: { id: -9223372036854775808n } }))[0]).toEqual({
+      plant: { id: -1n, name: 'n-1' },
     })
   })
 
@@ -52,17 +56,17 @@ describe.each(storeKinds)('plant store on $name', (kind) => {
         ...(id > 0n ? { tag: 'pos' } : {}),
       })
     }
-    const all = await store.plants.list({ limit: 100 })
+    const all = await listed({ limit: 100 })
     expect(all.map((plant) => plant.id)).toEqual(ids)
     expect(all[0]).toEqual({ id: -9223372036854775808n, name: 'n"-9223372036854775808,\u0001é' })
     expect(all[3]).toEqual({ id: 5n, name: 'n"5,\u0001é', tag: 'pos' })
-    expect(await store.plants.list({ limit: 2 })).toEqual(all.slice(0, 2))
-    expect(await store.plants.list({ after: 0n, limit: 3 })).toEqual(all.slice(3))
-    expect(await store.plants.list({ after: 9007199254740992n, limit: 1 })).toEqual(all.slice(4, 5))
-    expect(await store.plants.list({ tag: 'pos', limit: 1 })).toEqual(all.slice(3, 4))
-    expect(await store.plants.list({ tag: 'pos', after: 5n, limit: 2 })).toEqual(all.slice(4))
-    expect(await store.plants.list({ after: 9223372036854775807n, limit: 10 })).toEqual([])
-    expect(await store.plants.list({ tag: 'none', limit: 10 })).toEqual([])
+    expect(await listed({ limit: 2 })).toEqual(all.slice(0, 2))
+    expect(await listed({ after: { id: 0n }, limit: 3 })).toEqual(all.slice(3))
+    expect(await listed({ after: { id: 9007199254740992n }, limit: 1 })).toEqual(all.slice(4, 5))
+    expect(await listed({ tags: ['pos'], limit: 1 })).toEqual(all.slice(3, 4))
+    expect(await listed({ tags: ['pos'], after: { id: 5n }, limit: 2 })).toEqual(all.slice(4))
+    expect(await listed({ after: { id: 9223372036854775807n }, limit: 10 })).toEqual([])
+    expect(await listed({ tags: ['none'], limit: 10 })).toEqual([])
   })
 
   it('reads a plant with its version, which each update bumps', async () => {

@@ -11,6 +11,7 @@ import { loadMigrations, migrate } from '../../src/store/postgres/migrate.js'
 import { OUTBOX_LOCK } from '../../src/store/postgres/outbox-lock.js'
 import { REVOCATION_CHANNEL } from '../../src/store/postgres/revocation.js'
 import { inTransaction } from '../../src/store/postgres/transaction.js'
+import type { ListedPlant, ListQuery } from '../../src/store/types.js'
 import { admin, waitingOnLock, whileLocked } from '../helpers/postgres.js'
 import { createTaggedAndUntagged, postgresKind } from '../helpers/stores.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -68,7 +69,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       await older.end()
     }
     const store = await another(url)
-    expect(store.migrated).toEqual(['018_lean_outbox'])
+    expect(store.migrated).toEqual(['018_lean_outbox', '019_find_plants'])
     await createPlant(store.plants, { id: 1n, name: 'a' })
     const events = await store.events.listSince(0, 10)
     expect(events.map((e) => e.seq)).toEqual([1, 2, 4])
@@ -233,7 +234,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
   it('runs a transaction PostgreSQL aborted as deadlocked again, and fails it after three tries', async () => {
     const { url, store } = await fresh()
     await store.pool.query(
-      "INSERT INTO plants (id, name, created_at, updated_at) VALUES (1, 'a', now(), now()), (2, 'b', now(), now())",
+      "INSERT INTO plants (id, name, name_folded, created_at, updated_at) VALUES (1, 'a', 'a', now(), now()), (2, 'b', 'b', now(), now())",
     )
     // Another session holds row 2; the transaction holds row 1 and waits for row 2 first, then the
     // other session waits for row 1. The transaction waited longer, so PostgreSQL aborts it (40P01).
@@ -522,19 +523,19 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     for (let id = 1n; id <= 30n; id++) {
       await createPlant(store.plants, { id, name: `p${id}`, ...(id % 3n === 0n ? { tag: 'third' } : {}) })
     }
-    const asked = [
+    const asked: ListQuery[] = [
       { limit: 5 },
       { limit: 5 },
-      { after: 7n, limit: 4 },
-      { after: 28n, limit: 10 },
-      { tag: 'third', limit: 3 },
-      { tag: 'third', after: 12n, limit: 2 },
-      { tag: 'none', limit: 5 },
-      { after: 9223372036854775807n, limit: 5 },
+      { after: { id: 7n }, limit: 4 },
+      { after: { id: 28n }, limit: 10 },
+      { tags: ['third'], limit: 3 },
+      { tags: ['third'], after: { id: 12n }, limit: 2 },
+      { tags: ['none'], limit: 5 },
+      { after: { id: 9223372036854775807n }, limit: 5 },
     ]
-    const alone: Plant[][] = []
+    const alone: ListedPlant[][] = []
     for (const query of asked) alone.push(await store.plants.list(query))
-    const ids = (pages: Plant[][]) => pages.map((page) => page.map((plant) => Number(plant.id)))
+    const ids = (pages: ListedPlant[][]) => pages.map((page) => page.map(({ plant }) => Number(plant.id)))
     expect(ids(alone)).toEqual([
       [1, 2, 3, 4, 5],
       [1, 2, 3, 4, 5],
@@ -551,7 +552,7 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     expect(queries).toHaveBeenCalledTimes(6)
     queries.mockRestore()
     expect(together).toEqual(alone)
-    expect(together[4]?.[0]).toEqual({ id: 3n, name: 'p3', tag: 'third' })
+    expect(together[4]?.[0]).toEqual({ plant: { id: 3n, name: 'p3', tag: 'third' } })
     // Each distinct page is read once: every asker of a page gets the very same array.
     expect(together[0]).toBe(together[1])
   })
@@ -568,7 +569,9 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       store.plants.read(1n),
       store.plants.read(2n),
       store.plants.list({ limit: 5 }),
-      store.plants.list({ tag: 't', limit: 5 }),
+      store.plants.list({ tags: ['t'], limit: 5 }),
+      store.plants.list({ text: 'one', limit: 5 }),
+      store.plants.count({}),
     ])
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected')
@@ -601,9 +604,9 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       await client.query('RESET enable_seqscan')
       client.release()
     }
-    expect(await store.plants.list({ tag: 'fern', limit: 10 })).toEqual([
-      { id: 3n, name: 'p3', tag: 'fern' },
-      { id: 5n, name: 'p5', tag: 'fern' },
+    expect(await store.plants.list({ tags: ['fern'], limit: 10 })).toEqual([
+      { plant: { id: 3n, name: 'p3', tag: 'fern' } },
+      { plant: { id: 5n, name: 'p5', tag: 'fern' } },
     ])
 
     // A database migrated before the index was partial has every plant in it until it is migrated.
@@ -616,8 +619,8 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
     const upgraded = await another(url)
     expect(upgraded.migrated).toEqual(['009_tagged_plants_index'])
     expect(await indexEntries(upgraded)).toBe(3)
-    expect(await upgraded.plants.list({ tag: 'aroid', limit: 10 })).toEqual([
-      { id: 2n, name: 'p2', tag: 'aroid' },
+    expect(await upgraded.plants.list({ tags: ['aroid'], limit: 10 })).toEqual([
+      { plant: { id: 2n, name: 'p2', tag: 'aroid' } },
     ])
   })
 

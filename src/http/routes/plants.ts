@@ -4,6 +4,7 @@ import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
 import type { NewPlant as NewPlantValue } from '../../plants/model.js'
+import { TAG_MAX_LENGTH } from '../../plants/model.js'
 import {
   changePlant,
   createPlant,
@@ -15,11 +16,16 @@ import {
   requireSameId,
 } from '../../plants/service.js'
 import {
+  CURSOR_MAX_LENGTH,
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
+  LIST_TAGS_MAX,
   type MergePatch,
   type PlantListQuery,
   type Replacement,
+  SEARCH_MAX_LENGTH,
+  SORT_TEXTS,
+  TEXT_PATTERN,
 } from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
@@ -40,22 +46,61 @@ import { methodNotAllowed } from './method-not-allowed.js'
 const PlantIdParams = Type.Object({ id: PlantId })
 
 const ListQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: SEARCH_MAX_LENGTH,
+      pattern: TEXT_PATTERN,
+      description: `Only plants whose name contains this text, case-insensitively: both are compared lower-cased by Unicode's rules (\`ölb\` finds Ölbaum, \`σίγμα\` finds ΣΊΓΜΑ) and composed (NFC), accents kept (\`ölb\` does not find OLBAUM). \`%\`, \`_\` and \`\\\` are ordinary characters. 1 to ${SEARCH_MAX_LENGTH} characters, without control characters (else 400, 40012).`,
+    }),
+  ),
+  tag: Type.Optional(
+    Type.Array(Type.String(TAG_TEXT), {
+      minItems: 1,
+      maxItems: LIST_TAGS_MAX,
+      description: `Only plants whose tag is one of these, matched exactly: \`tag=fern&tag=aroid\`. Each 1 to ${TAG_MAX_LENGTH} characters, at most ${LIST_TAGS_MAX} of them (else 400, 40012).`,
+    }),
+  ),
+  sort: Type.Optional(
+    Type.Union(
+      SORT_TEXTS.map((sort) => Type.Literal(sort)),
+      {
+        default: 'id',
+        description:
+          'The order: a field, ascending, or with a leading `-`, descending. Names compare by Unicode code point; plants with the same name or time follow in id order, in the same direction. Anything else is 400 (40012).',
+      },
+    ),
+  ),
+  count: Type.Optional(
+    Type.Boolean({
+      description:
+        'true: the response carries `X-Total-Count`, the number of plants the filters keep (all pages, not only this one). Counting reads them all, so it is left out unless asked. Anything but `true` or `false`, or given twice, is 400 (40012).',
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       format: 'int32',
       minimum: 1,
       maximum: LIST_LIMIT_MAX,
       default: LIST_LIMIT_DEFAULT,
-      description: 'Page size',
+      description: `Page size, 1 to ${LIST_LIMIT_MAX} (else 400, 40012)`,
     }),
   ),
   after: Type.Optional(
     Type.Integer({
       format: 'int64',
-      description: `Keyset cursor: only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}). Take it from the \`Link: rel="next"\` header of the previous page.`,
+      description: `Only plants with a greater id, a signed 64-bit integer (${INT64_RANGE}), in the ascending id order only: with another \`sort\`, or beside \`cursor\`, it is 400 (40012). Pages of any order are linked with \`cursor\`.`,
     }),
   ),
-  tag: Type.Optional(Type.String({ ...TAG_TEXT, description: 'Only plants with this tag' })),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: CURSOR_MAX_LENGTH,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description:
+        'Where the page starts, opaque: take it from the `Link: rel="next"` header of the previous page, whose URL also repeats the `q`, `tag`, `sort` and `count` it belongs to. A cursor that was changed, or one sent with another `sort`, `q` or `tag` than its page had, is 400 (40012).',
+    }),
+  ),
 })
 
 // An answer holding one plant is a few hundred bytes at most (about 1.2 KB with its name and tag at
@@ -202,9 +247,9 @@ export async function plantRoutes(
       config: { scope: 'plants:read' },
       schema: {
         operationId: 'listPlants',
-        summary: 'Lists plants in ascending id order, one page at a time',
+        summary: 'Lists plants, searched by name, filtered by tags and sorted, one page at a time',
         description:
-          'The body is a plain array. When another page may follow, a `Link: <…>; rel="next"` header gives its address; the last page has none.',
+          'Every parameter combines with the others. The body is a plain array. When another page may follow, a `Link: <…>; rel="next"` header gives its address, with a `cursor`; the last page has none. Paging is by keyset in every order: a plant created, changed or deleted meanwhile never makes another appear twice or go missing.',
         tags: ['plants'],
         querystring: ListQuery,
         response: {
@@ -212,7 +257,14 @@ export async function plantRoutes(
             type: 'array',
             items: ref('StoredPlant'),
             description: 'A page of plants',
-            headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
+            headers: {
+              Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' },
+              'X-Total-Count': {
+                type: 'integer',
+                minimum: 0,
+                description: 'With `count=true`: how many plants the filters keep, on every page',
+              },
+            },
           },
           ...errorResponses(errors.QUERY_INVALID, 401, errors.SCOPE_MISSING, 500),
         },
@@ -221,6 +273,7 @@ export async function plantRoutes(
     async (request, reply) => {
       const query = request.query as PlantListQuery
       const page = await listPlants(store.plants, query)
+      if (page.total !== undefined) reply.header('x-total-count', String(page.total))
       if (page.next !== undefined) reply.header('link', nextPageLink(query, page.next))
       return page.plants
     },

@@ -1,5 +1,6 @@
 import pg, { type ClientBase, type ClientConfig } from 'pg'
 import { type Migration, migrationFailed, readMigrations, refuseNewerSchema } from '../migration-files.js'
+import { BACKFILLS } from './backfills.js'
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
 
@@ -33,7 +34,7 @@ export async function migrate(
     refuseNewerSchema(applied, migrations)
     const pending = migrations.filter((m) => !applied.has(m.version))
     for (const m of pending) {
-      await client.query(m.sql).catch((error: unknown) => {
+      await apply(client, m).catch((error: unknown) => {
         // Class 42 is the SQL refused (an object already there, a privilege lacking); a lost
         // connection or a read-only server keeps its own message and code.
         if (!String((error as { code?: unknown }).code).startsWith('42')) throw error
@@ -46,6 +47,23 @@ export async function migrate(
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
     throw error
+  }
+}
+
+/** A line of a migration's file that stands for a step of BACKFILLS, run where it stands. */
+const BACKFILL_LINE = /^-- backfill: (\S+)[ \t]*$/m
+
+/** Runs the migration's SQL, and the backfills it names, in the order they are written. */
+async function apply(client: ClientBase, migration: Migration): Promise<void> {
+  const parts = migration.sql.split(BACKFILL_LINE)
+  for (const [i, part] of parts.entries()) {
+    if (i % 2 === 0) {
+      if (part.trim() !== '') await client.query(part)
+      continue
+    }
+    const backfill = BACKFILLS[part]
+    if (backfill === undefined) throw new Error(`migration ${migration.name} names no known backfill ${part}`)
+    await backfill(client)
   }
 }
 

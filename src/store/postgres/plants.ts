@@ -1,5 +1,6 @@
 import type { Span } from '@opentelemetry/api'
 import type { Pool, PoolClient } from 'pg'
+import { foldName } from '../../plants/fold.js'
 import { changedPlant, type NewPlant, type Plant } from '../../plants/model.js'
 import { activeSpan, endSpan } from '../../tracing/active.js'
 import { startGroupCommit } from '../../tracing/group-commit.js'
@@ -16,6 +17,7 @@ import type {
   ListQuery,
   OutboxEvent,
   PlantChange,
+  PlantFilter,
   PlantStore,
   VersionedPlant,
   WriteOptions,
@@ -24,6 +26,7 @@ import type {
 import { guarded } from './errors.js'
 import { fanOutSql } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
+import { countSql, listSql } from './plant-listing.js'
 import { inTransaction } from './transaction.js'
 
 /** A create waiting for its batch. */
@@ -141,8 +144,8 @@ export class PostgresPlantStore implements PlantStore {
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
   /** The pages asked for in this turn, each read once at its end (readEachOnce). */
-  private readonly pages = new PerTurn<PendingPage<Plant[]>>((pages) =>
-    readEachOnce(pages, async (page) => (await this.queryPage(page)).map(toPlant)),
+  private readonly pages = new PerTurn<PendingPage<ListedPlant[]>>((pages) =>
+    readEachOnce(pages, async (page) => (await this.queryPage(page)).map((row) => ({ plant: toPlant(row) }))),
   )
   /** The point reads of this turn, made together at its end (readGathered). */
   private readonly reads = new PerTurn<PendingRead>((reads) => void this.readGathered(reads))
@@ -243,12 +246,29 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   list(query: ListQuery): Promise<ListedPlant[]> {
+    const tags = query.tags ?? []
+    const byId = query.order === undefined || (query.order.field === 'id' && !query.order.descending)
+    if (query.text !== undefined || tags.length > 1 || !byId) return this.listAs(query)
+    // The plain listing in id order, the one clients poll: each distinct page of a turn is read once.
     const start = pageStart(query.after?.id)
     if (start === undefined) return Promise.resolve([])
     const from = start.toString()
-    return new Promise<Plant[]>((resolve, reject) =>
-      this.pages.add({ from, limit: query.limit, tag: query.tags?.[0], resolve, reject }),
-    ).then((plants) => plants.map((plant) => ({ plant })))
+    return new Promise((resolve, reject) =>
+      this.pages.add({ from, limit: query.limit, tag: tags[0], resolve, reject }),
+    )
+  }
+
+  /** Any other listing, read on its own. */
+  private async listAs(query: ListQuery): Promise<ListedPlant[]> {
+    const result = await guarded(() => this.pool.query<PlantRow & { key?: string }>(listSql(query)))
+    return result.rows.map((row) =>
+      row.key === undefined ? { plant: toPlant(row) } : { plant: toPlant(row), key: row.key },
+    )
+  }
+
+  async count(filter: PlantFilter): Promise<number> {
+    const result = await guarded(() => this.pool.query<{ n: string }>(countSql(filter)))
+    return Number(result.rows[0]?.n)
   }
 
   private async queryPage({ from, limit, tag }: PageQuery): Promise<PlantRow[]> {
@@ -429,12 +449,7 @@ export class PostgresPlantStore implements PlantStore {
         continue
       }
       firstOf.set(plant.id.toString(), i)
-      const inserted = await client.query(
-        `INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
-         ON CONFLICT (id) DO NOTHING`,
-        [plant.id.toString(), plant.name, plant.tag ?? null],
-      )
-      if (inserted.rowCount === 0) {
+      if ((await insertAbsent(client, [plant])).size === 0) {
         outcomes[i] = 'exists'
         continue
       }
@@ -532,15 +547,12 @@ async function writeChanges(client: PoolClient, changes: readonly PendingChange[
   const deleted = [...changed].filter((key) => stored.get(key) === undefined)
   if (updated.length > 0) {
     await client.query(
-      `UPDATE plants SET name = u.name, tag = u.tag, version = u.version, updated_at = now()
-       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) AS u(id, name, tag, version)
+      `UPDATE plants SET name = u.name, name_folded = u.name_folded, tag = u.tag, version = u.version,
+         updated_at = now()
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::int[])
+         AS u(id, name, name_folded, tag, version)
        WHERE plants.id = u.id`,
-      [
-        updated.map((row) => row.plant.id.toString()),
-        updated.map((row) => row.plant.name),
-        updated.map((row) => row.plant.tag ?? null),
-        updated.map((row) => row.version),
-      ],
+      [...plantColumns(updated.map((row) => row.plant)), updated.map((row) => row.version)],
     )
   }
   if (deleted.length > 0) await client.query('DELETE FROM plants WHERE id = ANY($1::bigint[])', [deleted])
@@ -553,19 +565,35 @@ function inArrivalOrder(events: Array<OutboxEvent | undefined>): OutboxEvent[] {
 }
 
 /**
- * Inserts the plants whose id is not taken, in one statement; the ids inserted. Rows go in id order,
+ * Every column of the plants' rows that a write gives, as the arrays unnest() takes: ids, names, the
+ * names folded as search compares them (foldName: computed here, since SQL's lower() differs between
+ * the stores), tags.
+ */
+function plantColumns(plants: readonly NewPlant[]): [string[], string[], string[], Array<string | null>] {
+  return [
+    plants.map((p) => p.id.toString()),
+    plants.map((p) => p.name),
+    plants.map((p) => foldName(p.name)),
+    plants.map((p) => p.tag ?? null),
+  ]
+}
+
+/**
+ * Inserts the plants whose id is not taken, in one statement; the ids inserted. Every insert of a plant
+ * goes through here, which writes each column a plant's row has (plantColumns). Rows go in id order,
  * as every batch takes them (see inIdOrder), and in the given order among plants that share an id:
  * PostgreSQL's sort need not keep it, and the first row of an id inserted is the one stored.
  */
-async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Promise<Set<string>> {
+export async function insertAbsent(client: PoolClient, plants: readonly NewPlant[]): Promise<Set<string>> {
   const inserted = await client.query<{ id: string }>(
-    `INSERT INTO plants (id, name, tag, created_at, updated_at)
-     SELECT id, name, tag, now(), now()
-     FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS t(id, name, tag, line)
+    `INSERT INTO plants (id, name, name_folded, tag, created_at, updated_at)
+     SELECT id, name, name_folded, tag, now(), now()
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+       AS t(id, name, name_folded, tag, line)
      ORDER BY id, line
      ON CONFLICT (id) DO NOTHING
      RETURNING id::text AS id`,
-    [plants.map((p) => p.id.toString()), plants.map((p) => p.name), plants.map((p) => p.tag ?? null)],
+    plantColumns(plants),
   )
   return new Set(inserted.rows.map((r) => r.id))
 }

@@ -1,10 +1,11 @@
 // One group-commit batch written in one transaction.
 import type { Span } from '@opentelemetry/api'
 import type { Database } from 'better-sqlite3'
+import { foldName } from '../../plants/fold.js'
 import { changedPlant } from '../../plants/model.js'
 import type { CreateOutcome, PlantChange, WriteOptions, WriteResult } from '../types.js'
 import { type OutboxRow, outboxRow, prepareOutbox } from './fan-out.js'
-import { toPlant, type VersionedRow } from './plant-row.js'
+import { INSERT_PLANT, plantRowValues, toPlant, type VersionedRow } from './plant-row.js'
 
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
@@ -55,9 +56,7 @@ export type WriteBatch = (batch: BatchRow[], now: number) => BatchResult
 
 /** Prepares the statements once; the returned function writes one batch and returns what it did. */
 export function prepareBatchWriter(db: Database): WriteBatch {
-  const insert = db.prepare(
-    'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-  )
+  const insert = db.prepare(INSERT_PLANT)
   const outbox = prepareOutbox(db)
   // An expired record under the same key is overwritten; an unexpired one leaves changes at 0.
   const insertKey = db.prepare(
@@ -71,7 +70,8 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
     .safeIntegers(true)
   const update = db.prepare(
-    'UPDATE plants SET name = @name, tag = @tag, version = version + 1, updated_at = @now WHERE id = @id',
+    `UPDATE plants SET name = @name, name_folded = @nameFolded, tag = @tag, version = version + 1,
+       updated_at = @now WHERE id = @id`,
   )
   const remove = db.prepare('DELETE FROM plants WHERE id = ?')
   const begin = db.prepare('BEGIN IMMEDIATE')
@@ -95,7 +95,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     const record = row.idempotency
     if (record) savepoint.run()
     try {
-      insert.run(row.id, row.name, row.tag, now, now)
+      insert.run(...plantRowValues(row, now))
     } catch (error) {
       // A duplicate fails only its own request: SQLite undoes just that statement.
       if (record) releaseSavepoint.run()
@@ -134,7 +134,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     }
     const next = changedPlant(current, row.change ?? {})
     if (next === undefined) return { outcome: 'done', plant: current, version }
-    update.run({ id: row.id, name: next.name, tag: next.tag ?? null, now })
+    update.run({ id: row.id, name: next.name, nameFolded: foldName(next.name), tag: next.tag ?? null, now })
     if (event) writeEvent(outboxRow(event(next, new Date(eventsAt))), now)
     return { outcome: 'done', plant: next, version: version + 1 }
   }

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { foldName } from '../../plants/fold.js'
 import { type Migration, migrationFailed, readMigrations, refuseNewerSchema } from '../migration-files.js'
 
 export type { Migration }
@@ -53,6 +54,9 @@ export function pendingMigrations(db: Database, migrations: Migration[] = loadMi
  * SQLITE_READONLY… when the database cannot be written, even with nothing to apply.
  */
 export function migrate(db: Database, migrations: Migration[] = loadMigrations()): Migration[] {
+  // A migration that folds the names of stored plants (018) calls fold_name(), the application's own
+  // foldName: SQLite's lower() folds ASCII letters only.
+  db.function('fold_name', { deterministic: true }, (name: unknown) => foldName(String(name)))
   const apply = db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,

@@ -1,7 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import type { NewPlant, Plant } from '../../plants/model.js'
 import { activeSpan } from '../../tracing/active.js'
-import { pageStart } from '../page-start.js'
 import { type PendingRead, PerTurn } from '../per-turn.js'
 import type {
   CreateExtras,
@@ -12,6 +11,7 @@ import type {
   ListQuery,
   OutboxEvent,
   PlantChange,
+  PlantFilter,
   PlantStore,
   VersionedPlant,
   WriteOptions,
@@ -19,7 +19,8 @@ import type {
 } from '../types.js'
 import type { BatchResult, BatchRow, RowOutcome } from './batch.js'
 import { type Outbox, outboxRow, prepareOutbox } from './fan-out.js'
-import { type PlantRow, toPlant, type VersionedRow } from './plant-row.js'
+import { PlantListing } from './plant-listing.js'
+import { INSERT_PLANT, type PlantRow, plantRowValues, toPlant, type VersionedRow } from './plant-row.js'
 import type { BatchSink } from './writer.js'
 
 /** A create, update or delete waiting for its batch; resolved with its row's outcome. */
@@ -47,8 +48,7 @@ export class SqlitePlantStore implements PlantStore {
   private readonly outbox: Outbox
   private readonly selectOne: Statement
   private readonly selectVersioned: Statement
-  private readonly pageAll: Statement
-  private readonly pageByTag: Statement
+  private readonly listing: PlantListing
   private readonly insertIfAbsent: Statement
 
   /** Set when the open transaction queued a webhook delivery; told to the listener once it commits. */
@@ -64,19 +64,12 @@ export class SqlitePlantStore implements PlantStore {
   ) {
     this.outbox = prepareOutbox(db)
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
-    this.insertIfAbsent = db.prepare(
-      'INSERT INTO plants (id, name, tag, created_at, updated_at) VALUES (@id, @name, @tag, @now, @now) ON CONFLICT (id) DO NOTHING',
-    )
+    this.insertIfAbsent = db.prepare(`${INSERT_PLANT} ON CONFLICT (id) DO NOTHING`)
     this.selectVersioned = db
       .prepare('SELECT id, name, tag, version FROM plants WHERE id = ?')
       .safeIntegers(true)
-    // Keyset pagination: each page is one descent of the id (or tag, id) B-tree, at any depth.
-    this.pageAll = db
-      .prepare('SELECT id, name, tag FROM plants WHERE id >= @from ORDER BY id LIMIT @limit')
-      .safeIntegers(true)
-    this.pageByTag = db
-      .prepare('SELECT id, name, tag FROM plants WHERE tag = @tag AND id >= @from ORDER BY id LIMIT @limit')
-      .safeIntegers(true)
+    // Keyset pagination: each page is one descent of the order's index, at any depth.
+    this.listing = new PlantListing(db)
   }
 
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
@@ -86,7 +79,7 @@ export class SqlitePlantStore implements PlantStore {
       const at = new Date()
       return items.map(({ plant, event }): ImportOutcome => {
         const tag = plant.tag ?? null
-        if (this.insertIfAbsent.run({ id: plant.id, name: plant.name, tag, now }).changes === 0) {
+        if (this.insertIfAbsent.run(...plantRowValues(plant, now)).changes === 0) {
           const existing = this.selectOne.get(plant.id) as PlantRow
           return existing.name === plant.name && existing.tag === tag ? 'unchanged' : 'conflict'
         }
@@ -183,14 +176,11 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async list(query: ListQuery): Promise<ListedPlant[]> {
-    const from = pageStart(query.after?.id)
-    if (from === undefined) return []
-    const tag = query.tags?.[0]
-    const rows =
-      tag === undefined
-        ? this.pageAll.all({ from, limit: query.limit })
-        : this.pageByTag.all({ from, limit: query.limit, tag })
-    return this.onceDurable((rows as PlantRow[]).map((row) => ({ plant: toPlant(row) })))
+    return this.onceDurable(this.listing.list(query))
+  }
+
+  async count(filter: PlantFilter): Promise<number> {
+    return this.onceDurable(this.listing.count(filter))
   }
 
   /**
