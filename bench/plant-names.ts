@@ -63,7 +63,7 @@ export function plantJson(id: bigint, n: number): string {
     : `{"id":${id},"name":${JSON.stringify(name)},"tag":"${TAGS[Math.floor(n / 3) % TAGS.length]}"}`
 }
 
-/** The stored plants' ids ascend from just above 2^53, beyond what a double holds exactly. */
+/** The stored plants' ids ascend across 2^53, past which a double no longer holds every integer. */
 const FIRST_ID = 9_007_199_254_740_000n
 
 /** The first `count` plants as JSON Lines, in chunks of about 64 KiB. */
