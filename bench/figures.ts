@@ -40,6 +40,13 @@ export interface Ratios {
   rounds: Array<{ rps: number; p99: number }>
 }
 
+/** A find page's latency against the plain first page's on the same store: medians of the rounds' own. */
+export interface LatencyRatios {
+  p50: number
+  p99: number
+  rounds: Array<{ p50: number; p99: number }>
+}
+
 export interface ResultRow {
   scenario: string
   rows: number
@@ -52,6 +59,8 @@ export interface ResultRow {
   vsReference?: Ratios
   /** For scale: the service against the ceiling. */
   vsCeiling?: Ratios
+  /** A find page: its latency against the plain first page's, measured in the same rounds. */
+  vsPlain?: LatencyRatios
   /** With --perf: where the service's event loop spent each round's measured run. */
   profiles?: Array<{ round: number; file: string; pids: number[]; summary: PerfSummary }>
 }
@@ -98,4 +107,17 @@ export function settle(row: Omit<ResultRow, 'servers'>): ResultRow {
   const vsReference = ratios(row.rounds, 'reference')
   const vsCeiling = ratios(row.rounds, 'ceiling')
   return { ...row, servers, ...(vsReference ? { vsReference } : {}), ...(vsCeiling ? { vsCeiling } : {}) }
+}
+
+/**
+ * A page's latency against another's measured in the same rounds (the service's run of each), round
+ * by round as in ratios().
+ */
+export function latencyRatios(page: Round[], plain: Round[]): LatencyRatios | undefined {
+  const each = page.flatMap((round, i) => {
+    const [mine, theirs] = [round.plantstore, plain[i]?.plantstore]
+    return mine && theirs ? [{ p50: mine.p50Ms / theirs.p50Ms, p99: mine.p99Ms / theirs.p99Ms }] : []
+  })
+  if (each.length === 0) return undefined
+  return { p50: median(each.map((r) => r.p50)), p99: median(each.map((r) => r.p99)), rounds: each }
 }

@@ -2,16 +2,22 @@
 import { parseArgs } from 'node:util'
 import { parseDatabaseUrl } from '../src/store/open.js'
 import type { LoadShape } from './load.js'
-import { CLI_STARTUP, GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
+import { BATCH, CLI_STARTUP, FIND_ROWS, GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
 
 const HELP = `usage: npm run bench -- [options]
 
   --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
-                        list-after, update, cli (default all). Creates on an empty store with one
-                        worker are measured against the durable reference (bench/reference.mjs, or
-                        bench/reference-pg.mjs with --database-url) and
+                        list-after, update, find (its four pages), find-plain, find-search,
+                        find-tags, find-updated, batch, cli (default all). Creates on an empty
+                        store with one worker are measured against the durable reference
+                        (bench/reference.mjs, or bench/reference-pg.mjs with --database-url) and
                         judged; cli times plantstore --help and token create (on a fresh SQLite
-                        file) against node -e 0, and judges them
+                        file) against node -e 0, and judges them; the find pages are read on a
+                        store of --find-rows plants and judged against its plain first page;
+                        batch judges POST /plants/batch of 1000 plants against 1000 single
+                        creates one after another on one connection
+  --find-rows <n>       plants imported for the find pages (default 1000000; on SQLite the
+                        seeded file is kept under stores/ beside the results and reused)
   --cli-runs <n>        runs of each command for cli, taken in turn (default 15)
   --duration <s>        seconds measured per round, scenario and server (default 10)
   --rounds <n>          rounds per scenario; each loads every server once, one after the other, in
@@ -26,7 +32,8 @@ const HELP = `usage: npm run bench -- [options]
   --prefill <list>      plants stored before the run, e.g. 0,1000000 (default 0)
   --workers <list>      serve --workers values, e.g. 1,2 (default 1)
   --perf                sample the service's event loop with Linux perf during each measured run
-                        and summarize where its time went (profiles/perf-*.txt beside the results)
+                        but the find pages' and batch's, and summarize where its time went
+                        (profiles/perf-*.txt beside the results)
   --out <file>          JSON results (default bench/results/bench-<time>.json)`
 
 /** A run refused before anything starts: a benchmark that fails halfway has cost its setup for nothing. */
@@ -67,6 +74,10 @@ export interface Options extends LoadShape {
   scenarios: Scenario[]
   /** Runs of each command for the CLI's start-up; undefined when it is not measured. */
   cliRuns: number | undefined
+  /** Plants stored for the find pages. */
+  findRows: number
+  /** Whether batch creates are measured against single ones. */
+  batch: boolean
   /** PostgreSQL's URL; undefined for SQLite, each setup on a fresh file. */
   databaseUrl: string | undefined
   perf: boolean
@@ -88,7 +99,11 @@ export function readOptions(args: string[]): Options {
           'database-url': { type: 'string' },
           prefill: { type: 'string', default: '0' },
           workers: { type: 'string', default: '1' },
-          scenarios: { type: 'string', default: [...SCENARIOS, CLI_STARTUP].map((s) => s.name).join(',') },
+          scenarios: {
+            type: 'string',
+            default: [...SCENARIOS, BATCH, CLI_STARTUP].map((s) => s.name).join(','),
+          },
+          'find-rows': { type: 'string', default: String(FIND_ROWS) },
           'cli-runs': { type: 'string', default: '15' },
           perf: { type: 'boolean', default: false },
           out: { type: 'string' },
@@ -113,6 +128,7 @@ export function readOptions(args: string[]): Options {
   const workerCounts = list(opts.workers, 'workers')
   const scenarioNames = list(opts.scenarios, 'scenarios').flatMap((name) => GROUPS[name] ?? [name])
   const cliRuns = whole(opts['cli-runs'], 'cli-runs', 1)
+  const findRows = whole(opts['find-rows'], 'find-rows', 1)
   const given = opts['database-url']
   const location = given === undefined ? undefined : parseDatabaseUrl(given)
   if (given !== undefined && location?.kind !== 'postgres') {
@@ -122,12 +138,12 @@ export function readOptions(args: string[]): Options {
   const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
 
   const unknownScenarios = scenarioNames.filter(
-    (name) => name !== CLI_STARTUP.name && !SCENARIOS.some((s) => s.name === name),
+    (name) => name !== CLI_STARTUP.name && name !== BATCH.name && !SCENARIOS.some((s) => s.name === name),
   )
   if (unknownScenarios.length > 0) {
     // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
     refuse(
-      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name), CLI_STARTUP.name].join(', ')}`,
+      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name), BATCH.name, CLI_STARTUP.name].join(', ')}`,
     )
   }
   return {
@@ -140,6 +156,8 @@ export function readOptions(args: string[]): Options {
     workerCounts,
     scenarios: SCENARIOS.filter((s) => scenarioNames.includes(s.name)),
     cliRuns: scenarioNames.includes(CLI_STARTUP.name) ? cliRuns : undefined,
+    findRows,
+    batch: scenarioNames.includes(BATCH.name),
     databaseUrl,
     perf: opts.perf,
     out: opts.out,

@@ -1,6 +1,8 @@
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import type { Measured, ResultRow } from './figures.js'
+import type { Measured, ResultRow, Round } from './figures.js'
 import { median } from './median.js'
 import { shortRun } from './short-run.js'
 
@@ -87,6 +89,55 @@ describe('npm run bench', () => {
     }
     expect(report.verdicts).toEqual([])
     expect(stdout).not.toContain('against the durable reference')
+  }, 150_000)
+
+  it('reads the find pages on a store of its own, each held to the first page read in the same rounds', async () => {
+    const { report, stdout, dir } = await shortRun('--scenarios', 'find-search', '--find-rows', '300')
+    // The first page is read beside any find page asked for: it is what the others are held to.
+    expect(report.results.map((r) => [r.scenario, r.rows, r.workers, r.skipped])).toEqual([
+      ['find-plain', 300, '1', undefined],
+      ['find-search', 300, '1', undefined],
+    ])
+    const [plain, search] = report.results as [ResultRow, ResultRow]
+    for (const row of [plain, search]) {
+      expect(Object.keys(row.servers)).toEqual(['plantstore'])
+      for (const m of allRuns(row)) expect(m.non2xx + m.socketErrors).toBe(0)
+    }
+    expect(plain.vsPlain).toBeUndefined()
+    const p50 = (row: ResultRow) => ((row.rounds[0] as Round).plantstore as Measured).p50Ms
+    expect(search.vsPlain?.p50).toBeCloseTo(p50(search) / p50(plain), 10)
+    // The seeded store is kept beside the results for the next run.
+    expect(readdirSync(join(dir, 'stores')).filter((f) => f.endsWith('.db'))).toHaveLength(1)
+    expect(report.batch).toEqual([])
+    expect(report.verdicts.map((v) => [v.scenario, v.target])).toEqual([
+      ['find-search', 'p50 ≤ 3 × first page'],
+      ['find-search', 'p99 ≤ 3 × first page'],
+    ])
+    expect(stdout).toMatch(
+      /^\| find, search "fern": GET \/plants\?q=fern&limit=100 \| 300 \| 1 \| plantstore \| [0-9,]+ \|/m,
+    )
+    expect(stdout).toMatch(
+      /^(met {4}|NOT met) {2}required {2}find, search "fern": GET \/plants\?q=fern&limit=100: p50 ≤ 3 × first page, measured [0-9.]+$/m,
+    )
+  }, 150_000)
+
+  it('measures batch creates against single creates over one connection, every request a 2xx, and judges them', async () => {
+    const { report, stdout } = await shortRun('--scenarios', 'batch')
+    expect(report.results).toEqual([])
+    const [batch] = report.batch
+    expect(batch?.rounds).toHaveLength(1)
+    for (const { singles, batches, ratio } of batch?.rounds ?? []) {
+      expect(singles).toMatchObject({ plants: 1000, requests: 1000, errors: 0 })
+      expect(batches).toMatchObject({ plants: 3000, requests: 3, errors: 0 })
+      expect(ratio).toBeCloseTo(batches.plantsPerSecond / singles.plantsPerSecond, 10)
+    }
+    expect(report.verdicts.map((v) => [v.scenario, v.target, v.measured])).toEqual([
+      ['batch', 'plants/s ≥ 5 × single creates', batch?.ratio],
+    ])
+    expect(stdout).toMatch(/^\| batch \| 1 \| 1 \| [0-9,]+ \|/m)
+    expect(stdout).toMatch(
+      /^(met {4}|NOT met) {2}required {2}POST \/plants\/batch against single creates: plants\/s ≥ 5 × single creates, measured [0-9.]+$/m,
+    )
   }, 150_000)
 
   it('times plantstore --help and token create against node -e 0, in turn, and judges their medians', async () => {

@@ -6,12 +6,16 @@
 // ceiling (bench/ceiling.mjs), which stores nothing, is measured beside every scenario for scale.
 // Every ratio is taken within a round, between runs moments apart on the same machine, so a noisy,
 // shared machine still gives comparable figures. The CLI's start-up is measured first, against
-// `node -e 0` in the same run (bench/startup.ts).
+// `node -e 0` in the same run (bench/startup.ts). The find pages are read on a store of their own and
+// held to its plain first page (bench/find.ts); batch creates are held to single creates
+// (bench/batch.ts).
 // Options: `npm run bench -- --help`; the parts of the run are in the files this one imports.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { type BatchResult, batchTable, measureBatch } from './batch.js'
 import { type ResultRow, type Round, type ServerName, settle } from './figures.js'
+import { measureFind } from './find.js'
 import { fmt } from './format.js'
 import { measure, type PerfRecording } from './load.js'
 import { type Options, Refusal, readOptions, refuse } from './options.js'
@@ -23,7 +27,16 @@ import { startupTable, table } from './report.js'
 import { READ_ROWS } from './scenarios.js'
 import { freshDatabase, routeExists } from './setup.js'
 import { measureStartup } from './startup.js'
-import { startupVerdictLines, startupVerdicts, verdictLines, verdicts } from './verdicts.js'
+import {
+  batchVerdictLines,
+  batchVerdicts,
+  findVerdictLines,
+  findVerdicts,
+  startupVerdictLines,
+  startupVerdicts,
+  verdictLines,
+  verdicts,
+} from './verdicts.js'
 
 /** Where perf's recordings go, and the service's processes that wrote a JIT map for it. */
 interface Profiling {
@@ -69,7 +82,8 @@ async function measureSetup(
       const args = ['--token', token, '--database', database, '--schema', 'service']
       servers.reference = await startProcess(process.execPath, [join(BENCH, 'reference.mjs'), ...args])
     }
-    for (const scenario of options.scenarios) {
+    // The find pages are read on a store of their own (bench/find.ts).
+    for (const scenario of options.scenarios.filter((s) => !s.find)) {
       const row = { scenario: scenario.name, rows, workers }
       const service = servers.plantstore
       // A build without the route is the same build in every setup.
@@ -160,10 +174,19 @@ async function main(): Promise<void> {
   // Before any server starts: nothing of the run's own then competes with the commands.
   const startup = options.cliRuns === undefined ? undefined : measureStartup(options.cliRuns)
   const results: ResultRow[] = []
+  const batches: BatchResult[] = []
+  const loads = options.scenarios.filter((s) => !s.find)
+  const finds = options.scenarios.filter((s) => s.find)
   try {
     // A run of the CLI's start-up alone sets up no database and starts no server.
-    for (const workers of options.scenarios.length > 0 ? workerCounts : []) {
-      for (const rows of prefills) results.push(...(await measureSetup(rows, workers, options, profiling)))
+    for (const workers of options.scenarios.length > 0 || options.batch ? workerCounts : []) {
+      if (loads.length > 0) {
+        for (const rows of prefills) results.push(...(await measureSetup(rows, workers, options, profiling)))
+      }
+      // The seeded store is kept beside the results, as the profiles are.
+      if (finds.length > 0)
+        results.push(...(await measureFind(workers, options, join(dirname(out), 'stores'))))
+      if (options.batch) batches.push(await measureBatch(workers, options))
     }
   } finally {
     if (profiling) tidyProfiling(profiling)
@@ -171,17 +194,40 @@ async function main(): Promise<void> {
 
   mkdirSync(dirname(out), { recursive: true })
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }
-  const settings = { duration, rounds, warmup, connections, threads, prefills, workers: workerCounts }
-  const judged = [...verdicts(results), ...startupVerdicts(startup)]
+  const settings = {
+    duration,
+    rounds,
+    warmup,
+    connections,
+    threads,
+    prefills,
+    workers: workerCounts,
+    findRows: options.findRows,
+  }
+  const judged = [
+    ...verdicts(results),
+    ...findVerdicts(results),
+    ...batchVerdicts(batches),
+    ...startupVerdicts(startup),
+  ]
   writeFileSync(
     out,
-    `${JSON.stringify({ started, machine, settings, results, startup, verdicts: judged }, null, 2)}\n`,
+    `${JSON.stringify({ started, machine, settings, results, batch: batches, startup, verdicts: judged }, null, 2)}\n`,
   )
   const lines = verdictLines(results)
+  const findLines = findVerdictLines(results)
+  const batchLines = batchVerdictLines(batches)
   const sections = [
     results.length > 0 ? table(results) : '',
     lines.length > 0
       ? `creates on one worker against the durable reference (medians of ${rounds} round(s)):\n${lines.join('\n')}`
+      : '',
+    findLines.length > 0
+      ? `find pages against the first page on the same store (medians of ${rounds} round(s)):\n${findLines.join('\n')}`
+      : '',
+    batches.length > 0 ? batchTable(batches) : '',
+    batchLines.length > 0
+      ? `batch creates against single creates (median of ${rounds} round(s)):\n${batchLines.join('\n')}`
       : '',
     startup
       ? `CLI start-up against node -e 0 (medians of ${startup.runs} runs of each, taken in turn):\n${startupTable(startup)}\n${startupVerdictLines(startup).join('\n')}`

@@ -8,6 +8,11 @@ export interface Scenario {
   creates?: boolean
   /** For a route that not every build has: run only when a GET of this path responds 2xx. */
   probe?: string
+  /**
+   * A page of the find scenarios: read on a store of its own holding --find-rows plants
+   * (bench/find-store.ts), the path given to find.lua, and judged against the plain first page there.
+   */
+  find?: { path: string }
 }
 export const SCENARIOS: Scenario[] = [
   // Random 63-bit ids, each landing on a leaf of its own.
@@ -29,7 +34,29 @@ export const SCENARIOS: Scenario[] = [
   },
   // Last, so that the reads before it find the plants as they were stored.
   { name: 'update', label: 'PATCH /plants/{id}', script: 'update.lua' },
+  // The pages the find scenarios compare, on their own store (bench/find.ts); the first is the one
+  // the others are held to.
+  ...(
+    [
+      ['find-plain', 'first page', '/plants?limit=100'],
+      ['find-search', 'search "fern"', '/plants?q=fern&limit=100'],
+      ['find-tags', 'two tags', '/plants?tag=aroid&tag=palm&limit=100'],
+      ['find-updated', 'last updated', '/plants?sort=-updatedAt&limit=100'],
+    ] as const
+  ).map(([name, what, path]) => ({
+    name,
+    label: `find, ${what}: GET ${path}`,
+    script: 'find.lua',
+    probe: path,
+    find: { path },
+  })),
 ]
+
+/** The page every other find page is held to. */
+export const FIND_PLAIN = 'find-plain'
+
+/** Plants stored for the find pages unless --find-rows says otherwise. */
+export const FIND_ROWS = 1_000_000
 
 /**
  * Not a load: the CLI's start-up against `node -e 0` (bench/startup.ts), measured once a run, before
@@ -37,9 +64,16 @@ export const SCENARIOS: Scenario[] = [
  */
 export const CLI_STARTUP = { name: 'cli', label: 'CLI start-up' }
 
+/**
+ * Not a wrk load either: 1000 single creates one after another on one connection against batch creates
+ * of as many plants (bench/batch.ts), on an empty store of their own.
+ */
+export const BATCH = { name: 'batch', label: 'POST /plants/batch against single creates' }
+
 /** Names that stand for several scenarios: `create` is the comparison the requirement judges. */
 export const GROUPS: Record<string, string[]> = {
   create: SCENARIOS.filter((s) => s.creates).map((s) => s.name),
+  find: SCENARIOS.filter((s) => s.find).map((s) => s.name),
 }
 
 // The other scenarios read or change random ones among the N plants stored first (storedIdStride), so

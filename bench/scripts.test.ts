@@ -53,6 +53,33 @@ describe("the benchmark's wrk scripts", () => {
     expect(new Set(places).size).toBeGreaterThan(500)
   })
 
+  it('asks find.lua for the page BENCH_PATH names, the same one every time', async () => {
+    const paths = new Set<string>()
+    const tokens = new Set<string | undefined>()
+    let count = 0
+    const server = createServer((req, res) => {
+      count++
+      paths.add(req.url ?? '')
+      tokens.add(req.headers.authorization)
+      res.end('[]')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    const path = '/plants?q=fern&tag=aroid&tag=palm&sort=-updatedAt&limit=100'
+    try {
+      await run('wrk', ['-t1', '-c2', '-d1s', '-s', 'bench/find.lua', `http://127.0.0.1:${port}`], {
+        cwd: ROOT,
+        env: { ...process.env, BENCH_DIR: 'bench', BENCH_TOKEN: 't', BENCH_PATH: path },
+      })
+    } finally {
+      server.close()
+    }
+    expect(count).toBeGreaterThan(100)
+    expect([...paths]).toEqual([path])
+    expect([...tokens]).toEqual(['Bearer t'])
+  })
+
   /**
    * Runs a wrk script with two threads (one connection each) for a second against a server that
    * responds 200 to everything, and returns what each connection asked for, in order: the path of a

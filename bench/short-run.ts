@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach } from 'vitest'
+import type { BatchResult } from './batch.js'
 import type { ResultRow } from './figures.js'
 import type { Startup } from './startup.js'
 import type { Verdict } from './verdicts.js'
@@ -27,6 +28,7 @@ export function tempDir(): string {
 export interface Report {
   settings: { rounds: number }
   results: ResultRow[]
+  batch: BatchResult[]
   startup?: Startup
   verdicts: Verdict[]
 }

@@ -1,10 +1,29 @@
 import { describe, expect, it } from 'vitest'
-import { combine, type Measured, type ResultRow, type Round, ratios, settle } from './figures.js'
+import type { BatchResult, BatchRun } from './batch.js'
+import {
+  combine,
+  latencyRatios,
+  type Measured,
+  type ResultRow,
+  type Round,
+  ratios,
+  settle,
+} from './figures.js'
 import { median } from './median.js'
 import { Refusal, readOptions } from './options.js'
 import { launcherSettings } from './processes.js'
 import type { Startup } from './startup.js'
-import { startupVerdictLines, startupVerdicts, unjudged, verdictLines, verdicts } from './verdicts.js'
+import {
+  batchVerdictLines,
+  batchVerdicts,
+  findVerdictLines,
+  findVerdicts,
+  startupVerdictLines,
+  startupVerdicts,
+  unjudged,
+  verdictLines,
+  verdicts,
+} from './verdicts.js'
 
 const run = (rps: number, p99Ms: number, extra: Partial<Measured> = {}): Measured => ({
   requests: rps * 10,
@@ -136,6 +155,121 @@ describe('the verdicts on creates against the durable reference', () => {
   })
 })
 
+describe('the verdicts on the find pages against the first page on the same store', () => {
+  /** A page's row from its p50 and p99 in each round, held to the plain page's. */
+  const page = (
+    scenario: string,
+    own: Array<[number, number]>,
+    plain: Array<[number, number]>,
+  ): ResultRow => {
+    const rounds = (latencies: Array<[number, number]>): Round[] =>
+      latencies.map(([p50Ms, p99Ms]) => ({ plantstore: run(1_000, p99Ms, { p50Ms }) }))
+    const row = settle({ scenario, rows: 1_000_000, workers: '1', rounds: rounds(own) })
+    const vsPlain = latencyRatios(row.rounds, rounds(plain))
+    return vsPlain ? { ...row, vsPlain } : row
+  }
+
+  it("takes the median of the rounds' own ratios at p50 and at p99", () => {
+    const row = page(
+      'find-search',
+      [
+        [20, 60],
+        [10, 40],
+        [40, 90],
+      ],
+      [
+        [10, 20],
+        [10, 10],
+        [10, 30],
+      ],
+    )
+    expect(row.vsPlain).toEqual({
+      p50: 2,
+      p99: 3,
+      rounds: [
+        { p50: 2, p99: 3 },
+        { p50: 1, p99: 4 },
+        { p50: 4, p99: 3 },
+      ],
+    })
+    // Without the plain page's rounds there is nothing to hold a page to.
+    expect(latencyRatios(row.rounds, [])).toBeUndefined()
+  })
+
+  it('requires p50 and p99 each at most 3 × the first page, and judges no page without a ratio', () => {
+    // The plain page itself is measured, not judged: it has no ratio.
+    const plain = settle({
+      scenario: 'find-plain',
+      rows: 1_000_000,
+      workers: '1',
+      rounds: [{ plantstore: run(1_000, 20, { p50Ms: 10 }) }],
+    })
+    const rows = [
+      plain,
+      page('find-search', [[30, 61]], [[10, 20]]),
+      page('find-tags', [[31, 20]], [[10, 20]]),
+    ]
+    expect(findVerdicts(rows).map((v) => [v.scenario, v.level, v.target, v.measured, v.met])).toEqual([
+      ['find-search', 'required', 'p50 ≤ 3 × first page', 3, true],
+      ['find-search', 'required', 'p99 ≤ 3 × first page', 3.05, false],
+      ['find-tags', 'required', 'p50 ≤ 3 × first page', 3.1, false],
+      ['find-tags', 'required', 'p99 ≤ 3 × first page', 1, true],
+    ])
+    expect(findVerdictLines(rows.slice(1, 2))).toEqual([
+      'met      required  find, search "fern": GET /plants?q=fern&limit=100: p50 ≤ 3 × first page, measured 3',
+      'NOT met  required  find, search "fern": GET /plants?q=fern&limit=100: p99 ≤ 3 × first page, measured 3.05',
+    ])
+    // Not among the creates' verdicts.
+    expect(verdicts(rows)).toEqual([])
+  })
+})
+
+describe('the verdicts on batch creates against single creates', () => {
+  const side = (plantsPerSecond: number, errors = 0): BatchRun => ({
+    plants: 1000,
+    requests: 1000,
+    seconds: 1000 / plantsPerSecond,
+    plantsPerSecond,
+    p50Ms: 1,
+    p99Ms: 2,
+    errors,
+  })
+  const result = (pairs: Array<[number, number, number?]>): BatchResult => {
+    const rounds = pairs.map(([singles, batches, errors]) => ({
+      singles: side(singles),
+      batches: side(batches, errors),
+      ratio: batches / singles,
+    }))
+    return { workers: '1', rounds, ratio: median(rounds.map((r) => r.ratio)) }
+  }
+
+  it("requires the batches' plants a second at least 5 × the single creates', every request succeeding", () => {
+    const met = result([
+      [1_000, 5_000],
+      [1_000, 4_000],
+      [800, 6_400],
+    ])
+    expect(batchVerdicts([met])).toEqual([
+      {
+        level: 'required',
+        scenario: 'batch',
+        target: 'plants/s ≥ 5 × single creates',
+        measured: 5,
+        rounds: [5, 4, 8],
+        met: true,
+      },
+    ])
+    expect(batchVerdicts([result([[1_000, 4_900]])])[0]?.met).toBe(false)
+    // A batch refused fast is no batch created fast.
+    expect(batchVerdicts([result([[1_000, 50_000, 1]])])[0]?.met).toBe(false)
+    expect(batchVerdictLines([met])).toEqual([
+      'met      required  POST /plants/batch against single creates: plants/s ≥ 5 × single creates, measured 5 (rounds: 5, 4, 8)',
+    ])
+    // A build without the route is reported skipped, and not judged.
+    expect(batchVerdicts([{ workers: '1', skipped: 'route not in this build', rounds: [] }])).toEqual([])
+  })
+})
+
 describe("the verdicts on the CLI's start-up against node -e 0", () => {
   const startup = (help: number, create: number): Startup => ({
     runs: 3,
@@ -186,7 +320,14 @@ describe("the benchmark's options", () => {
       'create-ascending',
       'update',
     ])
-    expect(readOptions([]).scenarios).toHaveLength(6)
+    expect(readOptions([]).scenarios).toHaveLength(10)
+    expect(readOptions(['--scenarios', 'find,get']).scenarios.map((s) => s.name)).toEqual([
+      'get',
+      'find-plain',
+      'find-search',
+      'find-tags',
+      'find-updated',
+    ])
     expect(refusal('--help')).toMatchObject({
       code: 0,
       message: expect.stringContaining('usage: npm run bench'),
@@ -203,9 +344,19 @@ describe("the benchmark's options", () => {
     expect(readOptions(['--scenarios', 'create']).cliRuns).toBeUndefined()
   })
 
+  it('measures batch creates by default and as the batch scenario, and imports a million plants for the find pages', () => {
+    expect(readOptions([])).toMatchObject({ batch: true, findRows: 1_000_000 })
+    expect(readOptions(['--scenarios', 'batch'])).toMatchObject({ scenarios: [], batch: true })
+    expect(readOptions(['--scenarios', 'find', '--find-rows', '500'])).toMatchObject({
+      batch: false,
+      findRows: 500,
+    })
+  })
+
   it.each([
     [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
     [['--cli-runs', '0'], 'bench: --cli-runs must be a whole number of at least 1, not "0"'],
+    [['--find-rows', '0'], 'bench: --find-rows must be a whole number of at least 1, not "0"'],
     // wrk would refuse these only once the servers had started, with a usage text and exit 1.
     [['--duration', '0'], 'bench: --duration must be a whole number of at least 1, not "0"'],
     [['--threads', '0'], 'bench: --threads must be a whole number of at least 1'],
@@ -216,7 +367,10 @@ describe("the benchmark's options", () => {
     // A SQLite database is made fresh for each setup: one given would be left unused.
     [['--database-url', 'sqlite:x.db'], 'bench: --database-url takes a postgres:// URL'],
     // Skipped quietly, it would make a run that measured less than asked.
-    [['--scenarios', 'create,read'], 'bench: unknown scenario read: the scenarios are create, create-random'],
+    [
+      ['--scenarios', 'create,read'],
+      'bench: unknown scenario read: the scenarios are create, find, create-random',
+    ],
   ])('refuses %j before anything starts, with exit 2', (args, message) => {
     expect(refusal(...args)).toEqual({ code: 2, message: expect.stringContaining(message) })
   })

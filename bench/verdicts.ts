@@ -1,10 +1,12 @@
 // What the service's creates are held to: the durable reference's rate and latency, measured in the
 // same run, for random ids and for ascending ones. The reference is the least a server giving the
 // same guarantees must do on this machine, so a shortfall is the service's own work. And what the
-// CLI's start-up is held to: node's own, measured in the same run.
+// CLI's start-up is held to: node's own, measured in the same run. What the find pages are held to:
+// the plain first page on the same store; and batch creates: single creates on the same service.
+import type { BatchResult } from './batch.js'
 import type { ResultRow } from './figures.js'
 import { fmt } from './format.js'
-import { CLI_STARTUP, SCENARIOS } from './scenarios.js'
+import { BATCH, CLI_STARTUP, SCENARIOS } from './scenarios.js'
 import type { Startup } from './startup.js'
 
 /** The service's creates/s at least this share of the reference's, for both id orders. */
@@ -15,6 +17,10 @@ export const REQUIRED_P99 = 1.5
 export const GOAL_RPS = 0.9
 /** `plantstore --help` and `token create` at most this many times the wall time of `node -e 0`. */
 export const REQUIRED_STARTUP = 3
+/** A find page's p50 and p99 at most this many times the plain first page's on the same store. */
+export const REQUIRED_FIND = 3
+/** Batch creates' plants a second at least this many times single creates'. */
+export const REQUIRED_BATCH = 5
 
 export interface Verdict {
   level: 'required' | 'goal'
@@ -81,6 +87,40 @@ export function startupVerdicts(startup: Startup | undefined): Verdict[] {
     }))
 }
 
+/** The verdicts on the find pages: each against the plain first page, at p50 and at p99. */
+export function findVerdicts(rows: ResultRow[]): Verdict[] {
+  return rows.flatMap(({ scenario, vsPlain }): Verdict[] =>
+    vsPlain
+      ? (['p50', 'p99'] as const).map((at) => ({
+          level: 'required',
+          scenario,
+          target: `${at} ≤ ${REQUIRED_FIND} × first page`,
+          measured: vsPlain[at],
+          rounds: vsPlain.rounds.map((r) => r[at]),
+          met: vsPlain[at] <= REQUIRED_FIND,
+        }))
+      : [],
+  )
+}
+
+/** The verdicts on batch creates; a run with a failed request is not met, however fast. */
+export function batchVerdicts(results: BatchResult[]): Verdict[] {
+  return results.flatMap(({ rounds, ratio }): Verdict[] =>
+    ratio === undefined
+      ? []
+      : [
+          {
+            level: 'required',
+            scenario: BATCH.name,
+            target: `plants/s ≥ ${REQUIRED_BATCH} × single creates`,
+            measured: ratio,
+            rounds: rounds.map((r) => r.ratio),
+            met: ratio >= REQUIRED_BATCH && rounds.every((r) => r.singles.errors + r.batches.errors === 0),
+          },
+        ],
+  )
+}
+
 /**
  * In a run that judged creates, the id orders it left unjudged: the requirement holds for both, so a
  * run of one alone must not read as a pass.
@@ -90,7 +130,7 @@ export function unjudged(rows: ResultRow[]): string[] {
   return JUDGED.filter((name) => !rows.some((r) => r.scenario === name && r.vsReference))
 }
 
-const label = (name: string) => [...SCENARIOS, CLI_STARTUP].find((s) => s.name === name)?.label ?? name
+const label = (name: string) => [...SCENARIOS, BATCH, CLI_STARTUP].find((s) => s.name === name)?.label ?? name
 
 /** A verdict as the report prints it. */
 function verdictLine(v: Verdict): string {
@@ -114,4 +154,14 @@ export function verdictLines(rows: ResultRow[]): string[] {
 /** The verdicts on the CLI's start-up as the report prints them, one a line. */
 export function startupVerdictLines(startup: Startup | undefined): string[] {
   return startupVerdicts(startup).map(verdictLine)
+}
+
+/** The verdicts on the find pages as the report prints them, one a line. */
+export function findVerdictLines(rows: ResultRow[]): string[] {
+  return findVerdicts(rows).map(verdictLine)
+}
+
+/** The verdicts on batch creates as the report prints them, one a line. */
+export function batchVerdictLines(results: BatchResult[]): string[] {
+  return batchVerdicts(results).map(verdictLine)
 }
