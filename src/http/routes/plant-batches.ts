@@ -8,7 +8,7 @@ import { parseIdempotencyKey } from '../idempotency-key.js'
 import { plainJsonOnly } from '../json-body.js'
 import { BODY_ERRORS, errorResponses, ref } from '../schemas.js'
 import { methodNotAllowed } from './method-not-allowed.js'
-import { CreateHeaders, sendRecorded } from './plants.js'
+import { CreateHeaders, PLANT_FIELD_ERRORS, sendRecorded } from './plants.js'
 
 const LIMIT_SAID = `Up to ${BATCH_MAX_ITEMS} items, all or nothing, in one transaction. The body may be up to ${BATCH_BODY_LIMIT} bytes whatever the service-wide body limit (\`--body-limit\`, when that is larger, applies instead): ${BATCH_MAX_ITEMS} plants with the longest id, name and tag, in four-byte characters, with room for indentation.`
 
@@ -45,12 +45,7 @@ export async function plantBatchRoutes(
             ...BODY_ERRORS,
             errors.BATCH_PLANTS_INVALID,
             errors.ID_MISSING,
-            errors.ID_INVALID,
-            errors.NAME_INVALID,
-            errors.NAME_LENGTH,
-            errors.TAG_INVALID,
-            errors.TAG_LENGTH,
-            errors.TEXT_CHARACTERS,
+            ...PLANT_FIELD_ERRORS,
             errors.IDEMPOTENCY_KEY_INVALID,
             401,
             errors.SCOPE_MISSING,

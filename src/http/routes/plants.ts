@@ -107,8 +107,8 @@ const ListQuery = Type.Object({
 // their longest, all in four-byte characters): too little for gzip to repay its per-request hooks.
 const ONE_PLANT_COMPRESSED = false
 
-/** What a plant's fields can be refused with, in a create, a replacement or a merge patch. */
-const PLANT_FIELD_ERRORS = [
+/** What a plant's fields can be refused with, in a create, a replacement, a merge patch or a batch. */
+export const PLANT_FIELD_ERRORS = [
   errors.ID_INVALID,
   errors.NAME_INVALID,
   errors.NAME_LENGTH,
