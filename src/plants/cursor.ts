@@ -1,6 +1,7 @@
 import { createHash, hash } from 'node:crypto'
 import { AppError, errors } from '../errors.js'
 import type { ListPosition, PlantFilter } from '../store/types.js'
+import { foldName } from './fold.js'
 import { parseInt64 } from './int64.js'
 import { NAME_MAX_LENGTH } from './model.js'
 import { CURSOR_RULE, measureText, type SortText } from './validate.js'
@@ -44,7 +45,8 @@ const otherQuery = () =>
  */
 export function filterDigest(filter: PlantFilter): string {
   const tags = [...new Set(filter.tags ?? [])].sort()
-  return hash('sha256', JSON.stringify([filter.text ?? null, tags]), 'base64url').slice(0, 16)
+  const text = filter.text === undefined ? null : foldName(filter.text)
+  return hash('sha256', JSON.stringify([text, tags]), 'base64url').slice(0, 16)
 }
 
 function checksum(text: Buffer): Buffer {

@@ -12,7 +12,6 @@ import { currentTraceparent } from '../tracing/active.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
 import { plantEvent, plantJson } from './events.js'
-import { foldName } from './fold.js'
 import type { NewPlant, Plant } from './model.js'
 import { orderOf, type PlantListQuery } from './validate.js'
 
@@ -63,10 +62,10 @@ export interface PlantPage {
   total?: number
 }
 
-/** The plants a listing keeps: its text folded as the stores fold names, its tags each once. */
+/** The plants a listing keeps: its text (the store folds it, as it folds names), its tags each once. */
 function filterOf(query: PlantListQuery): PlantFilter {
   const filter: PlantFilter = {}
-  if (query.q !== undefined) filter.text = foldName(query.q)
+  if (query.q !== undefined) filter.text = query.q
   if (query.tag !== undefined) filter.tags = [...new Set(query.tag)]
   return filter
 }

@@ -85,8 +85,9 @@ export interface PlantOrder {
 /** Which plants a listing and its count keep; every condition given must hold. */
 export interface PlantFilter {
   /**
-   * Plants whose name, folded by foldName (src/plants/fold.ts), contains this text, itself folded:
-   * a literal substring (`%`, `_` and `\` are ordinary characters), 1 to 200 code points.
+   * Plants whose name contains this text as search compares them: the store folds both with foldName
+   * (src/plants/fold.ts), the names as it writes them and this text as it reads the query. A literal
+   * substring (`%`, `_` and `\` are ordinary characters), 1 to 200 code points.
    */
   text?: string
   /** Plants whose tag is any of these (one or more, distinct). */
