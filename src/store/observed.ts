@@ -1,6 +1,7 @@
 import type {
   BatchCreateItem,
   BatchRemoveOptions,
+  ChangeQuery,
   CreateExtras,
   EventStore,
   IdempotencyRecord,
@@ -181,6 +182,9 @@ class ObservedTokens implements TokenStore {
 
 class ObservedEvents implements EventStore {
   private readonly observeListSince: Observe
+  private readonly observeChanges: Observe
+  private readonly observeHistory: Observe
+  private readonly observeRetentionHorizon: Observe
   readonly watch?: EventStore['watch']
 
   constructor(
@@ -188,12 +192,28 @@ class ObservedEvents implements EventStore {
     observer: Observer,
   ) {
     this.observeListSince = observer('events.listSince')
+    this.observeChanges = observer('events.changes')
+    this.observeHistory = observer('events.history')
+    this.observeRetentionHorizon = observer('events.retentionHorizon')
     // Optional in the interface: present here exactly when the store has it.
     if (inner.watch) this.watch = inner.watch.bind(inner)
   }
 
   listSince(afterSeq: number, limit: number) {
     return this.observeListSince(() => this.inner.listSince(afterSeq, limit))
+  }
+  changes(query: ChangeQuery) {
+    return this.observeChanges(() => this.inner.changes(query))
+  }
+  history(plantId: bigint, limit: number, beforeSeq?: number) {
+    return this.observeHistory(() => this.inner.history(plantId, limit, beforeSeq))
+  }
+  retentionHorizon() {
+    return this.observeRetentionHorizon(() => this.inner.retentionHorizon())
+  }
+  /** A wake-up registration, not store work: no series or span. */
+  watchChanges(listener: () => void) {
+    return this.inner.watchChanges(listener)
   }
 }
 

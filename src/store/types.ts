@@ -38,6 +38,56 @@ export interface OutboxEvent {
   payload: string
   /** The W3C traceparent of the traced request (or command) that caused it; its attempts link to it. */
   traceparent?: string | undefined
+  /** For a plant's change: who made it and what it replaced, stored in the same row (the change feed's facts). */
+  change?: ChangeFacts | undefined
+}
+
+/** Who made a change: a token (its public id), a JWT's issuer and subject, or a command on the database host. */
+export type Actor = { tokenId: string } | { iss: string; sub: string } | { cli: string }
+
+/** What a plant's change records beside its event, in the same row of the same transaction. */
+export interface ChangeFacts {
+  plantId: bigint
+  actor: Actor
+  /** The X-Request-Id of the response that made it; null for a change a command made. */
+  requestId: string | null
+  /**
+   * For an update, the plant as it was, as JSON text (plantJson). Null for a create (there was none)
+   * and a delete (the event's payload carries the plant as it was).
+   */
+  before: string | null
+}
+
+/** A change as the feed and a plant's history show it, read back from the outbox. */
+export interface ChangeRecord {
+  /** The event's place in commit order: the feed's cursor is made from it. */
+  seq: number
+  type: string
+  time: Date
+  /** Null only for a change stored before changes recorded their actor. */
+  actor: Actor | null
+  requestId: string | null
+  /** The plant before the change and after it, as JSON text with exact ids; null where there was none. */
+  before: string | null
+  after: string | null
+}
+
+export interface ChangeQuery {
+  /** Changes with a seq above this, oldest first. */
+  afterSeq: number
+  limit: number
+  /** Only changes of these types; all plant change types when absent. */
+  types?: readonly string[]
+}
+
+export interface ChangePage {
+  changes: ChangeRecord[]
+  /**
+   * Where the next read resumes (its afterSeq): the last change's seq when the page is full, else the
+   * highest seq the read could see, so that a reader filtering by type does not scan the same events
+   * again. Never below the query's afterSeq. Every event at or below it is committed and was seen.
+   */
+  lastSeq: number
 }
 
 /** The first answer to a create that carried an Idempotency-Key, kept to replay to its retries. */
@@ -168,7 +218,7 @@ export interface WriteOptions {
    * same way (see CreateExtras), so that a plant's later change never has an earlier time, even where
    * a delete and the create that follows it commit together.
    */
-  event?: (plant: Plant, at: Date) => OutboxEvent
+  event?: (plant: Plant, at: Date, before?: Plant) => OutboxEvent
 }
 
 export type WriteResult =
@@ -311,6 +361,24 @@ export interface TokenStore {
 export interface EventStore {
   /** Events with a sequence number above `afterSeq`, oldest first. */
   listSince(afterSeq: number, limit: number): Promise<Array<OutboxEvent & { id: string; seq: number }>>
+  /**
+   * Plant changes (events of the plant.* types) in commit order. On PostgreSQL seq order is commit
+   * order: an event takes its seq under the outbox lock, held until its transaction ends (outbox-lock.ts).
+   */
+  changes(query: ChangeQuery): Promise<ChangePage>
+  /** One plant's changes, newest first, those with a seq below `beforeSeq` when given. */
+  history(plantId: bigint, limit: number, beforeSeq?: number): Promise<ChangeRecord[]>
+  /**
+   * The highest seq retention has deleted (0: none yet). A reader resuming below it may have missed
+   * changes that are gone.
+   */
+  retentionHorizon(): Promise<number>
+  /**
+   * Calls `listener` soon after any transaction that wrote plant changes commits: at once for this
+   * process's commits, and for other processes' where the database can tell (PostgreSQL: NOTIFY). A
+   * wake-up only: the listener reads the changes with `changes`. Returns a function that removes it.
+   */
+  watchChanges(listener: () => void): () => void
   /**
    * Calls `listener` after a transaction that appended events commits, so a dispatcher can start at
    * once instead of at its next poll. Optional and best effort: dispatchers poll anyway, and an

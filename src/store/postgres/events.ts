@@ -1,6 +1,6 @@
 import type { Pool } from 'pg'
 import { AppendSignal } from '../append-signal.js'
-import type { EventStore, OutboxEvent } from '../types.js'
+import type { ChangePage, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
 import { guarded } from './errors.js'
 import { eventIdSql } from './fan-out.js'
 
@@ -35,5 +35,19 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
       payload: r.payload,
       occurredAt: r.created_at,
     }))
+  }
+
+  // Placeholders until the change feed's reads are written.
+  async changes(): Promise<ChangePage> {
+    throw new Error('not yet')
+  }
+  async history(): Promise<ChangeRecord[]> {
+    throw new Error('not yet')
+  }
+  async retentionHorizon(): Promise<number> {
+    throw new Error('not yet')
+  }
+  watchChanges(): () => void {
+    throw new Error('not yet')
   }
 }

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { AppendSignal } from '../append-signal.js'
-import type { EventStore, OutboxEvent } from '../types.js'
+import type { ChangePage, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
 import { eventIdSql } from './fan-out.js'
 
 interface EventRow {
@@ -34,5 +34,19 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
       payload: r.payload,
       occurredAt: new Date(r.created_at),
     }))
+  }
+
+  // Placeholders until the change feed's reads are written.
+  async changes(): Promise<ChangePage> {
+    throw new Error('not yet')
+  }
+  async history(): Promise<ChangeRecord[]> {
+    throw new Error('not yet')
+  }
+  async retentionHorizon(): Promise<number> {
+    throw new Error('not yet')
+  }
+  watchChanges(): () => void {
+    throw new Error('not yet')
   }
 }
