@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs'
 import { extname } from 'node:path'
 import { ConfigError, SERVE_SETTINGS } from '../config.js'
-import { plantEvent } from '../plants/events.js'
+import { IMPORT_CONTEXT, plantEvent } from '../plants/events.js'
 import {
   CR_ALONE,
   type CsvColumns,
@@ -295,7 +295,11 @@ export async function importPlants(file: string, options: ImportOptions): Promis
             ? // Built as its batch is written, inside the batch's span: attempts link to that.
               {
                 plant,
-                event: (at: Date) => plantEvent('plant.created', plant, at, undefined, currentTraceparent()),
+                event: (at: Date) =>
+                  plantEvent('plant.created', plant, at, {
+                    by: IMPORT_CONTEXT,
+                    traceparent: currentTraceparent(),
+                  }),
               }
             : { plant },
         )

@@ -1,7 +1,7 @@
 import { AppError, errors } from '../errors.js'
 import type { BatchCreateItem, BatchCreateOutcome, PlantStore } from '../store/types.js'
 import { currentTraceparent } from '../tracing/active.js'
-import { plantEvent, plantJson } from './events.js'
+import { type ChangeContext, plantEvent, plantJson } from './events.js'
 import { INT64_MIN } from './int64.js'
 import { NAME_MAX_LENGTH, type NewPlant, TAG_MAX_LENGTH } from './model.js'
 
@@ -53,12 +53,12 @@ export function deletedJson(ids: readonly bigint[]): string {
   return `{"deleted":[${ids.join(',')}]}`
 }
 
-/** Each plant with the plant.created event its insert writes, traced to the request that asked. */
-export function batchItems(plants: readonly NewPlant[]): BatchCreateItem[] {
-  const traceparent = currentTraceparent()
+/** Each plant with the plant.created event its insert writes, recording who asked, traced to the request. */
+export function batchItems(plants: readonly NewPlant[], by?: ChangeContext): BatchCreateItem[] {
+  const options = { by, traceparent: currentTraceparent() }
   return plants.map((plant) => ({
     plant,
-    event: (at) => plantEvent('plant.created', plant, at, undefined, traceparent),
+    event: (at) => plantEvent('plant.created', plant, at, options),
   }))
 }
 
@@ -69,27 +69,35 @@ export function itemExists(plants: readonly NewPlant[], outcome: BatchCreateOutc
   return new AppError(errors.PLANT_EXISTS, `${item(outcome.index)}: a plant with id ${id} already exists.`)
 }
 
-/** Creates every plant or none; the response body. */
-export async function createPlants(store: PlantStore, plants: readonly NewPlant[]): Promise<string> {
+/** Creates every plant or none, one change each, recording who asked (`by`); the response body. */
+export async function createPlants(
+  store: PlantStore,
+  plants: readonly NewPlant[],
+  by?: ChangeContext,
+): Promise<string> {
   refuseRepeatedIds(plants.map((plant) => plant.id))
-  const outcome = await store.createMany(batchItems(plants))
+  const outcome = await store.createMany(batchItems(plants, by))
   if (outcome === 'key-taken') throw new Error('a batch create without a key found its key taken')
   const refusal = itemExists(plants, outcome)
   if (refusal) throw refusal
   return createdJson(plants)
 }
 
-/** Deletes every plant named or none (passing over missing ones when allowed); the response body. */
+/**
+ * Deletes every plant named or none (passing over missing ones when allowed), one change each,
+ * recording who asked (`by`); the response body.
+ */
 export async function deletePlants(
   store: PlantStore,
   ids: readonly bigint[],
   allowMissing: boolean,
+  by?: ChangeContext,
 ): Promise<string> {
   refuseRepeatedIds(ids)
-  const traceparent = currentTraceparent()
+  const options = { by, traceparent: currentTraceparent() }
   const outcome = await store.removeMany(ids, {
     allowMissing,
-    event: (plant, at) => plantEvent('plant.deleted', plant, at, undefined, traceparent),
+    event: (plant, at) => plantEvent('plant.deleted', plant, at, options),
   })
   if (outcome.outcome === 'missing') {
     const index = ids.indexOf(outcome.id)

@@ -3,7 +3,7 @@ import { AppError, errors } from '../errors.js'
 import type { IdempotencyRecord, IdempotencyStore, PlantStore } from '../store/types.js'
 import { currentTraceparent } from '../tracing/active.js'
 import { batchItems, createdJson, itemExists, refuseRepeatedIds } from './batch.js'
-import { plantEvent, plantJson } from './events.js'
+import { type ChangeContext, plantEvent, plantJson } from './events.js'
 import type { NewPlant } from './model.js'
 import { plantExists } from './service.js'
 
@@ -41,12 +41,12 @@ export class IdempotentCreates {
     private readonly onPurgeError: (error: unknown) => void = () => {},
   ) {}
 
-  async create(plant: NewPlant, tokenId: string, key: string): Promise<RecordedResponse> {
+  async create(plant: NewPlant, tokenId: string, key: string, by?: ChangeContext): Promise<RecordedResponse> {
     const body = plantJson(plant)
-    const traceparent = currentTraceparent()
+    const options = { by, json: body, traceparent: currentTraceparent() }
     return this.once(tokenId, key, fingerprintOf(plant), body, async (record) => {
       const outcome = await this.plants.create(plant, {
-        event: (at) => plantEvent('plant.created', plant, at, undefined, traceparent),
+        event: (at) => plantEvent('plant.created', plant, at, options),
         idempotency: record,
       })
       return outcome === 'created' ? undefined : outcome === 'exists' ? plantExists(plant.id) : outcome
@@ -58,12 +58,17 @@ export class IdempotentCreates {
    * plants in order and never equals a single plant's text, so a key of POST /plants reused here (or
    * the reverse) is 422.
    */
-  async createMany(plants: readonly NewPlant[], tokenId: string, key: string): Promise<RecordedResponse> {
+  async createMany(
+    plants: readonly NewPlant[],
+    tokenId: string,
+    key: string,
+    by?: ChangeContext,
+  ): Promise<RecordedResponse> {
     refuseRepeatedIds(plants.map((plant) => plant.id))
     const body = createdJson(plants)
     const fingerprint = createHash('sha256').update(body).digest('base64url')
     return this.once(tokenId, key, fingerprint, body, async (record) => {
-      const outcome = await this.plants.createMany(batchItems(plants), record)
+      const outcome = await this.plants.createMany(batchItems(plants, by), record)
       return outcome === 'key-taken' ? outcome : itemExists(plants, outcome)
     })
   }

@@ -11,7 +11,7 @@ import type {
 import { currentTraceparent } from '../tracing/active.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { etagOf, etagOfJson, matchesStrong, matchesWeak } from './etag.js'
-import { plantEvent, plantJson } from './events.js'
+import { type ChangeContext, plantEvent, plantJson } from './events.js'
 import type { NewPlant, Plant } from './model.js'
 import { orderOf, type PlantListQuery } from './validate.js'
 
@@ -21,16 +21,20 @@ export interface TaggedPlant {
   etag: string
 }
 
-/** The plant as created, with the ETag of its first version and its JSON text (the response's body). */
+/**
+ * The plant as created, with the ETag of its first version and its JSON text (the response's body).
+ * `by` is who asked, recorded with the change.
+ */
 export async function createPlant(
   store: PlantStore,
   plant: NewPlant,
+  by?: ChangeContext,
 ): Promise<TaggedPlant & { json: string }> {
   // One JSON text serves the event's payload and the ETag's digest.
   const json = plantJson(plant)
-  const traceparent = currentTraceparent()
+  const options = { by, json, traceparent: currentTraceparent() }
   const outcome = await store.create(plant, {
-    event: (at) => plantEvent('plant.created', plant, at, json, traceparent),
+    event: (at) => plantEvent('plant.created', plant, at, options),
   })
   if (outcome === 'exists') throw plantExists(plant.id)
   return { plant, etag: etagOfJson(json, 1), json }
@@ -162,32 +166,38 @@ function written(id: bigint, result: WriteResult, failed: FailedCondition): Tagg
   return { plant: result.plant, etag: etagOf(result.plant, result.version) }
 }
 
-/** PUT and PATCH: a replacement names both fields (no tag means none), a merge patch only some. */
+/**
+ * PUT and PATCH: a replacement names both fields (no tag means none), a merge patch only some. The
+ * change records who asked (`by`) and the plant as it was.
+ */
 export async function changePlant(
   store: PlantStore,
   id: bigint,
   change: PlantChange,
   conditions: Preconditions = {},
+  by?: ChangeContext,
 ): Promise<TaggedPlant> {
   const failed: FailedCondition = {}
   const traceparent = currentTraceparent()
   const result = await store.update(id, change, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant, at) => plantEvent('plant.updated', plant, at, undefined, traceparent),
+    event: (plant, at, before) => plantEvent('plant.updated', plant, at, { by, before, traceparent }),
   })
   return written(id, result, failed)
 }
 
+/** Deletes the plant; the change records who asked (`by`), the event the plant as it was. */
 export async function deletePlant(
   store: PlantStore,
   id: bigint,
   conditions: Preconditions = {},
+  by?: ChangeContext,
 ): Promise<void> {
   const failed: FailedCondition = {}
-  const traceparent = currentTraceparent()
+  const options = { by, traceparent: currentTraceparent() }
   const result = await store.remove(id, {
     precondition: preconditionsHold(conditions, failed),
-    event: (plant, at) => plantEvent('plant.deleted', plant, at, undefined, traceparent),
+    event: (plant, at) => plantEvent('plant.deleted', plant, at, options),
   })
   written(id, result, failed)
 }

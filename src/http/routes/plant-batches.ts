@@ -8,7 +8,7 @@ import { parseIdempotencyKey } from '../idempotency-key.js'
 import { plainJsonOnly } from '../json-body.js'
 import { BODY_ERRORS, errorResponses, ref } from '../schemas.js'
 import { methodNotAllowed } from './method-not-allowed.js'
-import { CreateHeaders, PLANT_FIELD_ERRORS, sendRecorded } from './plants.js'
+import { CreateHeaders, changeBy, PLANT_FIELD_ERRORS, sendRecorded } from './plants.js'
 
 const LIMIT_SAID = `Up to ${BATCH_MAX_ITEMS} items, all or nothing, in one transaction. The body may be up to ${BATCH_BODY_LIMIT} bytes whatever the service-wide body limit (\`--body-limit\`, when that is larger, applies instead): ${BATCH_MAX_ITEMS} plants with the longest id, name and tag, in four-byte characters, with room for indentation.`
 
@@ -61,9 +61,10 @@ export async function plantBatchRoutes(
     async (request, reply) => {
       const { plants } = request.body as { plants: NewPlant[] }
       const key = parseIdempotencyKey(request.headers['idempotency-key'])
-      if (key === undefined) return sendJson(reply, await createPlants(store.plants, plants))
+      const by = changeBy(request)
+      if (key === undefined) return sendJson(reply, await createPlants(store.plants, plants, by))
       const tokenId = request.principal?.tokenId as string
-      return sendRecorded(reply, await idempotency.createMany(plants, tokenId, key))
+      return sendRecorded(reply, await idempotency.createMany(plants, tokenId, key, by))
     },
   )
   methodNotAllowed(app, '/plants/batch', ['POST'])
@@ -98,7 +99,7 @@ export async function plantBatchRoutes(
     },
     async (request, reply) => {
       const { ids, allowMissing } = request.body as { ids: bigint[]; allowMissing?: boolean }
-      return sendJson(reply, await deletePlants(store.plants, ids, allowMissing === true))
+      return sendJson(reply, await deletePlants(store.plants, ids, allowMissing === true, changeBy(request)))
     },
   )
   methodNotAllowed(app, '/plants/batch-delete', ['POST'])

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
 import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
+import type { ChangeContext } from '../../plants/events.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
 import type { NewPlant as NewPlantValue } from '../../plants/model.js'
 import { TAG_MAX_LENGTH } from '../../plants/model.js'
@@ -28,6 +29,7 @@ import {
   TEXT_PATTERN,
 } from '../../plants/validate.js'
 import type { Store } from '../../store/types.js'
+import type { Principal } from '../../tokens/service.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
 import { plainJsonOnly } from '../json-body.js'
 import { nextPageLink } from '../next-link.js'
@@ -188,6 +190,11 @@ function preconditionsOf(request: FastifyRequest): Preconditions {
   }
 }
 
+/** Who asks for a change (the token, or the JWT's issuer and subject) and the request's id. */
+export function changeBy(request: FastifyRequest): ChangeContext {
+  return { actor: (request.principal as Principal).maker, requestId: request.id }
+}
+
 function pathId(request: FastifyRequest): bigint {
   return (request.params as { id: bigint }).id
 }
@@ -233,11 +240,11 @@ export async function plantRoutes(
       const key = parseIdempotencyKey(request.headers['idempotency-key'])
       const tokenId = request.principal?.tokenId as string
       if (key === undefined) {
-        const created = await createPlant(store.plants, plant)
+        const created = await createPlant(store.plants, plant, changeBy(request))
         reply.header('etag', created.etag)
         return created.plant
       }
-      const answer = await idempotency.create(plant, tokenId, key)
+      const answer = await idempotency.create(plant, tokenId, key, changeBy(request))
       // A new plant is at version 1, so its ETag is known without another read.
       reply.header('etag', etagOf(plant, 1))
       return sendRecorded(reply, answer)
@@ -362,6 +369,7 @@ export async function plantRoutes(
         id,
         { name: body.name, tag: body.tag ?? null },
         preconditionsOf(request),
+        changeBy(request),
       )
       reply.header('etag', result.etag)
       return result.plant
@@ -391,7 +399,7 @@ export async function plantRoutes(
       const id = pathId(request)
       const { id: bodyId, ...change } = request.body as MergePatch
       requireSameId(id, bodyId)
-      const result = await changePlant(store.plants, id, change, preconditionsOf(request))
+      const result = await changePlant(store.plants, id, change, preconditionsOf(request), changeBy(request))
       reply.header('etag', result.etag)
       return result.plant
     },
@@ -422,7 +430,7 @@ export async function plantRoutes(
       },
     },
     async (request, reply) => {
-      await deletePlant(store.plants, pathId(request), preconditionsOf(request))
+      await deletePlant(store.plants, pathId(request), preconditionsOf(request), changeBy(request))
       return reply.code(204).send()
     },
   )
