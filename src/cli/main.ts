@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, envName, resolveServeConfig, SERVE_SETTINGS } from '../config.js'
 import { redactTokens } from '../redact.js'
+import { SCOPES } from '../tokens/scopes.js'
 import { readTracingSettings, TRACING_HELP } from '../tracing/settings.js'
 import type { CliDatabaseOptions } from './database.js'
 import type { ImportOptions } from './import.js'
@@ -139,11 +140,7 @@ function buildProgram(): Command {
     .command('create')
     .description('create a token and print it (the only time it is shown) as the one line on stdout')
     .requiredOption('--name <name>', 'what the token is for')
-    .option(
-      '--scopes <list>',
-      'comma list of plants:read, plants:write, webhooks:manage, metrics:read, tokens:manage',
-      'plants:read,plants:write',
-    )
+    .option('--scopes <list>', `comma list of ${SCOPES.join(', ')}`, 'plants:read,plants:write')
     .option('--expires-in <duration>', 'lifetime such as 30s, 15m, 12h, 30d; no expiry when absent')
     .option(
       '--rate-limit <count/window>',

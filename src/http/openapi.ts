@@ -2,7 +2,7 @@ import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { type CatalogEntry, errors } from '../errors.js'
-import { SCOPES } from '../tokens/scopes.js'
+import { SCOPES, type Scope } from '../tokens/scopes.js'
 import { TEST_EVENT_TYPE } from '../webhooks/model.js'
 import { LOSSLESS_RESPONSES_JS } from './docs-page.js'
 import { methodNotAllowed } from './routes/method-not-allowed.js'
@@ -11,12 +11,13 @@ import { withErrorResponses } from './schemas.js'
 /** The contract's own version (plant-store-spec.md), not the package's. */
 export const CONTRACT_VERSION = '1.0.0'
 
-const SCOPE_TEXT: Record<string, string> = {
+const SCOPE_TEXT: Record<Scope, string> = {
   'plants:read': 'list and read plants',
   'plants:write': 'create, replace, change and delete plants',
   'webhooks:manage': 'manage webhook subscriptions',
   'metrics:read': 'read metrics',
   'tokens:manage': 'issue, list, roll and revoke tokens, with no more scopes than its own',
+  'events:read': 'read the change feed and its live stream',
 }
 
 function catalogMarkdown(): string {
