@@ -19,6 +19,7 @@ import {
   recordUnrouted,
   requestRecorder,
 } from './http/request-metrics.js'
+import { eventRoutes } from './http/routes/events.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
@@ -164,6 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requireBearer(api, options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(plantBatchRoutes, { store: options.store, idempotency })
+    await api.register(eventRoutes, { store: options.store })
     await api.register(metricsRoutes, {
       metrics,
       scrape: options.scrapeMetrics ?? (() => metrics.registry.metrics()),

@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { AppError, type CatalogEntry, errors } from './errors.js'
+import { PLANT_EVENT_TYPES } from './plants/events.js'
 import { INT64_MAX, INT64_MIN } from './plants/int64.js'
 import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from './plants/model.js'
 import { CURSOR_RULE, SEARCH_MAX_LENGTH } from './plants/validate.js'
@@ -253,6 +254,20 @@ const LIMIT: Row = [
   },
 ]
 const cursor = query('after', 'the cursor given in the `Link` header of the previous page')
+const EVENT_TYPE = refuse(
+  errors.QUERY_INVALID,
+  `The query parameter type must be one of ${PLANT_EVENT_TYPES.join(', ')}.`,
+)
+/** A change's cursor has a code of its own (a repeat is refused before, as for any parameter). */
+const CHANGE_CURSOR = (parameter: string): Row => [
+  parameter,
+  {
+    '*': refuse(
+      errors.CURSOR_INVALID,
+      `The query parameter ${parameter} must be a cursor this service gave out (a change's cursor or a page's next).`,
+    ),
+  },
+]
 
 /** A query's text: its characters, then its length (anything else, a repeat, is refused before). */
 const queryText = (parameter: string, max: number): Row => [
@@ -308,6 +323,7 @@ const QUERIES: Record<string, readonly Row[]> = {
     ],
     query('count', 'true or false'),
     query('cursor', CURSOR_RULE),
+    CHANGE_CURSOR('before'),
   ],
   webhooks: [
     LIMIT,
@@ -324,6 +340,7 @@ const QUERIES: Record<string, readonly Row[]> = {
     cursor,
   ],
   tokens: [LIMIT, cursor],
+  events: [LIMIT, CHANGE_CURSOR('after'), ['type', { item: EVENT_TYPE, '*': EVENT_TYPE }]],
 }
 
 /** The table of a route's body shape, path or query string; a route without one fails at start. */

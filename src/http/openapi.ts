@@ -77,6 +77,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
         { name: 'plants', description: 'The plant resource' },
         { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
         { name: 'tokens', description: 'Bearer tokens: issue, list, roll and revoke' },
+        { name: 'events', description: 'The change feed: every change to a plant, in commit order' },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {

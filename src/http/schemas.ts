@@ -391,6 +391,45 @@ export const TokenWithSecret = Type.Object(
   { $id: 'TokenWithSecret', title: 'TokenWithSecret', description: 'A token with its secret.' },
 )
 
+const ChangedPlant = (description: string) =>
+  Type.Union([Type.Unsafe(ref('StoredPlant')), Type.Null()], { description })
+
+export const Change = Type.Object(
+  {
+    cursor: Type.String({
+      description:
+        "The change's place in commit order, opaque: pass it as `after` to GET /events (or as `Last-Event-ID`) to read the changes after this one",
+    }),
+    type: Type.Union(PLANT_EVENT_TYPES.map((type) => Type.Literal(type))),
+    time: Type.String({ format: 'date-time', description: 'When the change was written' }),
+    actor: Type.Union(
+      [
+        Type.Object({ tokenId: TokenId }, { additionalProperties: false }),
+        Type.Object({ iss: Type.String(), sub: Type.String() }, { additionalProperties: false }),
+        Type.Object(
+          { cli: Type.String({ description: 'The command, e.g. `import`' }) },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'Who made the change: a token (`tokenId`, its public id), a JWT (its `iss` and `sub`), or a command on the database host (`cli`); null for a change stored before changes recorded their actor',
+      },
+    ),
+    requestId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The `X-Request-Id` of the response that made the change; null for a command',
+    }),
+    before: ChangedPlant('The plant before the change; null for plant.created'),
+    after: ChangedPlant('The plant after the change; null for plant.deleted'),
+  },
+  {
+    $id: 'Change',
+    title: 'Change',
+    description: "One change to a plant, the same in a plant's history, the change feed and the live stream.",
+  },
+)
+
 /** Registered with `app.addSchema` before any route. */
 export const sharedSchemas = [
   NewPlant,
@@ -417,6 +456,7 @@ export const sharedSchemas = [
   TokenRollRequest,
   Token,
   TokenWithSecret,
+  Change,
 ]
 
 type SharedName =
@@ -444,6 +484,7 @@ type SharedName =
   | 'TokenRollRequest'
   | 'Token'
   | 'TokenWithSecret'
+  | 'Change'
 
 /** A reference to a shared shape; extra keys (description, headers) describe one use of it. */
 export function ref(name: SharedName, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -458,6 +499,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   405: 'Method not allowed',
   408: 'The request took too long to arrive',
   409: 'Conflict',
+  410: 'Gone',
   412: 'Precondition failed',
   413: 'Body too large',
   415: 'Unsupported media type',

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, errors } from '../../errors.js'
+import { type HistoryQuery as HistoryQueryValue, plantHistory } from '../../events/history.js'
+import { HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX } from '../../events/query.js'
 import { etagOf, matchesStrong, matchesWeak, parseEntityTags } from '../../plants/etag.js'
 import type { ChangeContext } from '../../plants/events.js'
 import type { IdempotentCreates } from '../../plants/idempotency.js'
@@ -32,7 +34,7 @@ import type { Store } from '../../store/types.js'
 import type { Principal } from '../../tokens/service.js'
 import { parseIdempotencyKey } from '../idempotency-key.js'
 import { plainJsonOnly } from '../json-body.js'
-import { nextPageLink } from '../next-link.js'
+import { nextLink, nextPageLink } from '../next-link.js'
 import {
   BODY_ERRORS,
   errorResponses,
@@ -101,6 +103,24 @@ const ListQuery = Type.Object({
       pattern: '^[A-Za-z0-9_-]+$',
       description:
         'Where the page starts, opaque: take it from the `Link: rel="next"` header of the previous page, whose URL also repeats the `q`, `tag`, `sort` and `count` it belongs to. A cursor that was changed, or one sent with another `sort`, `q` or `tag` than its page had, is 400 (40012).',
+    }),
+  ),
+})
+
+const HistoryQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: HISTORY_LIMIT_MAX,
+      default: HISTORY_LIMIT_DEFAULT,
+      description: `Page size, 1 to ${HISTORY_LIMIT_MAX} (else 400, 40012)`,
+    }),
+  ),
+  before: Type.Optional(
+    Type.String({
+      description:
+        'Only changes older than this cursor: take it from the `Link: rel="next"` header of the previous page (or a change\'s `cursor`). Anything else is 400 (40080).',
     }),
   ),
 })
@@ -435,4 +455,48 @@ export async function plantRoutes(
     },
   )
   methodNotAllowed(app, '/plants/:id', ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
+
+  app.get(
+    '/plants/:id/history',
+    {
+      config: { scope: 'plants:read' },
+      schema: {
+        operationId: 'getPlantHistory',
+        summary: "Lists a plant's changes, newest first, one page at a time",
+        description:
+          'Every create, update and delete of the plant that retention keeps (`--events-retention`), with who made it and the plant before and after. Readable after the plant is deleted. An id with no change kept (never used, or its changes all swept) has an empty history: 200 with `data: []`, not 404. When another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.',
+        tags: ['plants'],
+        params: PlantIdParams,
+        querystring: HistoryQuery,
+        response: {
+          200: {
+            type: 'object',
+            description: "A page of the plant's changes, newest first",
+            required: ['data'],
+            properties: { data: { type: 'array', items: ref('Change') } },
+            headers: { Link: { type: 'string', description: 'The next page, as `<url>; rel="next"`' } },
+          },
+          ...errorResponses(
+            errors.PATH_ID_INVALID,
+            errors.QUERY_INVALID,
+            errors.CURSOR_INVALID,
+            401,
+            errors.SCOPE_MISSING,
+            500,
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = pathId(request)
+      const query = request.query as HistoryQueryValue
+      const page = await plantHistory(store.events, id, query)
+      if (page.next !== undefined) {
+        const params = { limit: String(query.limit), before: page.next }
+        reply.header('link', nextLink(`/plants/${id}/history`, params))
+      }
+      return reply.type('application/json; charset=utf-8').send(page.json)
+    },
+  )
+  methodNotAllowed(app, '/plants/:id/history', ['GET', 'HEAD'])
 }

@@ -1,0 +1,22 @@
+import { AppError, errors } from '../errors.js'
+import { seqOfCursor } from './change.js'
+
+/** The feed's page size: its default and its largest. */
+export const FEED_LIMIT_DEFAULT = 100
+export const FEED_LIMIT_MAX = 1000
+
+/** A plant history's page size, as the other listings page theirs. */
+export const HISTORY_LIMIT_DEFAULT = 50
+export const HISTORY_LIMIT_MAX = 500
+
+/** The seq a cursor given in the query names; a 400 naming the parameter when it names none. */
+export function seqOfParameter(parameter: string, text: string): number {
+  const seq = seqOfCursor(text)
+  if (seq === undefined) {
+    throw new AppError(
+      errors.CURSOR_INVALID,
+      `The query parameter ${parameter} must be a cursor this service gave out (a change's cursor or a page's next), not ${JSON.stringify(text.slice(0, 40))}.`,
+    )
+  }
+  return seq
+}
