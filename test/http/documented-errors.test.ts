@@ -35,6 +35,8 @@ const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; b
   replacePlant: { method: 'PUT', url: '/plants/1', body: '{"id": 1, "name": "c"}' },
   updatePlant: { method: 'PATCH', url: '/plants/1', body: '{"name": "d"}' },
   deletePlant: { method: 'DELETE', url: '/plants/1' },
+  getPlantHistory: { method: 'GET', url: '/plants/1/history' },
+  listChanges: { method: 'GET', url: '/events' },
   metrics: { method: 'GET', url: '/metrics' },
   createWebhook: { method: 'POST', url: '/webhooks', body: '{"url": "https://receiver.example/hook"}' },
   listWebhooks: { method: 'GET', url: '/webhooks' },

@@ -40,7 +40,7 @@ describe('the published contract', () => {
     expect(result.valid).toBe(true)
   })
 
-  it('lists every operation of the plant resource, the webhook subscriptions and the tokens', () => {
+  it('lists every operation of the plant resource, the change feed, the webhook subscriptions and the tokens', () => {
     const operations = Object.values(doc.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),
     )
@@ -51,6 +51,8 @@ describe('the published contract', () => {
         'deletePlant',
         'deletePlants',
         'getPlant',
+        'getPlantHistory',
+        'listChanges',
         'health',
         'listPlants',
         'metrics',

@@ -29,6 +29,8 @@ const OPERATIONS: Record<string, { method: string; url: string; body?: true }> =
   replacePlant: { method: 'PUT', url: '/plants/1', body: true },
   updatePlant: { method: 'PATCH', url: '/plants/1', body: true },
   deletePlant: { method: 'DELETE', url: '/plants/1' },
+  getPlantHistory: { method: 'GET', url: '/plants/1/history' },
+  listChanges: { method: 'GET', url: '/events' },
   createPlants: { method: 'POST', url: '/plants/batch', body: true },
   deletePlants: { method: 'POST', url: '/plants/batch-delete', body: true },
   metrics: { method: 'GET', url: '/metrics' },
