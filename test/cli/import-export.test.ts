@@ -193,6 +193,33 @@ describe.each(storeKinds)('plantstore import and export on $name', (kind) => {
     }
   })
 
+  it('records the changes it makes with --emit-events as made by the import command, with no request', async () => {
+    const db = await kind.freshUrl()
+    const file = write('plants.jsonl', '{"id": 9223372036854775807, "name": "max"}\n')
+    expect((await runHere(['import', file, '--emit-events', '--database-url', db])).code).toBe(0)
+    const { openStore, parseDatabaseUrl } = await import('../../src/store/open.js')
+    const { buildApp } = await import('../../src/app.js')
+    const { TokenService } = await import('../../src/tokens/service.js')
+    const store = await openStore(parseDatabaseUrl(db) as NonNullable<ReturnType<typeof parseDatabaseUrl>>)
+    const tokens = new TokenService(store.tokens)
+    const app = await buildApp({ store, tokens })
+    try {
+      const { token } = await tokens.create('reader', ['plants:read'])
+      const res = await app.inject({
+        method: 'GET',
+        url: '/plants/9223372036854775807/history',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(res.statusCode).toBe(200)
+      expect(res.body).toMatch(
+        /^\{"data":\[\{"cursor":"\d+","type":"plant\.created","time":"[^"]+","actor":\{"cli":"import"\},"requestId":null,"before":null,"after":\{"id":9223372036854775807,"name":"max"\}\}\]\}$/,
+      )
+    } finally {
+      await app.close()
+      await store.close()
+    }
+  })
+
   it('rejects a line larger than --body-limit (64kb by default) with 41301, as POST /plants would', async () => {
     const db = await kind.freshUrl()
     const padded = (id: number, bytes: number) => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { errors } from '../../src/errors.js'
-import { appForSuite, errorOf } from '../helpers/app.js'
-import { storeKinds } from '../helpers/stores.js'
+import { createJwtVerifier } from '../../src/tokens/jwt.js'
+import { appForSuite, errorOf, makeApp } from '../helpers/app.js'
+import { AUDIENCE, ISSUER, serveJwks, signingKey, signJwt } from '../helpers/jwks.js'
+import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
 interface Change {
   cursor: string
@@ -177,5 +179,40 @@ describe.each(storeKinds)("a plant's history on $name", (kind) => {
     const post = await send('POST', '/plants/10/history', '{}')
     expect(post.statusCode).toBe(405)
     expect(post.headers.allow).toBe('GET, HEAD')
+  })
+})
+
+describe("a plant's history of changes made with a JWT", () => {
+  it("records the JWT's issuer and subject as the actor, never the JWT", async () => {
+    const key = await signingKey('ES256', 'ec-1')
+    const jwks = await serveJwks([key])
+    const t = await makeApp(sqliteKind, {
+      jwts: createJwtVerifier({
+        jwksUrl: jwks.url,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        scopeClaim: 'scope',
+        clockToleranceMs: 0,
+      }),
+    })
+    try {
+      const jwt = await signJwt(key, { sub: 'alice', scope: 'plants:read plants:write' })
+      const headers = { authorization: `Bearer ${jwt}` }
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{"id": 1, "name": "a"}',
+      })
+      expect(created.statusCode).toBe(200)
+      const res = await t.app.inject({ method: 'GET', url: '/plants/1/history', headers })
+      const [change] = (JSON.parse(res.body) as { data: Change[] }).data
+      expect(change?.actor).toEqual({ iss: ISSUER, sub: 'alice' })
+      expect(change?.requestId).toBe(created.headers['x-request-id'])
+      expect(res.body).not.toContain(jwt.split('.')[2])
+    } finally {
+      await t.close()
+      await jwks.close()
+    }
   })
 })
