@@ -12,6 +12,8 @@ export type Plant = components['schemas']['Plant']
 export type PlantPatch = components['schemas']['PlantPatch']
 export type StoredPlant = components['schemas']['StoredPlant']
 export type ErrorBody = components['schemas']['Error']
+export type Change = components['schemas']['Change']
+export type ChangeType = Change['type']
 
 /** A plant with the ETag of the version read, for a later If-Match. */
 export interface TaggedPlant {
@@ -83,6 +85,37 @@ export interface PlantPage {
   total?: number
 }
 
+/** A page of a plant's history, newest first. */
+export interface HistoryPage {
+  changes: Change[]
+  /** The next (older) page's `before`; absent on the last page. */
+  next?: string
+}
+
+/** A page of the change feed, in commit order. */
+export interface ChangePage {
+  changes: Change[]
+  /** Where to read on from (`after`): there even when no change followed. */
+  next: string
+}
+
+/** Where and how the change feed is read. */
+export interface ChangesOptions extends CallOptions {
+  /** Start after this cursor (a change's `cursor`, or a page's `next`); from the oldest change kept when absent. */
+  after?: string
+  /** Only changes of these types; every type when absent. */
+  types?: ChangeType[]
+  /** Changes per request, 1 to 1000; the service's default (100) when absent. */
+  limit?: number
+  /**
+   * false: end once the feed has no more changes. true (the default): wait `pollIntervalMs` and ask
+   * again, for ever, and wait out a failure that may pass (no response, 5xx, 429) the same way.
+   */
+  follow?: boolean
+  /** How long to wait before asking again when no change followed; 1000 ms by default. */
+  pollIntervalMs?: number
+}
+
 /**
  * Throws for a response that is not a success. Callers decide by `response.ok`, not by `error`: an
  * error response with an empty body (a proxy's bare 502) leaves openapi-fetch's `error` undefined.
@@ -138,6 +171,49 @@ function randomUuid(): string {
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80
   const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+const PLANT_CHANGE_TYPES: ReadonlySet<string> = new Set(['plant.created', 'plant.updated', 'plant.deleted'])
+
+const isPlantOrNull = (value: unknown) => value === null || isPlant(value)
+const isTextOrNull = (value: unknown) => value === null || typeof value === 'string'
+
+/** Whatever responded may not be the service: a change is checked as a plant is. */
+function isChange(value: unknown): value is Change {
+  if (typeof value !== 'object' || value === null) return false
+  const { cursor, type, time, actor, requestId, before, after } = value as Record<string, unknown>
+  return (
+    typeof cursor === 'string' &&
+    cursor !== '' &&
+    typeof type === 'string' &&
+    PLANT_CHANGE_TYPES.has(type) &&
+    typeof time === 'string' &&
+    (actor === null || (typeof actor === 'object' && !Array.isArray(actor))) &&
+    isTextOrNull(requestId) &&
+    isPlantOrNull(before) &&
+    isPlantOrNull(after)
+  )
+}
+
+/** The changes of a `{data: [...]}` body, each checked; undefined when the body is not that. */
+function changesOf(body: unknown): Change[] | undefined {
+  const data = (body as { data?: unknown } | undefined)?.data
+  return Array.isArray(data) && data.every(isChange) ? data : undefined
+}
+
+/** A failure of a read that may pass: no response, a 5xx or a 429. */
+const mayPass = (error: unknown) =>
+  error instanceof PlantStoreError && (error.status === 0 || error.status >= 500 || error.status === 429)
+
+/** The `before` of a history's `Link: <…>; rel="next"` header; undefined on the last page. */
+function nextBefore(response: Response): string | undefined {
+  const link = response.headers.get('link')
+  const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
+  if (!target) return undefined
+  const before = new URL(target, 'http://x').searchParams.get('before')
+  // A next page this client cannot ask for is no last page: stopping there would lose its changes.
+  if (before === null || before === '') throw unexpected(response, `a cursor in its Link header: ${link}`)
+  return before
 }
 
 /** The `cursor` of a `Link: <…>; rel="next"` header; undefined on the last page. */
@@ -361,6 +437,86 @@ export class PlantStoreClient {
       yield* page.plants
       cursor = page.next
     } while (cursor !== undefined)
+  }
+
+  /**
+   * One page of a plant's changes, newest first, and the `before` of the next (older) page when
+   * there is one. A plant's history outlives it; an id with no change kept has none (no error).
+   */
+  async history(
+    id: bigint,
+    { signal, limit, before }: CallOptions & { limit?: number; before?: string } = {},
+  ): Promise<HistoryPage> {
+    const query = { ...(limit === undefined ? {} : { limit }), ...(before === undefined ? {} : { before }) }
+    const { data, error, response } = await this.retrying(
+      () => this.api.GET('/plants/{id}/history', { params: { path: { id }, query }, signal }),
+      signal,
+    )
+    if (!response.ok) fail(response, error)
+    const changes = changesOf(data)
+    if (changes === undefined) throw unexpected(response, 'a list of changes')
+    const next = nextBefore(response)
+    if (next !== undefined && next === before)
+      throw unexpected(response, `a next cursor other than the one sent in its Link header: ${next}`)
+    return next === undefined ? { changes } : { changes, next }
+  }
+
+  /** One page of the change feed after `after` (from the oldest change kept when absent). */
+  async changePage({
+    signal,
+    after,
+    types,
+    limit,
+  }: Omit<ChangesOptions, 'follow' | 'pollIntervalMs'> = {}): Promise<ChangePage> {
+    const query = {
+      ...(after === undefined ? {} : { after }),
+      ...(types === undefined ? {} : { type: types }),
+      ...(limit === undefined ? {} : { limit }),
+    }
+    const { data, error, response } = await this.retrying(
+      () => this.api.GET('/events', { params: { query }, signal }),
+      signal,
+    )
+    if (!response.ok) fail(response, error)
+    const changes = changesOf(data)
+    const next = (data as { next?: unknown } | undefined)?.next
+    if (changes === undefined || typeof next !== 'string' || next === '')
+      throw unexpected(response, 'a page of changes with its next cursor')
+    return { changes, next }
+  }
+
+  /**
+   * Every change after `after`, in commit order, each once: it follows each page's `next`, and by
+   * default goes on waiting for changes to come (see ChangesOptions.follow). It reads on from the
+   * last change it yielded after a failure that may pass, so a change is neither skipped nor
+   * repeated; to resume in a later run, keep the `cursor` of the last change handled and pass it as
+   * `after`. The signal ends it at once, in a wait too, with the abort's reason.
+   */
+  async *changes(options: ChangesOptions = {}): AsyncGenerator<Change, void, undefined> {
+    const { follow = true, pollIntervalMs = 1000, ...read } = options
+    let after = read.after
+    let failures = 0
+    for (;;) {
+      let page: ChangePage
+      try {
+        page = await this.changePage({ ...read, after })
+        failures = 0
+      } catch (error) {
+        if (!follow || !mayPass(error)) throw error
+        failures++
+        const retryAfter = (error as PlantStoreError).headers.get('retry-after')
+        await pause(retryWait(failures, retryAfter), read.signal)
+        continue
+      }
+      for (const change of page.changes) {
+        yield change
+        after = change.cursor
+      }
+      after = page.next
+      if (page.changes.length > 0) continue
+      if (!follow) return
+      await pause(pollIntervalMs, read.signal)
+    }
   }
 
   /**

@@ -77,6 +77,26 @@ export interface paths {
         patch: operations["updatePlant"];
         trace?: never;
     };
+    "/plants/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists a plant's changes, newest first, one page at a time
+         * @description Every create, update and delete of the plant that retention keeps (`--events-retention`), with who made it and the plant before and after. Readable after the plant is deleted. An id with no change kept (never used, or its changes all swept) has an empty history: 200 with `data: []`, not 404. When another page follows, a `Link: <…>; rel="next"` header gives its address; the last page has none.
+         */
+        get: operations["getPlantHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants/batch": {
         parameters: {
             query?: never;
@@ -111,6 +131,26 @@ export interface paths {
          * @description Up to 1000 items, all or nothing, in one transaction. The body may be up to 1311013 bytes whatever the service-wide body limit (`--body-limit`, when that is larger, applies instead): 1000 plants with the longest id, name and tag, in four-byte characters, with room for indentation. Each plant deleted raises its own plant.deleted event. An id no plant has is 404 naming it, unless `allowMissing` is true; an id repeated in the batch is 409 (40903).
          */
         post: operations["deletePlants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reads the changes to plants in commit order, after a cursor
+         * @description The change feed: every create, update and delete, each once, in the order they committed. Read on with `after` set to the `next` of the previous page; a page with no changes yet still has `next` (poll, or follow GET /events/stream). A change appears within a second of the response that made it.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -556,7 +596,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40070 | 40071 | 40072 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 40903 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40070 | 40071 | 40072 | 40080 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 40903 | 41001 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
             /** @description Text of the error */
             message: string;
         };
@@ -734,7 +774,7 @@ export interface components {
             /** @description What the token is for: 1 to 100 characters (trimmed), without control or bidirectional formatting characters */
             name: string;
             /** @description What the token may do: only scopes the calling token holds itself */
-            scopes: ("plants:read" | "plants:write" | "webhooks:manage" | "metrics:read" | "tokens:manage")[];
+            scopes: ("plants:read" | "plants:write" | "webhooks:manage" | "metrics:read" | "tokens:manage" | "events:read")[];
             /** @description Lifetime as a duration such as `30s`, `15m`, `12h`, `30d` (1s to 36500d), ending no later than the calling token's expiry (40304 otherwise); absent or null: it expires with the calling token (never, if that one never does) */
             expiresIn?: string | null;
             /** @description No larger count and no faster rate than the calling token's limit (its own, or the service-wide one; 40304 otherwise); absent or null: the calling token's own limit, if it has one */
@@ -810,6 +850,37 @@ export interface components {
             } | null;
             /** @description The whole bearer token, shown only in this answer: send it as `Authorization: Bearer <secret>` */
             secret: string;
+        };
+        /**
+         * Change
+         * @description One change to a plant, the same in a plant's history, the change feed and the live stream.
+         */
+        Change: {
+            /** @description The change's place in commit order, opaque: pass it as `after` to GET /events (or as `Last-Event-ID`) to read the changes after this one */
+            cursor: string;
+            type: "plant.created" | "plant.updated" | "plant.deleted";
+            /**
+             * Format: date-time
+             * @description When the change was written
+             */
+            time: string;
+            /** @description Who made the change: a token (`tokenId`, its public id), a JWT (its `iss` and `sub`), or a command on the database host (`cli`); null for a change stored before changes recorded their actor */
+            actor: {
+                /** @description The public id of a token: the 16 hex digits after `pst_` */
+                tokenId: string;
+            } | {
+                iss: string;
+                sub: string;
+            } | {
+                /** @description The command, e.g. `import` */
+                cli: string;
+            } | null;
+            /** @description The `X-Request-Id` of the response that made the change; null for a command */
+            requestId: string | null;
+            /** @description The plant before the change; null for plant.created */
+            before: components["schemas"]["StoredPlant"] | null;
+            /** @description The plant after the change; null for plant.deleted */
+            after: components["schemas"]["StoredPlant"] | null;
         };
     };
     responses: never;
@@ -1775,6 +1846,118 @@ export interface operations {
             };
         };
     };
+    getPlantHistory: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 500 (else 400, 40012) */
+                limit?: number;
+                /** @description Only changes older than this cursor: take it from the `Link: rel="next"` header of the previous page (or a change's `cursor`). Anything else is 400 (40080). */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Signed 64-bit integer (-9223372036854775808 to 9223372036854775807), exact over its whole range: a bare JSON integer, never rounded.
+                 * @example 42
+                 */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the plant's changes, newest first */
+            200: {
+                headers: {
+                    /** @description The next page, as `<url>; rel="next"` */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Change"][];
+                    };
+                };
+            };
+            /** @description The request is invalid (error codes: 40011, 40012, 40080, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createPlants: {
         parameters: {
             query?: never;
@@ -2019,6 +2202,123 @@ export interface operations {
             };
             /** @description Unsupported media type (error codes: 41501) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description Only changes after this cursor, in commit order: the `next` of the previous page, or a change's `cursor`. Opaque; anything else is 400 (40080). A cursor older than what retention keeps is 410 (41001). Absent: from the oldest change kept. */
+                after?: string;
+                /** @description Page size, 1 to 1000 (else 400, 40012) */
+                limit?: number;
+                /** @description Only changes of these types, the parameter repeated: `type=plant.created&type=plant.deleted`. Every type when absent (else 400, 40012). */
+                type?: ("plant.created" | "plant.updated" | "plant.deleted")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes in commit order, and where to read on from */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Change"][];
+                        /** @description Pass it as `after` to read the changes that follow; present even when `data` is empty. Keep it to read every change exactly once. */
+                        next: string;
+                    };
+                };
+            };
+            /** @description The request is invalid (error codes: 40012, 40080, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone (error codes: 41001) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

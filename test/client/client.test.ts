@@ -24,8 +24,15 @@ function everyMethod(
   return [
     (signal) => client.createPlant({ id: 1n, name: 'a' }, options(signal)),
     (signal) => client.listPlants({}, options(signal)),
-    ...(withAllPlants ? [(signal?: AbortSignal) => client.allPlants({}, options(signal)).next()] : []),
+    ...(withAllPlants
+      ? [
+          (signal?: AbortSignal) => client.allPlants({}, options(signal)).next(),
+          (signal?: AbortSignal) => client.changes({ follow: false, ...options(signal) }).next(),
+        ]
+      : []),
     (signal) => client.getPlant(1n, options(signal)),
+    (signal) => client.history(1n, options(signal)),
+    (signal) => client.changePage(options(signal)),
     (signal) => client.replacePlant(1n, { name: 'a' }, options(signal)),
     (signal) => client.updatePlant(1n, { name: 'a' }, options(signal)),
     (signal) => client.deletePlant(1n, options(signal)),
@@ -396,8 +403,8 @@ describe('the typed client when something else answers, such as a proxy', () => 
         expect(failure).toBeInstanceOf(PlantStoreError)
         expect(failure).toMatchObject({ status, code: undefined, message: `HTTP ${status}` })
       }
-      // The creates and the two reads were retried once as a 5xx; the four other changes are sent once.
-      expect(made.calls).toBe(2 * 4 + 4)
+      // The creates and the four reads were retried once as a 5xx; the four other changes are sent once.
+      expect(made.calls).toBe(2 * 6 + 4)
     },
   )
 })
@@ -651,8 +658,8 @@ describe('the typed client when the service asks it to slow down', () => {
       const failure = await call().catch((error: unknown) => error)
       expect(failure).toMatchObject({ status: 429, code: 42901 })
     }
-    // Three attempts each for the creates, the list and the read; one each for the four changes.
-    expect(made.calls).toBe(3 * 4 + 4)
+    // Three attempts each for the creates, the list and the reads; one each for the four changes.
+    expect(made.calls).toBe(3 * 6 + 4)
   })
 
   it('reads once the 429 has passed, with the same request', async () => {
