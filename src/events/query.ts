@@ -15,7 +15,7 @@ export function seqOfParameter(parameter: string, text: string): number {
   if (seq === undefined) {
     throw new AppError(
       errors.CURSOR_INVALID,
-      `The query parameter ${parameter} must be a cursor this service gave out (a change's cursor or a page's next), not ${JSON.stringify(text.slice(0, 40))}.`,
+      `The query parameter ${parameter} must be a cursor this service gave out (a change's cursor or a page's next).`,
     )
   }
   return seq
