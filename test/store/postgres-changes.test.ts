@@ -175,6 +175,27 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     )
   })
 
+  it('orders by seq as a number, past one digit', async () => {
+    const { store } = await fresh()
+    const plant = { id: 1n, name: 'v0' }
+    await store.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) })
+    for (let i = 1; i <= 11; i++)
+      await store.plants.update(
+        1n,
+        { name: `v${i}` },
+        { event: (p, at, before) => changeEvent('plant.updated', p, at, before) },
+      )
+    const seqs = Array.from({ length: 12 }, (_, i) => i + 1)
+    expect((await store.events.history(1n, 20)).map((c) => c.seq)).toEqual([...seqs].reverse())
+    expect((await store.events.history(1n, 3, 11)).map((c) => c.seq)).toEqual([10, 9, 8])
+    expect((await store.events.changes({ afterSeq: 0, limit: 11 })).changes.map((c) => c.seq)).toEqual(
+      seqs.slice(0, 11),
+    )
+    expect((await store.events.changes({ afterSeq: 8, limit: 3 })).changes.map((c) => c.seq)).toEqual([
+      9, 10, 11,
+    ])
+  })
+
   it('moves the retention horizon to the highest seq the sweep deleted, in its transaction', async () => {
     const { store } = await fresh()
     for (const id of [1n, 2n, 3n]) {

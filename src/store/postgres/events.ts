@@ -57,10 +57,10 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
       this.pool.query<PageRow>(
         `SELECT (SELECT max(seq) FROM events)::text AS top, p.*
          FROM (VALUES (1)) AS one(x) LEFT JOIN (
-           SELECT seq AS n, ${CHANGE_COLUMNS} FROM events
+           SELECT ${CHANGE_COLUMNS} FROM events
            WHERE seq > $1 AND type = ANY($3::text[]) ORDER BY seq LIMIT $2
          ) p ON true
-         ORDER BY p.n`,
+         ORDER BY p.seq`,
         [query.afterSeq, query.limit, types],
       ),
     )
@@ -107,8 +107,11 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
   }
 }
 
-/** A change's columns; seq as text, since node-postgres gives a bigint as text. */
-const CHANGE_COLUMNS = 'seq::text AS seq, type, created_at, payload, actor, request_id, before'
+/**
+ * A change's columns. node-postgres gives the bigint seq as text; a cast in SQL would be wrong here:
+ * `ORDER BY seq` would then sort by the text.
+ */
+const CHANGE_COLUMNS = 'seq, type, created_at, payload, actor, request_id, before'
 
 type SeqRow = Omit<ChangeRow, 'seq'> & { seq: string }
 
