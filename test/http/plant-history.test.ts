@@ -97,6 +97,34 @@ describe.each(storeKinds)("a plant's history on $name", (kind) => {
     expect(changes.map((c) => c.type)).toEqual(['plant.created'])
   })
 
+  it('records a create under an Idempotency-Key once, with the first request, whether of one plant or a batch', async () => {
+    const keyed = (url: string, body: string) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: {
+          authorization: `Bearer ${t.bearer}`,
+          'content-type': 'application/json',
+          'idempotency-key': `k-${url}`,
+        },
+        payload: body,
+      })
+    const first = await keyed('/plants', '{"id": 12, "name": "once"}')
+    const replay = await keyed('/plants', '{"id": 12, "name": "once"}')
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    const batch = await keyed('/plants/batch', '{"plants": [{"id": 13, "name": "b"}]}')
+    await keyed('/plants/batch', '{"plants": [{"id": 13, "name": "b"}]}')
+    for (const [id, made] of [
+      [12, first],
+      [13, batch],
+    ] as const) {
+      const changes = changesOf((await history(`/plants/${id}/history`)).body)
+      expect(changes.map((c) => [c.type, c.actor, c.requestId])).toEqual([
+        ['plant.created', { tokenId: tokenIdOf(t.bearer) }, made.headers['x-request-id']],
+      ])
+    }
+  })
+
   it('keeps ids past 2^53 exact in before and after, as the text of the response', async () => {
     await send('POST', '/plants', '{"id": 9223372036854775807, "name": "largest"}')
     await send('PATCH', '/plants/9223372036854775807', '{"name": "Largest"}')
