@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { inSchema } from '../../bench/postgres.js'
 import { plantEvent, plantJson } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
 import { CHANGES_CHANNEL } from '../../src/store/postgres/change-watch.js'
@@ -245,6 +246,24 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(there).toBe(t)
     stopHere()
+  })
+
+  it('is not woken by the changes of a store in another schema of the same database', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    await admin(url, (c) => c.query('CREATE SCHEMA garden; CREATE SCHEMA nursery'))
+    const garden = await another(inSchema(url, 'garden'))
+    const nursery = await another(inSchema(url, 'nursery'))
+    const nurseryTwin = await another(inSchema(url, 'nursery'))
+    let twinRings = 0
+    nurseryTwin.events.watchChanges(() => twinRings++)
+    await vi.waitFor(async () => expect(await listeners(url)).toBe(1))
+    const before = twinRings
+    const plant = { id: 1n, name: 'p' }
+    await garden.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(twinRings).toBe(before)
+    await nursery.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) })
+    await vi.waitFor(() => expect(twinRings).toBeGreaterThan(before), { timeout: 2000, interval: 10 })
   })
 
   it('wakes its watchers when its listening connection is opened again, since notifications may have been missed', async () => {
