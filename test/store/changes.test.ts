@@ -352,6 +352,27 @@ describe('the SQLite change feed', () => {
     }
   })
 
+  it('tells every watcher, and settles the write, when one watcher throws', async () => {
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    try {
+      store.events.watchChanges(() => {
+        throw new Error('a broken watcher')
+      })
+      const rung = vi.fn()
+      store.events.watchChanges(rung)
+      const plant = { id: 1n, name: 'a' }
+      expect(await store.plants.create(plant, { event: (at) => change('plant.created', plant, at) })).toBe(
+        'created',
+      )
+      expect(rung).toHaveBeenCalledTimes(1)
+      expect(warned).toHaveBeenCalledWith(new Error('a broken watcher'))
+      // Nothing is left waiting: the store still closes.
+      await store.close()
+    } finally {
+      warned.mockRestore()
+    }
+  })
+
   it('rings its watchers once the commit is durable, and not for a write that changed nothing', async () => {
     const rung = vi.fn()
     store.events.watchChanges(rung)

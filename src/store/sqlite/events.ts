@@ -155,9 +155,19 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
     this.changed()
   }
 
-  /** Called by the plant store after a commit that wrote plant changes, once it is durable. */
+  /**
+   * Called by the plant store after a commit that wrote plant changes, once it is durable. A listener
+   * that throws is the listener's failure, not the write's: the others are still told, and the write
+   * that rang settles as it would have.
+   */
   changed(): void {
-    for (const listener of this.changeListeners) listener()
+    for (const listener of this.changeListeners) {
+      try {
+        listener()
+      } catch (error) {
+        process.emitWarning(error as Error)
+      }
+    }
   }
 
   /**
