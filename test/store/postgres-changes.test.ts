@@ -248,6 +248,28 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     stopHere()
   })
 
+  it('tells every watcher, and settles the write, when one watcher throws', async () => {
+    const { store } = await fresh()
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    try {
+      store.events.watchChanges(() => {
+        throw new Error('a broken watcher')
+      })
+      const rung = vi.fn()
+      store.events.watchChanges(rung)
+      rung.mockClear()
+      const plant = { id: 1n, name: 'a' }
+      expect(
+        await store.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) }),
+      ).toBe('created')
+      expect(rung).toHaveBeenCalled()
+      expect(warned).toHaveBeenCalledWith(new Error('a broken watcher'))
+      await store.close()
+    } finally {
+      warned.mockRestore()
+    }
+  })
+
   it('is not woken by the changes of a store in another schema of the same database', async () => {
     const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
     await admin(url, (c) => c.query('CREATE SCHEMA garden; CREATE SCHEMA nursery'))
