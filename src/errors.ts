@@ -76,6 +76,8 @@ export const errors = {
   BATCH_PLANTS_INVALID: entry(40070, 'The field plants must be a list of 1 to 1000 plants.'),
   BATCH_IDS_INVALID: entry(40071, 'The field ids must be a list of 1 to 1000 plant ids.'),
   ALLOW_MISSING_INVALID: entry(40072, 'The field allowMissing must be true or false.'),
+  // 40080–40089: the change feed and stream.
+  CURSOR_INVALID: entry(40080, 'The cursor is not one this service gave out.'),
   TOKEN_MISSING: entry(40101, 'A bearer token is required.'),
   TOKEN_MALFORMED: entry(40102, 'The bearer token is malformed.'),
   TOKEN_UNKNOWN: entry(40103, 'The bearer token is not valid.'),
@@ -98,6 +100,9 @@ export const errors = {
   JWT_MALFORMED: entry(40116, 'The bearer token is not a well-formed JWT.'),
   JWT_SUBJECT_MISSING: entry(40117, 'The bearer token carries no subject (sub).'),
   JWT_EXPIRY_MISSING: entry(40118, 'The bearer token carries no expiry (exp).'),
+  // 40120–40129: a stream ticket (POST /events/tickets), which opens change streams in a browser.
+  TICKET_INVALID: entry(40120, 'The stream ticket is not valid.'),
+  TICKET_EXPIRED: entry(40121, 'The stream ticket has expired: ask for a new one.'),
   SCOPE_MISSING: entry(40301, 'The token lacks the scope this operation needs.'),
   SCOPE_NOT_GRANTABLE: entry(40302, 'A token cannot grant a scope it does not hold itself.'),
   ROLL_SCOPE_NOT_HELD: entry(
@@ -122,6 +127,10 @@ export const errors = {
   PLANT_EXISTS: entry(40901, 'A plant with this id already exists.'),
   IDEMPOTENCY_IN_PROGRESS: entry(40902, 'A request with this Idempotency-Key is still being processed.'),
   ID_REPEATED: entry(40903, 'An id appears more than once in the batch.'),
+  CURSOR_EXPIRED: entry(
+    41001,
+    'The changes after this cursor are no longer kept: start again without a cursor, or from a newer one.',
+  ),
   PRECONDITION_FAILED: entry(41201, 'The plant has changed: If-Match does not match its current ETag.'),
   BODY_TOO_LARGE: entry(41301, 'The request body is too large.'),
   URI_TOO_LONG: entry(41401, 'The request URL is too long.'),
@@ -139,6 +148,7 @@ export const errors = {
   HEADERS_TOO_LARGE: entry(43101, 'The request headers are too large.'),
   INTERNAL: entry(50001, 'An unexpected error occurred.'),
   UNAVAILABLE: entry(50301, 'The service is temporarily unavailable: retry after the time given.'),
+  STREAMS_FULL: entry(50302, 'This instance has as many change streams open as it serves: retry after the time given.'),
 } as const satisfies Record<string, CatalogEntry>
 
 /** An expected failure with its catalog entry; anything else that is thrown counts as a 500. */

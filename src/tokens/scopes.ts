@@ -4,6 +4,7 @@ export const SCOPES = [
   'webhooks:manage',
   'metrics:read',
   'tokens:manage',
+  'events:read',
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
