@@ -148,7 +148,10 @@ export const errors = {
   HEADERS_TOO_LARGE: entry(43101, 'The request headers are too large.'),
   INTERNAL: entry(50001, 'An unexpected error occurred.'),
   UNAVAILABLE: entry(50301, 'The service is temporarily unavailable: retry after the time given.'),
-  STREAMS_FULL: entry(50302, 'This instance has as many change streams open as it serves: retry after the time given.'),
+  STREAMS_FULL: entry(
+    50302,
+    'This instance has as many change streams open as it serves: retry after the time given.',
+  ),
 } as const satisfies Record<string, CatalogEntry>
 
 /** An expected failure with its catalog entry; anything else that is thrown counts as a 500. */

@@ -296,9 +296,7 @@ export class StreamHub {
       }
       if (!pending) continue
       this.checking.add(key)
-      pending
-        .catch((error: unknown) => this.refused(group, error))
-        .finally(() => this.checking.delete(key))
+      pending.catch((error: unknown) => this.refused(group, error)).finally(() => this.checking.delete(key))
     }
   }
 

@@ -76,6 +76,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
         { name: 'plants', description: 'The plant resource' },
         { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
         { name: 'tokens', description: 'Bearer tokens: issue, list, roll and revoke' },
+        { name: 'events', description: 'Every change on record: the live stream of changes' },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {
@@ -84,6 +85,13 @@ export async function openApi(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             description: `An opaque token issued by \`plantstore token create\` or \`POST /tokens\`. Each operation lists the scope it needs: ${SCOPES.join(', ')}.`,
+          },
+          streamTicket: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'ticket',
+            description:
+              'A short-lived ticket from `POST /events/tickets`, for `GET /events/stream` alone: a browser’s EventSource cannot send a bearer token.',
           },
         },
       },

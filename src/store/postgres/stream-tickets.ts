@@ -10,9 +10,10 @@ export class PostgresStreamTicketStore implements StreamTicketStore {
     // Two statements: an instance that loses the race waits for the winner's commit in the first,
     // and the second, with a snapshot of its own, reads the winner's key.
     await guarded(() =>
-      this.pool.query('INSERT INTO stream_ticket_key (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [
-        candidate,
-      ]),
+      this.pool.query(
+        'INSERT INTO stream_ticket_key (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING',
+        [candidate],
+      ),
     )
     const result = await guarded(() =>
       this.pool.query<{ secret: Buffer }>('SELECT secret FROM stream_ticket_key WHERE id = 1'),

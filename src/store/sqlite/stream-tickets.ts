@@ -8,7 +8,9 @@ export class SqliteStreamTicketStore implements StreamTicketStore {
   private readonly select: Statement
 
   constructor(private readonly db: Database) {
-    this.insert = db.prepare('INSERT INTO stream_ticket_key (id, secret) VALUES (1, ?) ON CONFLICT (id) DO NOTHING')
+    this.insert = db.prepare(
+      'INSERT INTO stream_ticket_key (id, secret) VALUES (1, ?) ON CONFLICT (id) DO NOTHING',
+    )
     this.select = db.prepare('SELECT secret FROM stream_ticket_key WHERE id = 1').pluck()
   }
 
