@@ -375,7 +375,8 @@ describe.each(storeKinds)('finding plants on $name', (kind) => {
     }
     const upgraded = await openStore(location)
     try {
-      expect(upgraded.migrated).toEqual([kind.name === 'sqlite' ? '018_find_plants' : '019_find_plants'])
+      // Later migrations run after it too.
+      expect(upgraded.migrated[0]).toBe(kind.name === 'sqlite' ? '018_find_plants' : '019_find_plants')
       const found = async (text: string) =>
         (await upgraded.plants.list({ text, limit: 5 })).map(({ plant }) => plant.id)
       expect(await found('ölb')).toEqual([-9223372036854775808n, 1001n, 1002n, 1003n, 1004n])

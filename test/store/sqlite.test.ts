@@ -445,9 +445,9 @@ describe('SQLite store', () => {
       const second = sink.write([row(2n, 'b', null), row(1n, 'again', null)], 1000)
       const third = sink.write([row(3n, 'c', 'x')], 2000)
       setTimeout(() => other.exec('COMMIT'), 30)
-      expect(await first).toEqual({ outcomes: ['created'], queued: false })
-      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false })
-      expect(await third).toEqual({ outcomes: ['created'], queued: false })
+      expect(await first).toEqual({ outcomes: ['created'], queued: false, changed: false })
+      expect(await second).toEqual({ outcomes: ['created', 'exists'], queued: false, changed: false })
+      expect(await third).toEqual({ outcomes: ['created'], queued: false, changed: false })
       // One transaction stamps its rows with one time: the third batch's row carries an earlier batch's.
       const stamps = store.db.prepare('SELECT created_at FROM plants WHERE id > 1 ORDER BY id').pluck().all()
       expect(stamps).toHaveLength(2)
@@ -817,12 +817,13 @@ describe('SQLite store', () => {
     expect(ids.every((id) => /^msg_[0-9a-f]{12}[A-Za-z0-9_-]{14}$/.test(id))).toBe(true)
     expect(new Set(ids).size).toBe(201)
     expect(ids.slice(0, 200).every((id) => id < (ids[200] as string))).toBe(true)
-    // No id is stored, and the only index of the outbox, of events awaiting fan-out, holds none of them.
+    // No id is stored, and of the outbox's indexes the one of events awaiting fan-out holds none of
+    // them; the other is the plants' history, one entry per change, keyed by plant and seq.
     expect(store.db.prepare('SELECT count(*) FROM events WHERE id IS NOT NULL').pluck().get()).toBe(0)
     const indexes = store.db.prepare(
-      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events'",
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' ORDER BY name",
     )
-    expect(indexes.pluck().all()).toEqual(['events_awaiting_fan_out'])
+    expect(indexes.pluck().all()).toEqual(['events_awaiting_fan_out', 'events_by_plant'])
     const entries = store.db.prepare(
       'SELECT count(*) FROM events INDEXED BY events_awaiting_fan_out WHERE fanned_out_at IS NULL',
     )
@@ -897,6 +898,88 @@ describe('SQLite store', () => {
       store.db.exec(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, created_at)
                      VALUES ('dlv_none', 'wh_1', 99, 'pending', 0)`),
     ).toThrow(/FOREIGN KEY/)
+  })
+
+  it('keeps the history of the plant changes an older database holds, and starts its horizon at the highest seq it lost', async () => {
+    const steps = loadMigrations()
+    const facts = steps.findIndex((m) => m.name === '019_change_facts')
+    expect(facts).toBeGreaterThan(0)
+    /** A database as the version before left it, holding these events (seq 1, 2, …), then `lose` run. */
+    const older = (payloads: Array<[string, string]>, lose: string) => {
+      const path = join(tempDir(), 'older-changes.db')
+      const db = new Database(path)
+      migrate(db, steps.slice(0, facts))
+      const insert = db.prepare(
+        'INSERT INTO events (type, payload, created_at, fanned_out_at) VALUES (?, ?, ?, ?)',
+      )
+      for (const [i, [type, payload]] of payloads.entries()) insert.run(type, payload, 1000 * (i + 1), 1000)
+      db.exec(lose)
+      db.close()
+      return path
+    }
+    const envelope = (type: string, data: string) => `{"type":"${type}","timestamp":"t","data":${data}}`
+    const big = '{"id":9223372036854775807,"name":"a"}'
+    const path = older(
+      [
+        ['plant.created', envelope('plant.created', big)],
+        ['plant.created', envelope('plant.created', '{"id":1,"name":"gone"}')],
+        ['plant.updated', envelope('plant.updated', '{"id":9223372036854775807,"name":"b"}')],
+        ['webhook.test', envelope('webhook.test', '{"id":9223372036854775807}')],
+        ['plant.created', '{}'],
+        ['plant.deleted', envelope('plant.deleted', '{"id":-9223372036854775808,"name":"c","tag":"t"}')],
+      ],
+      'DELETE FROM events WHERE seq = 2',
+    )
+    store = openSqlite({ path })
+    expect(store.migrated).toEqual(steps.slice(facts).map((m) => m.name))
+    const plantIds = store.db.prepare('SELECT seq, plant_id FROM events ORDER BY seq').safeIntegers(true)
+    expect(plantIds.all()).toEqual([
+      { seq: 1n, plant_id: 9223372036854775807n },
+      { seq: 3n, plant_id: 9223372036854775807n },
+      { seq: 4n, plant_id: null },
+      { seq: 5n, plant_id: null },
+      { seq: 6n, plant_id: -9223372036854775808n },
+    ])
+    // Stored before changes recorded who made them: no actor, no request, and an update's plant
+    // before it unknown.
+    expect(await store.events.history(9223372036854775807n, 10)).toEqual([
+      {
+        seq: 3,
+        type: 'plant.updated',
+        time: new Date(3000),
+        actor: null,
+        requestId: null,
+        before: null,
+        after: '{"id":9223372036854775807,"name":"b"}',
+      },
+      expect.objectContaining({ seq: 1, before: null, after: big }),
+    ])
+    expect(await store.events.history(-9223372036854775808n, 10)).toEqual([
+      expect.objectContaining({
+        seq: 6,
+        before: '{"id":-9223372036854775808,"name":"c","tag":"t"}',
+        after: null,
+      }),
+    ])
+    // Seq 2 is gone: a reader resuming below it may have missed it.
+    expect(await store.events.retentionHorizon()).toBe(2)
+    await store.close()
+
+    // Those deleted last leave no gap among the events kept: the last seq handed out names them.
+    store = openSqlite({
+      path: older(
+        [
+          ['plant.created', envelope('plant.created', big)],
+          ['plant.deleted', envelope('plant.deleted', big)],
+          ['plant.created', envelope('plant.created', big)],
+        ],
+        'DELETE FROM events WHERE seq > 1',
+      ),
+    })
+    expect(await store.events.retentionHorizon()).toBe(3)
+    await store.close()
+    store = openSqlite({ path: older([['plant.created', envelope('plant.created', big)]], '') })
+    expect(await store.events.retentionHorizon()).toBe(0)
   })
 
   it('lets queue transactions wait for a held write lock without blocking the thread', async () => {

@@ -87,10 +87,14 @@ export interface ChangeRow {
 /** A create's outcome, or a change's (for a delete, the plant and version it had), or a batch's. */
 export type RowOutcome = CreateOutcome | WriteResult | BatchCreateOutcome | 'key-taken' | BatchRemoveOutcome
 
-/** What a committed batch did: each row's outcome, and whether it queued any webhook delivery. */
+/**
+ * What a committed batch did: each row's outcome, whether it queued any webhook delivery, and
+ * whether it wrote any plant change (every event this writer stores is one).
+ */
 export interface BatchResult {
   outcomes: RowOutcome[]
   queued: boolean
+  changed: boolean
 }
 
 /** Writes every row in one transaction; throws (having rolled back) when the transaction fails. */
@@ -182,7 +186,7 @@ export function prepareBatchWriter(db: Database): WriteBatch {
     const next = changedPlant(current, row.change ?? {})
     if (next === undefined) return { outcome: 'done', plant: current, version }
     update.run({ id: row.id, name: next.name, nameFolded: foldName(next.name), tag: next.tag ?? null, now })
-    if (event) writeEvent(outboxRow(event(next, new Date(eventsAt))), now)
+    if (event) writeEvent(outboxRow(event(next, new Date(eventsAt), current)), now)
     return { outcome: 'done', plant: next, version: version + 1 }
   }
 
@@ -254,6 +258,6 @@ export function prepareBatchWriter(db: Database): WriteBatch {
       if (db.inTransaction) rollback.run()
       throw error
     }
-    return { outcomes, queued }
+    return { outcomes, queued, changed: firstSeq !== 0 }
   }
 }

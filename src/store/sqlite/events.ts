@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { AppendSignal } from '../append-signal.js'
-import type { ChangePage, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
+import { CHANGE_TYPES, type ChangeRow, changeOfRow } from '../change-row.js'
+import type { ChangePage, ChangeQuery, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
 import { eventIdSql } from './fan-out.js'
 
 interface EventRow {
@@ -11,15 +12,58 @@ interface EventRow {
   created_at: number
 }
 
+/** A change's row as stored, its time in epoch milliseconds. */
+type StoredChange = Omit<ChangeRow, 'created_at'> & { created_at: number }
+
+const CHANGE_COLUMNS = 'seq, type, created_at, payload, actor, request_id, before'
+
+function changeOf(row: StoredChange): ChangeRecord {
+  return changeOfRow({ ...row, created_at: new Date(row.created_at) })
+}
+
 export class SqliteEventStore extends AppendSignal implements EventStore {
   private readonly since: Statement
+  private readonly plantChanges: Statement
+  private readonly lastSeq: Statement
+  private readonly horizon: Statement
+  private readonly readPage: (feed: Statement | undefined, query: ChangeQuery) => ChangePage
+  /** The feed's statement for each set of types asked (at most one per subset of CHANGE_TYPES). */
+  private readonly feeds = new Map<string, Statement>()
+  private readonly changeListeners = new Set<() => void>()
 
-  constructor(db: Database) {
+  constructor(
+    private readonly db: Database,
+    /**
+     * Settles once every batch committed so far is durable; undefined when each already is (see
+     * BatchSink.durable). A change is never shown before it is on disk: a reader that kept its
+     * cursor past one lost with the log would skip the change that later takes its seq.
+     */
+    private readonly durable: () => Promise<void> | undefined = () => undefined,
+  ) {
     super()
     this.since = db.prepare(
       `SELECT e.seq, ${eventIdSql('e')} AS id, e.type, e.payload, e.created_at FROM events e
        WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
     )
+    // A seq below the bound walks the index (plant_id, seq) backwards from it, a page at a time.
+    this.plantChanges = db.prepare(
+      `SELECT ${CHANGE_COLUMNS} FROM events WHERE plant_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    )
+    // The last seq handed out: an event deleted since still counts, as the next one will be above it.
+    this.lastSeq = db
+      .prepare(
+        `SELECT max(coalesce((SELECT max(seq) FROM events), 0),
+                    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))`,
+      )
+      .pluck()
+    this.horizon = db.prepare('SELECT seq FROM change_horizon').pluck()
+    this.readPage = db.transaction((feed: Statement | undefined, query: ChangeQuery): ChangePage => {
+      const rows = (feed ? feed.all(query.afterSeq, query.limit) : []) as StoredChange[]
+      const changes = rows.map(changeOf)
+      const last = changes.at(-1)
+      if (last !== undefined && changes.length >= query.limit) return { changes, lastSeq: last.seq }
+      return { changes, lastSeq: Math.max(query.afterSeq, this.lastSeq.get() as number) }
+    })
   }
 
   async listSince(
@@ -36,17 +80,55 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
     }))
   }
 
-  // Placeholders until the change feed's reads are written.
-  async changes(): Promise<ChangePage> {
-    throw new Error('not yet')
+  /**
+   * One writer commits in seq order, so the feed is the events above `afterSeq` in seq order. The
+   * page and the last seq are read in one read transaction: every seq up to that one was seen by it.
+   */
+  async changes(query: ChangeQuery): Promise<ChangePage> {
+    return this.onceDurable(this.readPage(this.feed(query.types), query))
   }
-  async history(): Promise<ChangeRecord[]> {
-    throw new Error('not yet')
+
+  async history(plantId: bigint, limit: number, beforeSeq?: number): Promise<ChangeRecord[]> {
+    const rows = this.plantChanges.all(plantId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as StoredChange[]
+    return this.onceDurable(rows.map(changeOf))
   }
+
   async retentionHorizon(): Promise<number> {
-    throw new Error('not yet')
+    return (this.horizon.get() as number | undefined) ?? 0
   }
-  watchChanges(): () => void {
-    throw new Error('not yet')
+
+  watchChanges(listener: () => void): () => void {
+    this.changeListeners.add(listener)
+    return () => this.changeListeners.delete(listener)
+  }
+
+  /** Called by the plant store after a commit that wrote plant changes, once it is durable. */
+  changed(): void {
+    for (const listener of this.changeListeners) listener()
+  }
+
+  /**
+   * The feed's statement for these types (every plant change type when absent); undefined when none
+   * of them is a plant change type, so the feed holds nothing of them (a webhook's test message).
+   */
+  private feed(types: readonly string[] | undefined): Statement | undefined {
+    const kept = types === undefined ? CHANGE_TYPES : CHANGE_TYPES.filter((type) => types.includes(type))
+    if (kept.length === 0) return undefined
+    const key = kept.join(' ')
+    let statement = this.feeds.get(key)
+    if (statement === undefined) {
+      // The types are the fixed names of CHANGE_TYPES, never a caller's text.
+      const names = kept.map((type) => `'${type}'`).join(', ')
+      statement = this.db.prepare(
+        `SELECT ${CHANGE_COLUMNS} FROM events WHERE seq > ? AND type IN (${names}) ORDER BY seq LIMIT ?`,
+      )
+      this.feeds.set(key, statement)
+    }
+    return statement
+  }
+
+  private onceDurable<T>(found: T): T | Promise<T> {
+    const durable = this.durable()
+    return durable === undefined ? found : durable.then(() => found)
   }
 }

@@ -41,22 +41,34 @@ export const FAN_OUT_RANGE = `INSERT OR IGNORE INTO webhook_deliveries
   FROM webhooks w CROSS JOIN events e
   WHERE w.disabled_at IS NULL AND e.seq BETWEEN @from AND @to AND w.after_seq < e.seq AND ${TYPE_MATCHES}`
 
-/** An outbox event as it is stored: its time in epoch milliseconds; no id, unless it was given one. */
+/**
+ * An outbox event as it is stored: its time in epoch milliseconds; no id, unless it was given one; a
+ * plant's change with its facts (ChangeFacts), the actor as JSON text.
+ */
 export interface OutboxRow {
   id: string | null
   type: string
   payload: string
   createdAt: number
   traceparent: string | null
+  plantId: bigint | null
+  actor: string | null
+  requestId: string | null
+  before: string | null
 }
 
 export function outboxRow(event: OutboxEvent): OutboxRow {
+  const change = event.change
   return {
     id: event.id ?? null,
     type: event.type,
     payload: event.payload,
     createdAt: event.occurredAt.getTime(),
     traceparent: event.traceparent ?? null,
+    plantId: change?.plantId ?? null,
+    actor: change ? JSON.stringify(change.actor) : null,
+    requestId: change?.requestId ?? null,
+    before: change?.before ?? null,
   }
 }
 
@@ -74,16 +86,28 @@ export interface Outbox {
  * writer's page cache) another connection would otherwise dirty once more per event.
  */
 export function prepareOutbox(db: Database): Outbox {
-  // One row under its integer key; its id is made from that key when read (eventIdSql).
+  // One row under its integer key; its id is made from that key when read (eventIdSql). A change's
+  // facts ride in the same row, which adds one entry to the plant's history index and nothing else.
   const insert = db.prepare(
-    'INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id) VALUES (?, ?, ?, ?, ?, ?)',
+    `INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id, plant_id, actor, request_id, before)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const fanOut = db.prepare(FAN_OUT_RANGE)
   return {
     write(event, at) {
       return Number(
-        insert.run(event.type, event.payload, event.createdAt, at, event.traceparent, event.id)
-          .lastInsertRowid,
+        insert.run(
+          event.type,
+          event.payload,
+          event.createdAt,
+          at,
+          event.traceparent,
+          event.id,
+          event.plantId,
+          event.actor,
+          event.requestId,
+          event.before,
+        ).lastInsertRowid,
       )
     },
     fanOut(from, to) {

@@ -51,9 +51,15 @@ export class SqliteStore implements Store {
           logPath: file.logPath,
         })
       : batchSink({ connect: () => ({ db, close: () => {} }), busyTimeoutMs, checkFile })
-    this.events = new SqliteEventStore(db)
+    this.events = new SqliteEventStore(db, () => this.sink.durable())
     this.maintenance = new SqliteMaintenanceStore(db)
-    this.plants = new SqlitePlantStore(db, this.sink, () => this.events.appended(), checkFile)
+    this.plants = new SqlitePlantStore(
+      db,
+      this.sink,
+      () => this.events.appended(),
+      checkFile,
+      () => this.events.changed(),
+    )
     this.tokens = new SqliteTokenStore(db)
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3'
+import type { Database, Statement } from 'better-sqlite3'
 import { CHUNK, inChunks } from '../chunks.js'
 import type { MaintenanceStore, RetentionPolicy, SweepCounts } from '../types.js'
 import { EventTimes } from './event-time.js'
@@ -31,12 +31,13 @@ export const SWEEPS: readonly Sweep[] = [
     kind: 'events',
     // Walked by seq up to @end, the first event dated at or after the cutoff (EventTimes): unbounded,
     // a sweep that deletes nothing would read every event, on the event loop. An old event past @end (dated
-    // out of seq order) goes at a later sweep, once the end has passed it.
+    // out of seq order) goes at a later sweep, once the end has passed it. The seqs deleted come back
+    // to move the retention horizon (recordHorizon) in the same transaction.
     sql: `DELETE FROM events WHERE seq IN (
             SELECT e.seq FROM events e
             WHERE e.seq < @end AND e.created_at < @cutoff AND e.fanned_out_at IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
-            ORDER BY e.seq LIMIT @limit)`,
+            ORDER BY e.seq LIMIT @limit) RETURNING seq`,
     cutoff: (p) => p.eventsBefore.getTime(),
   },
   {
@@ -49,9 +50,11 @@ export const SWEEPS: readonly Sweep[] = [
 
 export class SqliteMaintenanceStore implements MaintenanceStore {
   private readonly times: EventTimes
+  private readonly raiseHorizon: Statement
 
   constructor(private readonly db: Database) {
     this.times = new EventTimes(db)
+    this.raiseHorizon = db.prepare('UPDATE change_horizon SET seq = ? WHERE seq < ?')
   }
 
   async sweep(policy: RetentionPolicy): Promise<SweepCounts> {
@@ -59,13 +62,27 @@ export class SqliteMaintenanceStore implements MaintenanceStore {
     for (const sweep of SWEEPS) {
       const remove = this.db.prepare(sweep.sql)
       const cutoff = sweep.cutoff(policy)
-      const params =
-        sweep.kind === 'events'
-          ? { cutoff, limit: CHUNK, end: this.times.endBefore(cutoff) }
-          : { cutoff, limit: CHUNK }
-      counts[sweep.kind] = await inChunks(() => remove.run(params).changes, policy.signal)
+      if (sweep.kind === 'events') {
+        const params = { cutoff, limit: CHUNK, end: this.times.endBefore(cutoff) }
+        const chunk = this.db.transaction(() => this.recordHorizon(remove.pluck().all(params) as number[]))
+        counts.events = await inChunks(() => chunk.immediate(), policy.signal)
+      } else {
+        const params = { cutoff, limit: CHUNK }
+        counts[sweep.kind] = await inChunks(() => remove.run(params).changes, policy.signal)
+      }
     }
     return counts
+  }
+
+  /**
+   * Raises the retention horizon to the highest of the seqs just deleted, inside their transaction:
+   * the horizon is never behind what the feed has lost. Returns how many were deleted.
+   */
+  private recordHorizon(deleted: number[]): number {
+    if (deleted.length === 0) return 0
+    const highest = Math.max(...deleted)
+    this.raiseHorizon.run(highest, highest)
+    return deleted.length
   }
 
   /**

@@ -77,6 +77,8 @@ export class SqlitePlantStore implements PlantStore {
     private readonly onDeliveriesQueued: () => void = () => {},
     /** Throws when the database file is no longer the one opened (see OpenedFile). */
     private readonly checkFile: () => void = () => {},
+    /** Told after a commit that wrote plant changes (once durable), so that feed readers read them at once. */
+    private readonly onChanged: () => void = () => {},
   ) {
     this.outbox = prepareOutbox(db)
     this.selectOne = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true)
@@ -107,6 +109,8 @@ export class SqlitePlantStore implements PlantStore {
     this.deliveriesQueued = false
     const outcomes = run.immediate()
     this.announceDeliveries()
+    // Only an inserted plant writes its event.
+    if (outcomes.some((outcome, i) => outcome === 'created' && items[i]?.event)) this.onChanged()
     return outcomes
   }
 
@@ -278,9 +282,10 @@ export class SqlitePlantStore implements PlantStore {
     }
     void write
       .then(
-        ({ outcomes, queued }) => {
+        ({ outcomes, queued, changed }) => {
           for (let i = 0; i < batch.length; i++) batch[i]?.resolve(outcomes[i] as RowOutcome)
           if (queued) this.onDeliveriesQueued()
+          if (changed) this.onChanged()
         },
         (error: unknown) => {
           for (const item of batch) item.reject(error)

@@ -149,7 +149,11 @@ export function batchSink(options: SinkOptions): BatchSink {
         const { written, taken, span } = await retryWhileBusy(attempt, busyTimeoutMs)
         let at = 0
         for (const q of taken) {
-          const result = { outcomes: written.outcomes.slice(at, at + q.batch.length), queued: written.queued }
+          const result = {
+            outcomes: written.outcomes.slice(at, at + q.batch.length),
+            queued: written.queued,
+            changed: written.changed,
+          }
           at += q.batch.length
           if (logPath === undefined) q.resolve(result)
           else waiting.push({ upTo: committed, resolve: () => q.resolve(result), reject: q.reject })

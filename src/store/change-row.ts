@@ -1,0 +1,63 @@
+import { PLANT_EVENT_TYPES } from '../plants/events.js'
+import type { Actor, ChangeRecord } from './types.js'
+
+/** The event types the change feed and a plant's history hold: a plant's changes, never a webhook's test message. */
+export const CHANGE_TYPES: readonly string[] = PLANT_EVENT_TYPES
+
+/** A plant change's outbox row as both stores read it back (the time already a Date). */
+export interface ChangeRow {
+  seq: number
+  type: string
+  created_at: Date
+  payload: string
+  /** The Actor as JSON text; null for a change stored before changes recorded their actor. */
+  actor: string | null
+  request_id: string | null
+  /** The plant before an update, as JSON text; null otherwise. */
+  before: string | null
+}
+
+const DATA = '"data":'
+
+/**
+ * The `data` of an event's envelope `{"type","timestamp","data":…}` as the text it was written, so that
+ * its ids stay exact (parsing would round them past 2^53). `data` is the envelope's last member, and
+ * `"data":` cannot occur before it: the type and timestamp before it hold no quote.
+ */
+export function payloadData(payload: string): string {
+  const at = payload.indexOf(DATA)
+  if (at < 0 || !payload.endsWith('}')) throw new Error('an event payload without data')
+  return payload.slice(at + DATA.length, -1)
+}
+
+/**
+ * The change a stored row records. A create has no plant before and its event's data after; an
+ * update stored the plant before beside its event; a delete's event carries the plant as it was.
+ */
+export function changeOfRow(row: ChangeRow): ChangeRecord {
+  const data = payloadData(row.payload)
+  let before: string | null
+  let after: string | null
+  switch (row.type) {
+    case 'plant.created':
+      before = null
+      after = data
+      break
+    case 'plant.deleted':
+      before = data
+      after = null
+      break
+    default:
+      before = row.before
+      after = data
+  }
+  return {
+    seq: row.seq,
+    type: row.type,
+    time: row.created_at,
+    actor: row.actor === null ? null : (JSON.parse(row.actor) as Actor),
+    requestId: row.request_id,
+    before,
+    after,
+  }
+}
