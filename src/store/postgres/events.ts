@@ -1,8 +1,11 @@
 import type { Pool } from 'pg'
 import { AppendSignal } from '../append-signal.js'
-import type { ChangePage, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
+import { CHANGE_TYPES, type ChangeRow, changeOfRow } from '../change-row.js'
+import type { ChangePage, ChangeQuery, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
+import { ChangeWatch, type Listening } from './change-watch.js'
 import { guarded } from './errors.js'
 import { eventIdSql } from './fan-out.js'
+import type { EventsWritten } from './plants.js'
 
 interface EventRow {
   seq: string
@@ -13,8 +16,14 @@ interface EventRow {
 }
 
 export class PostgresEventStore extends AppendSignal implements EventStore {
-  constructor(private readonly pool: Pool) {
+  private readonly changeWatch: ChangeWatch
+
+  constructor(
+    private readonly pool: Pool,
+    listening: Listening,
+  ) {
     super()
+    this.changeWatch = new ChangeWatch(listening)
   }
 
   async listSince(
@@ -37,17 +46,78 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
     }))
   }
 
-  // Placeholders until the change feed's reads are written.
-  async changes(): Promise<ChangePage> {
-    throw new Error('not yet')
+  /**
+   * The page and the highest seq stored, in one statement and so one snapshot: every event at or
+   * below that seq has committed (seq order is commit order, see outbox-lock.ts), and a page that is
+   * not full has every change up to it.
+   */
+  async changes(query: ChangeQuery): Promise<ChangePage> {
+    const types = query.types?.filter((type) => CHANGE_TYPES.includes(type)) ?? CHANGE_TYPES
+    const result = await guarded(() =>
+      this.pool.query<PageRow>(
+        `SELECT (SELECT max(seq) FROM events)::text AS top, p.*
+         FROM (VALUES (1)) AS one(x) LEFT JOIN (
+           SELECT ${CHANGE_COLUMNS} FROM events
+           WHERE seq > $1 AND type = ANY($3::text[]) ORDER BY seq LIMIT $2
+         ) p ON true
+         ORDER BY p.seq`,
+        [query.afterSeq, query.limit, types],
+      ),
+    )
+    // With no change to show, the one row carries only the highest seq.
+    const changes = result.rows.flatMap((row) => (row.seq === null ? [] : [toChange(row)]))
+    const last = changes.at(-1)
+    const lastSeq =
+      last && changes.length >= query.limit
+        ? last.seq
+        : Math.max(query.afterSeq, Number(result.rows[0]?.top ?? 0))
+    return { changes, lastSeq }
   }
-  async history(): Promise<ChangeRecord[]> {
-    throw new Error('not yet')
+
+  async history(plantId: bigint, limit: number, beforeSeq?: number): Promise<ChangeRecord[]> {
+    const result = await guarded(() =>
+      beforeSeq === undefined
+        ? this.pool.query<SeqRow>(
+            `SELECT ${CHANGE_COLUMNS} FROM events WHERE plant_id = $1 ORDER BY seq DESC LIMIT $2`,
+            [plantId.toString(), limit],
+          )
+        : this.pool.query<SeqRow>(
+            `SELECT ${CHANGE_COLUMNS} FROM events WHERE plant_id = $1 AND seq < $3 ORDER BY seq DESC LIMIT $2`,
+            [plantId.toString(), limit, beforeSeq],
+          ),
+    )
+    return result.rows.map(toChange)
   }
+
   async retentionHorizon(): Promise<number> {
-    throw new Error('not yet')
+    const result = await guarded(() =>
+      this.pool.query<{ seq: string }>('SELECT seq::text AS seq FROM retention_horizon'),
+    )
+    return Number(result.rows[0]?.seq ?? 0)
   }
-  watchChanges(): () => void {
-    throw new Error('not yet')
+
+  watchChanges(listener: () => void): () => void {
+    return this.changeWatch.watch(listener)
   }
+
+  /** Called by the plant store after every commit that wrote events. */
+  committed(written: EventsWritten): void {
+    if (written.queued) this.appended()
+    if (written.changed) this.changeWatch.ring()
+  }
+}
+
+/**
+ * A change's columns. node-postgres gives the bigint seq as text; a cast in SQL would be wrong here:
+ * `ORDER BY seq` would then sort by the text.
+ */
+const CHANGE_COLUMNS = 'seq, type, created_at, payload, actor, request_id, before'
+
+type SeqRow = Omit<ChangeRow, 'seq'> & { seq: string }
+
+/** A row of a page of changes: a change's columns (all null when there is none) and the highest seq. */
+type PageRow = SeqRow & { top: string | null }
+
+function toChange(row: SeqRow): ChangeRecord {
+  return changeOfRow({ ...row, seq: Number(row.seq) })
 }

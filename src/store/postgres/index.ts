@@ -56,8 +56,8 @@ export class PostgresStore implements Store {
     readonly migrated: readonly string[] = [],
   ) {
     this.tokens = new PostgresTokenStore(pool, watch)
-    this.events = new PostgresEventStore(pool)
-    this.plants = new PostgresPlantStore(pool, () => this.events.appended())
+    this.events = new PostgresEventStore(pool, watch)
+    this.plants = new PostgresPlantStore(pool, (written) => this.events.committed(written))
     this.webhooks = new PostgresWebhookStore(pool)
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)

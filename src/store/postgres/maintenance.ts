@@ -12,9 +12,14 @@ const LOCK_TIMEOUT = '2s'
 
 interface Sweep {
   kind: keyof SweepCounts
-  /** A DELETE of at most $2 rows older than $1. */
+  /** Deletes at most $2 rows older than $1; responds with how many, as `n`. */
   sql: string
   cutoff: (policy: RetentionPolicy) => Date
+}
+
+/** A DELETE as a sweep's statement, which responds with how many rows it deleted. */
+function counted(deletion: string): string {
+  return `WITH gone AS (${deletion} RETURNING 1) SELECT count(*)::int AS n FROM gone`
 }
 
 // The same sweeps, in the same order, as the SQLite store's: finished deliveries go before the events
@@ -23,26 +28,34 @@ interface Sweep {
 const SWEEPS: Sweep[] = [
   {
     kind: 'webhook_deliveries',
-    sql: `DELETE FROM webhook_deliveries WHERE id IN (
+    sql: counted(`DELETE FROM webhook_deliveries WHERE id IN (
             SELECT id FROM webhook_deliveries
-            WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < $1 LIMIT $2)`,
+            WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < $1 LIMIT $2)`),
     cutoff: (p) => p.eventsBefore,
   },
   {
     kind: 'events',
     // seq grows with time, so walking it from the start stops at the first young event. An event a
     // replay is queueing (it holds the row) is skipped: the delivery it gets would fail this delete.
-    sql: `DELETE FROM events WHERE seq IN (
-            SELECT e.seq FROM events e
-            WHERE e.created_at < $1 AND e.fanned_out_at IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
-            ORDER BY e.seq LIMIT $2 FOR UPDATE OF e SKIP LOCKED)`,
+    // The highest seq deleted moves the change feed's retention horizon in the same statement.
+    sql: `WITH gone AS (
+            DELETE FROM events WHERE seq IN (
+              SELECT e.seq FROM events e
+              WHERE e.created_at < $1 AND e.fanned_out_at IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)
+              ORDER BY e.seq LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
+            RETURNING seq
+          ), moved AS (
+            UPDATE retention_horizon h SET seq = g.top FROM (SELECT max(seq) AS top FROM gone) g
+            WHERE g.top > h.seq
+          )
+          SELECT count(*)::int AS n FROM gone`,
     cutoff: (p) => p.eventsBefore,
   },
   {
     kind: 'tokens',
-    sql: `DELETE FROM tokens WHERE id IN (
-            SELECT id FROM tokens WHERE revoked_at < $1 OR expires_at < $1 LIMIT $2)`,
+    sql: counted(`DELETE FROM tokens WHERE id IN (
+            SELECT id FROM tokens WHERE revoked_at < $1 OR expires_at < $1 LIMIT $2)`),
     cutoff: (p) => p.tokensBefore,
   },
 ]
@@ -57,9 +70,9 @@ export class PostgresMaintenanceStore implements MaintenanceStore {
       const deleteChunk = async () => {
         const deleted = await inTransaction(this.pool, async (client) => {
           await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
-          return client.query(sweep.sql, [sweep.cutoff(policy), CHUNK])
+          return client.query<{ n: number }>(sweep.sql, [sweep.cutoff(policy), CHUNK])
         })
-        return deleted.rowCount ?? 0
+        return deleted.rows[0]?.n ?? 0
       }
       counts[sweep.kind] = await inChunks(deleteChunk, policy.signal)
     }

@@ -27,6 +27,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../types.js'
+import { CHANGES_CHANNEL, CHANGES_PAYLOAD } from './change-watch.js'
 import { guarded } from './errors.js'
 import { fanOutSql } from './fan-out.js'
 import { lockOutbox } from './outbox-lock.js'
@@ -156,8 +157,11 @@ export class PostgresPlantStore implements PlantStore {
 
   constructor(
     private readonly pool: Pool,
-    /** Told after a commit that queued webhook deliveries, so the dispatcher sends them at once. */
-    private readonly onDeliveriesQueued: () => void = () => {},
+    /**
+     * Told after a commit that wrote events: the dispatcher sends the deliveries they queued at once,
+     * and the change feed's watchers read the changes.
+     */
+    private readonly onCommitted: (written: EventsWritten) => void = () => {},
   ) {}
 
   /**
@@ -166,7 +170,7 @@ export class PostgresPlantStore implements PlantStore {
    * line, which is what bounds an import's speed.
    */
   async importBatch(items: readonly ImportItem[]): Promise<ImportOutcome[]> {
-    const { outcomes, queued } = await inTransaction(this.pool, async (client) => {
+    const { outcomes, written } = await inTransaction(this.pool, async (client) => {
       // Of the lines that share an id the first is the one inserted; the others compare with it.
       const created = await insertAbsent(
         client,
@@ -197,9 +201,9 @@ export class PostgresPlantStore implements PlantStore {
             row && row.name === plant.name && row.tag === (plant.tag ?? null) ? 'unchanged' : 'conflict'
         }
       }
-      return { outcomes, queued: await writeEvents(client, inArrivalOrder(events)) }
+      return { outcomes, written: await writeEvents(client, inArrivalOrder(events)) }
     })
-    if (queued) this.onDeliveriesQueued()
+    this.onCommitted(written)
     return outcomes
   }
 
@@ -212,31 +216,27 @@ export class PostgresPlantStore implements PlantStore {
     items: readonly BatchCreateItem[],
     idempotency?: IdempotencyRecord,
   ): Promise<BatchCreateOutcome | 'key-taken'> {
-    return allOrNothing<BatchCreateOutcome | 'key-taken'>(
-      this.pool,
-      this.onDeliveriesQueued,
-      async (client) => {
-        const created = await insertAbsent(
-          client,
-          items.map((item) => item.plant),
-        )
-        if (created.size < items.length) {
-          const seen = new Set<string>()
-          const index = items.findIndex(({ plant }) => {
-            const id = plant.id.toString()
-            if (seen.has(id) || !created.has(id)) return true
-            seen.add(id)
-            return false
-          })
-          throw new Refused({ outcome: 'exists', index })
-        }
-        if (idempotency && !(await storeKey(client, idempotency, new Date()))) throw new Refused('key-taken')
-        // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
-        const at = new Date()
-        const events = items.flatMap((item) => (item.event ? [item.event(at)] : []))
-        return { outcome: { outcome: 'created' }, queued: await writeEvents(client, events) }
-      },
-    )
+    return allOrNothing<BatchCreateOutcome | 'key-taken'>(this.pool, this.onCommitted, async (client) => {
+      const created = await insertAbsent(
+        client,
+        items.map((item) => item.plant),
+      )
+      if (created.size < items.length) {
+        const seen = new Set<string>()
+        const index = items.findIndex(({ plant }) => {
+          const id = plant.id.toString()
+          if (seen.has(id) || !created.has(id)) return true
+          seen.add(id)
+          return false
+        })
+        throw new Refused({ outcome: 'exists', index })
+      }
+      if (idempotency && !(await storeKey(client, idempotency, new Date()))) throw new Refused('key-taken')
+      // Dated after the inserts, which waited for any transaction that was deleting one of these ids.
+      const at = new Date()
+      const events = items.flatMap((item) => (item.event ? [item.event(at)] : []))
+      return { outcome: { outcome: 'created' }, written: await writeEvents(client, events) }
+    })
   }
 
   /**
@@ -245,7 +245,7 @@ export class PostgresPlantStore implements PlantStore {
    * nothing.
    */
   async removeMany(ids: readonly bigint[], options: BatchRemoveOptions): Promise<BatchRemoveOutcome> {
-    return allOrNothing<BatchRemoveOutcome>(this.pool, this.onDeliveriesQueued, async (client) => {
+    return allOrNothing<BatchRemoveOutcome>(this.pool, this.onCommitted, async (client) => {
       const found = await client.query<PlantRow>(
         `SELECT ${COLUMNS} FROM plants WHERE id = ANY($1::bigint[]) ORDER BY plants.id FOR UPDATE`,
         [[...new Set(ids.map(String))]],
@@ -269,7 +269,7 @@ export class PostgresPlantStore implements PlantStore {
       const { event } = options
       const events = event ? deleted.map((plant) => event(plant, at)) : []
       const outcome: BatchRemoveOutcome = { outcome: 'deleted', ids: deleted.map((plant) => plant.id) }
-      return { outcome, queued: await writeEvents(client, events) }
+      return { outcome, written: await writeEvents(client, events) }
     })
   }
 
@@ -399,10 +399,10 @@ export class PostgresPlantStore implements PlantStore {
 
   private async flush(batch: PendingWrite[]): Promise<void> {
     let outcomes: Array<BatchOutcome | WriteResult>
-    let queued: boolean
+    let written: EventsWritten
     const span = startGroupCommit('postgresql', batch)
     try {
-      ;({ outcomes, queued } = await inTransaction(this.pool, (client) => this.write(client, batch)))
+      ;({ outcomes, written } = await inTransaction(this.pool, (client) => this.write(client, batch)))
       endSpan(span)
     } catch (error) {
       endSpan(span, error)
@@ -422,7 +422,7 @@ export class PostgresPlantStore implements PlantStore {
     })
     // Ahead of the writes queued meanwhile, which arrived after them.
     this.queue.unshift(...again)
-    if (queued) this.onDeliveriesQueued()
+    this.onCommitted(written)
   }
 
   /**
@@ -434,7 +434,7 @@ export class PostgresPlantStore implements PlantStore {
   private async write(
     client: PoolClient,
     batch: PendingWrite[],
-  ): Promise<{ outcomes: Array<BatchOutcome | WriteResult>; queued: boolean }> {
+  ): Promise<{ outcomes: Array<BatchOutcome | WriteResult>; written: EventsWritten }> {
     const creates: PendingCreate[] = []
     const changes: PendingChange[] = []
     const at: { creates: number[]; changes: number[] } = { creates: [], changes: [] }
@@ -465,7 +465,7 @@ export class PostgresPlantStore implements PlantStore {
       })
       events.push(...written.events)
     }
-    return { outcomes, queued: await writeEvents(client, inArrivalOrder(events)) }
+    return { outcomes, written: await writeEvents(client, inArrivalOrder(events)) }
   }
 
   /** The creates of a batch that carries no Idempotency-Key record, in one INSERT. */
@@ -571,21 +571,21 @@ class Refused<T> {
 
 /**
  * Runs `work` in a transaction; a Refused thrown by it rolls the transaction back and resolves with
- * its outcome. Tells `onDeliveriesQueued` when the committed work queued a webhook delivery.
+ * its outcome. Tells `onCommitted` what the committed work's events did.
  */
 async function allOrNothing<T>(
   pool: Pool,
-  onDeliveriesQueued: () => void,
-  work: (client: PoolClient) => Promise<{ outcome: T; queued: boolean }>,
+  onCommitted: (written: EventsWritten) => void,
+  work: (client: PoolClient) => Promise<{ outcome: T; written: EventsWritten }>,
 ): Promise<T> {
-  let written: { outcome: T; queued: boolean }
+  let written: { outcome: T; written: EventsWritten }
   try {
     written = await inTransaction(pool, work)
   } catch (error) {
     if (error instanceof Refused) return error.outcome as T
     throw error
   }
-  if (written.queued) onDeliveriesQueued()
+  onCommitted(written.written)
   return written.outcome
 }
 
@@ -644,7 +644,9 @@ async function writeChanges(client: PoolClient, changes: readonly PendingChange[
     results[k] = { outcome: 'done', plant: next, version: current.version + 1 }
     stored.set(key, change === 'delete' ? undefined : { plant: next, version: current.version + 1 })
     changed.add(key)
-    if (options.event) events.push(options.event(next, at))
+    // An update's event is told the plant as it was; a delete's plant is the one it removes.
+    if (options.event)
+      events.push(change === 'delete' ? options.event(next, at) : options.event(next, at, current.plant))
   }
   const updated = [...changed].flatMap((key) => {
     const row = stored.get(key)
@@ -730,28 +732,42 @@ function readEachOnce<T>(pages: PendingPage<T>[], read: (page: PageQuery) => Pro
   }
 }
 
+/** What a transaction's events did: whether they queued a webhook delivery, and whether there were any. */
+export interface EventsWritten {
+  queued: boolean
+  changed: boolean
+}
+
+const NOTHING_WRITTEN: EventsWritten = { queued: false, changed: false }
+
 /**
  * Appends outbox events inside the caller's transaction and fans them out to webhook deliveries in
  * the same statement, as the SQLite store does: the dispatcher then only claims and sends, and never
  * rewrites an event row (each such UPDATE a new row version and its index entries). The advisory
  * lock, held until COMMIT, makes seq order commit order across every instance (see 001_init.sql) and
  * orders the batch against subscriptions being created (see PostgresWebhookStore.insert); it is
- * taken last, so it is held only for this statement and the commit. Returns whether any delivery
- * was queued.
+ * taken last, so it is held only for this statement and the commit. Each event is a plant's change:
+ * its facts go into the same rows, and the same statement notifies every instance that watches
+ * changes (delivered only if the transaction commits).
  */
-async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<boolean> {
-  if (events.length === 0) return false
+async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<EventsWritten> {
+  if (events.length === 0) return NOTHING_WRITTEN
   await lockOutbox(client)
-  const fanned = await client.query(
+  const written = await client.query<{ queued: number }>(
     `WITH e AS (
-       INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id)
-       SELECT type, payload, created_at, created_at, traceparent, id
-       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[]) WITH ORDINALITY
-         AS t(type, payload, created_at, traceparent, id, ord)
+       INSERT INTO events (type, payload, created_at, fanned_out_at, traceparent, id, plant_id, actor,
+         request_id, before)
+       SELECT type, payload, created_at, created_at, traceparent, id, plant_id, actor, request_id, before
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::bigint[],
+           $7::text[], $8::text[], $9::text[]) WITH ORDINALITY
+         AS t(type, payload, created_at, traceparent, id, plant_id, actor, request_id, before, ord)
        ORDER BY ord
        RETURNING seq, type, created_at
+     ), d AS (
+       ${fanOutSql('e', 'e.created_at')}
+       RETURNING 1
      )
-     ${fanOutSql('e', 'e.created_at')}`,
+     SELECT (SELECT count(*) FROM d)::int AS queued, pg_notify($10, ${CHANGES_PAYLOAD})::text AS notified`,
     [
       events.map((e) => e.type),
       events.map((e) => e.payload),
@@ -759,7 +775,12 @@ async function writeEvents(client: PoolClient, events: OutboxEvent[]): Promise<b
       events.map((e) => e.traceparent ?? null),
       // Null for a change's event: its id is made from its seq when read (eventIdSql).
       events.map((e) => e.id ?? null),
+      events.map((e) => e.change?.plantId.toString() ?? null),
+      events.map((e) => (e.change ? JSON.stringify(e.change.actor) : null)),
+      events.map((e) => e.change?.requestId ?? null),
+      events.map((e) => e.change?.before ?? null),
+      CHANGES_CHANNEL,
     ],
   )
-  return (fanned.rowCount ?? 0) > 0
+  return { queued: (written.rows[0]?.queued ?? 0) > 0, changed: true }
 }

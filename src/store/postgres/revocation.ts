@@ -14,6 +14,14 @@ export const REVOCATION_PAYLOAD = "$2::text || ' ' || coalesce(current_schema(),
 
 const EPOCH_QUERY = "SELECT value::text AS value FROM meta WHERE key = 'token_epoch'"
 
+/** What a channel listened to besides the revocations' is told (RevocationWatch.listenTo). */
+export interface ChannelListener {
+  /** A notification on the channel from this store's schema. */
+  notified(): void
+  /** The connection has begun to listen on the channel: whatever was notified before went unseen. */
+  listening(): void
+}
+
 export interface RevocationWatchOptions {
   /** Connection settings for the dedicated listening connection (never taken from the pool). */
   client: pg.ClientConfig
@@ -59,6 +67,8 @@ export class RevocationWatch {
   private checking: Promise<void> | undefined
   private timer: NodeJS.Timeout | undefined
   private closed = false
+  /** Other channels this connection listens on while someone wants them (listenTo). */
+  private readonly channels = new Map<string, ChannelListener>()
 
   constructor(private readonly options: RevocationWatchOptions) {}
 
@@ -76,6 +86,31 @@ export class RevocationWatch {
   /** Takes a value seen elsewhere (a poll, a notification, this process's own revoke); never goes back. */
   observe(epoch: number): void {
     if (Number.isFinite(epoch) && epoch > this.current) this.current = epoch
+  }
+
+  /**
+   * Listens on `channel` too, on the same connection, until the returned function is called; only
+   * then, so that an instance nobody asks for the channel is not woken by every notification on it.
+   * `listening` is called once the connection listens, and again whenever it is opened anew (a
+   * notification sent while it was down is lost). Nothing is heard while the watch is not started.
+   */
+  listenTo(channel: string, listener: ChannelListener): () => void {
+    this.channels.set(channel, listener)
+    const client = this.listener
+    // Sent on the connection in the order asked, so an UNLISTEN and a LISTEN that follow it keep theirs.
+    if (client)
+      client.query(`LISTEN ${channel}`).then(
+        () => {
+          if (this.listener === client && this.channels.get(channel) === listener) listener.listening()
+        },
+        () => this.discard(client),
+      )
+    return () => {
+      if (this.channels.get(channel) !== listener) return
+      this.channels.delete(channel)
+      const current = this.listener
+      current?.query(`UNLISTEN ${channel}`).catch(() => this.discard(current))
+    }
   }
 
   /** False until started, and for good in a process that verifies no tokens. */
@@ -145,7 +180,8 @@ export class RevocationWatch {
   private async readEpoch(client: pg.Client): Promise<void> {
     const sent = performance.now()
     // Two statements in one simple query return one result each; the epoch is the last.
-    const answer: unknown = await client.query(`LISTEN ${this.channel}; ${EPOCH_QUERY}`)
+    const listens = [this.channel, ...this.channels.keys()].map((channel) => `LISTEN ${channel}; `).join('')
+    const answer: unknown = await client.query(`${listens}${EPOCH_QUERY}`)
     const results = (Array.isArray(answer) ? answer : [answer]) as pg.QueryResult<{ value: string }>[]
     this.confirm(results.at(-1)?.rows[0]?.value, sent)
   }
@@ -172,6 +208,7 @@ export class RevocationWatch {
     client.on('end', drop)
     client.on('notification', (message) => {
       if (message.channel === this.channel) this.notified(message.payload ?? '')
+      else if (message.payload === this.schema) this.channels.get(message.channel)?.notified()
     })
     try {
       await client.connect()
@@ -189,6 +226,7 @@ export class RevocationWatch {
       return
     }
     this.listener = client
+    for (const listener of [...this.channels.values()]) listener.listening()
   }
 
   /**
