@@ -324,6 +324,10 @@ const QUERIES: Record<string, readonly Row[]> = {
     cursor,
   ],
   tokens: [LIMIT, cursor],
+  events: [
+    ['after', { '*': refuse(errors.CURSOR_INVALID, "The query parameter after must be a change's cursor.") }],
+    query('ticket', 'a ticket from POST /events/tickets, given once'),
+  ],
 }
 
 /** The table of a route's body shape, path or query string; a route without one fails at start. */
