@@ -47,6 +47,9 @@ export class StreamTickets {
   ) {}
 
   async issue(principal: Principal): Promise<IssuedTicket> {
+    // Read from the store, not this instance's cache: a token another instance has just revoked gets
+    // no ticket to outlive that.
+    await this.checkToken(principal)
     const now = this.now()
     // A ticket opens nothing once its token has expired.
     const expiresAt = Math.min(now + TICKET_TTL_MS, principal.expiresAt ?? Number.POSITIVE_INFINITY)

@@ -137,6 +137,8 @@ export async function eventStreamRoutes(
           ...errorResponses(
             errors.CURSOR_INVALID,
             401,
+            errors.TICKET_INVALID,
+            errors.TICKET_EXPIRED,
             errors.SCOPE_MISSING,
             errors.CURSOR_EXPIRED,
             500,
