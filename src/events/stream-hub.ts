@@ -10,6 +10,8 @@ export interface StreamSink {
   write(chunk: Buffer): void
   /** Bytes written and not yet handed to the client's connection. */
   backlog(): number
+  /** Settles once most of the backlog has been sent (or the stream has closed). */
+  drained(): Promise<void>
   /** Ends the response: at once for a backlog (its bytes would only wait longer), else after what was written. */
   close(reason: StreamEndReason): void
 }
@@ -49,11 +51,11 @@ const CHECK_MS = 1000
 const POLL_MS = 2000
 /**
  * Bytes a stream may have waiting for its client before it is ended: a reader that falls this far
- * behind resumes from its last id, and the server never holds more than this for it.
+ * behind resumes from its last id, and the server holds no more than this and one read's changes for it.
  */
-export const BACKLOG_BYTES = 256 * 1024
-/** Changes per read. */
-const PAGE = 500
+export const BACKLOG_BYTES = 512 * 1024
+/** Changes per read: a page of the largest changes is well below the backlog bound. */
+const PAGE = 200
 
 const HEARTBEAT = Buffer.from(': heartbeat\n\n')
 
@@ -186,7 +188,13 @@ export class StreamHub {
         this.send(stream, page.changes, 0, render(page.changes))
         if (stream.ended) return
         stream.position = Math.max(stream.position, page.lastSeq)
-        if (page.changes.length === PAGE) continue
+        if (page.changes.length === PAGE) {
+          // Its own reads go at its client's pace: one that resumes far back is not cut off for
+          // the backlog its catching up would otherwise pile up.
+          await stream.sink.drained()
+          if (stream.ended) return
+          continue
+        }
         // A read that saw everything committed is as good a start for the shared reads as any.
         this.position ??= stream.position
         if (stream.position >= this.position) {
@@ -233,7 +241,11 @@ export class StreamHub {
         if (this.live.size === 0) break
         this.position = Math.max(afterSeq, page.lastSeq)
         if (page.changes.length > 0) this.deliver(page.changes)
-        if (page.changes.length === PAGE) this.rung = true
+        if (page.changes.length === PAGE) {
+          this.rung = true
+          // The connections send what they were given before the next page is added to it.
+          await new Promise((resolve) => setImmediate(resolve))
+        }
       } while (this.rung && this.live.size > 0)
     } catch (error) {
       // The next ring or poll reads again from the same place.
@@ -260,9 +272,14 @@ export class StreamHub {
     this.write(stream, first === 0 ? rendered.text : rendered.text.subarray(rendered.offsets[first]))
   }
 
+  /**
+   * Writes unless what the stream already holds is past the bound: then it ends instead. Checked
+   * before the write, so that one burst of changes (a page) to a reader that keeps up is no backlog;
+   * a stream holds at most the bound and a page.
+   */
   private write(stream: Stream, chunk: Buffer): void {
-    stream.sink.write(chunk)
     if (stream.sink.backlog() > this.backlogBytes) this.end(stream, 'backlog')
+    else stream.sink.write(chunk)
   }
 
   private heartbeat(): void {
@@ -301,11 +318,9 @@ export class StreamHub {
   }
 
   private refused(group: Stream[], error: unknown): void {
-    if (!(error instanceof AppError)) {
-      // The store could not say (unreachable): the stream goes on, and the next check asks again.
-      this.options.onError?.(error)
-      return
-    }
+    // The store (or the identity provider) could not say: the stream goes on and the next check asks
+    // again. Requests report such an outage; a line per stream per check would only repeat it.
+    if (!(error instanceof AppError)) return
     const expired = error.entry === errors.TOKEN_EXPIRED || error.entry === errors.TICKET_EXPIRED
     for (const stream of group) this.end(stream, expired ? 'expired' : 'revoked')
   }

@@ -45,6 +45,8 @@ const OPENING = 'retry: 1000\n\n'
 /** How long a stream ended by the server may take to send what it holds before its connection is cut. */
 const CLOSE_GRACE_MS = 1000
 const RETRY_AFTER_S = '5'
+/** A stream catching up reads its next page once no more than this waits to be sent. */
+const DRAINED_BYTES = 64 * 1024
 const END_REASONS: readonly StreamEndReason[] = [
   'client',
   'backlog',
@@ -116,6 +118,8 @@ export async function eventStreamRoutes(
       },
       // Compressed, the events would wait in the compressor's buffer.
       compress: false,
+      // A HEAD would open a stream whose body nobody is sent, held until the client leaves.
+      exposeHeadRoute: false,
       schema: {
         operationId: 'streamChanges',
         summary: 'Every change as it is committed, as Server-Sent Events',
@@ -178,7 +182,7 @@ export async function eventStreamRoutes(
       return reply.send(body)
     },
   )
-  methodNotAllowed(app, '/events/stream', ['GET', 'HEAD'])
+  methodNotAllowed(app, '/events/stream', ['GET'])
 
   app.post(
     '/events/tickets',
@@ -259,11 +263,24 @@ function ticketCredential(tickets: StreamTickets, store: Store, principal: Princ
 }
 
 function responseSink(body: PassThrough, res: ServerResponse): StreamSink {
+  const backlog = () => body.writableLength + body.readableLength + res.writableLength
   return {
     write: (chunk) => {
       body.write(chunk)
     },
-    backlog: () => body.writableLength + body.readableLength + res.writableLength,
+    backlog,
+    drained: () =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!res.destroyed && backlog() > DRAINED_BYTES) return
+          res.off('drain', check)
+          res.off('close', check)
+          resolve()
+        }
+        res.on('drain', check)
+        res.on('close', check)
+        check()
+      }),
     close: (reason: StreamEndReason) => {
       if (reason === 'client') return
       // A reader that far behind would take longer still to be sent what is waiting: it resumes.
