@@ -153,6 +153,11 @@ function openStream(
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+/** Responses of GET /events/stream counted with status 200. */
+const streamResponses = async (metrics: Metrics) =>
+  (await metrics.httpRequests.get()).values.find(
+    (v) => v.labels.route === '/events/stream' && v.labels.status === '200',
+  )?.value ?? 0
 const endsOf = async (metrics: Metrics, reason: string) =>
   (await metrics.eventStreamEnds.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0
 
@@ -404,8 +409,16 @@ describe('GET /events/stream: limits, heartbeat, backlog, draining', () => {
     instance.lifecycle.draining = true
     await stream.ended
     expect(await endsOf(instance.metrics, 'draining')).toBe(1)
+    // Counted once as a request, as a stream its client left is.
+    await expect.poll(() => streamResponses(instance.metrics)).toBe(1)
 
     instance.lifecycle.draining = false
+    const left = await openStream(instance.port, { headers: bearer(token) })
+    left.close()
+    await expect.poll(() => endsOf(instance.metrics, 'client')).toBe(1)
+    await expect.poll(() => streamResponses(instance.metrics)).toBe(2)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await streamResponses(instance.metrics)).toBe(2)
     const open = await openStream(instance.port, { headers: bearer(token) })
     const started = Date.now()
     instances.splice(instances.indexOf(instance), 1)

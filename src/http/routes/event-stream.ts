@@ -289,6 +289,8 @@ function responseSink(body: PassThrough, res: ServerResponse): StreamSink {
         return
       }
       body.end()
+      // A draining instance's client reconnects on a new connection, which the balancer sends elsewhere.
+      if (reason === 'draining') res.once('finish', () => res.socket?.end())
       const cut = setTimeout(() => res.destroy(), CLOSE_GRACE_MS)
       res.once('close', () => clearTimeout(cut))
     },
