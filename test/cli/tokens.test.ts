@@ -423,7 +423,7 @@ describe('token commands', () => {
       url,
     ])
     expect(scopes.stderr).toBe(
-      'plantstore: invalid --scopes "plants:all": expected a list of one or more of plants:read, plants:write, webhooks:manage, metrics:read, tokens:manage\n',
+      'plantstore: invalid --scopes "plants:all": expected a list of one or more of plants:read, plants:write, webhooks:manage, metrics:read, tokens:manage, events:read\n',
     )
   })
 
