@@ -168,6 +168,8 @@ export class StreamHub {
           this.finding = undefined
         })
         const newest = await this.finding
+        // Gone meanwhile, it leaves no position behind: nobody would keep it current.
+        if (stream.ended) return
         // Another stream may have set the position meanwhile; it is at least as new.
         this.position ??= newest
       }

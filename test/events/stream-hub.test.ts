@@ -154,6 +154,24 @@ describe('the stream hub', () => {
     for (const sink of sinks) expect(sink.ids()).toEqual([6, 7, 8])
   })
 
+  it('keeps no position for a stream that left while the present was being found', async () => {
+    const events = new FakeEvents()
+    events.commit(3)
+    const { hub } = hubOf(events)
+    const leaving = new FakeSink()
+    const stop = hub.open(leaving, always, undefined)
+    stop()
+    await settle()
+    events.commit(4)
+    const later = new FakeSink()
+    hub.open(later, always, undefined)
+    await settle()
+    events.commit(1)
+    await settle()
+    // Only what came after it opened, not what came after the one that left.
+    expect(later.ids()).toEqual([8])
+  })
+
   it('reads once more, not once per ring, for rings that come while a read is under way', async () => {
     const events = new FakeEvents()
     const { hub } = hubOf(events)
