@@ -514,8 +514,10 @@ describe('a stream ticket in the log', () => {
 
 describe.runIf(postgresKind)('GET /events/stream across instances (postgres)', () => {
   it('a change made through one instance reaches a stream on another', async () => {
-    const first = await start(postgresKind as StoreKind)
-    const second = await start(postgresKind as StoreKind, { url: first.url })
+    // No poll to fall back on: the other instance's NOTIFY is what wakes the stream.
+    const timings = { ...FAST, pollMs: 60_000 }
+    const first = await start(postgresKind as StoreKind, { streamTimings: timings })
+    const second = await start(postgresKind as StoreKind, { url: first.url, streamTimings: timings })
     const token = await first.token()
     const stream = await openStream(second.port, { headers: bearer(token) })
     await first.create(1)
