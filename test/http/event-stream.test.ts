@@ -8,8 +8,10 @@ import { createLogger } from '../../src/log.js'
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js'
 import { type DatabaseLocation, openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import type { Store } from '../../src/store/types.js'
+import { createJwtVerifier } from '../../src/tokens/jwt.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { AUDIENCE, ISSUER, serveJwks, signingKey, signJwt } from '../helpers/jwks.js'
 import { captureLines } from '../helpers/log.js'
 import { openFresh, postgresKind, type StoreKind, sqliteKind, storeKinds } from '../helpers/stores.js'
 
@@ -485,6 +487,39 @@ describe.each(storeKinds)('stream tickets ($name)', (kind) => {
     expect(again.statusCode).toBe(401)
     expect(again.json()).toMatchObject({ error: 40105 })
   })
+})
+
+describe('a JWT’s stream', () => {
+  it('ends at the JWT’s exp, and so does the stream of a ticket it got', async () => {
+    const key = await signingKey('ES256', 'ec-1')
+    const jwks = await serveJwks([key])
+    try {
+      const jwts = createJwtVerifier({
+        jwksUrl: jwks.url,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        scopeClaim: 'scope',
+        clockToleranceMs: 0,
+      })
+      const instance = await start(sqliteKind, { jwts })
+      const exp = Math.floor(Date.now() / 1000) + 2
+      const jwt = await signJwt(key, { scope: 'events:read', exp })
+      const stream = await openStream(instance.port, { headers: bearer(jwt) })
+      expect(stream.status).toBe(200)
+      const { ticket, expiresAt } = (
+        await instance.app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(jwt) })
+      ).json() as { ticket: string; expiresAt: string }
+      // A ticket never outlives the token it was issued for.
+      expect(Date.parse(expiresAt)).toBe(exp * 1000)
+      const byTicket = await openStream(instance.port, { path: `/events/stream?ticket=${ticket}` })
+      expect(byTicket.status).toBe(200)
+      await Promise.all([stream.ended, byTicket.ended])
+      expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000)
+      expect(await endsOf(instance.metrics, 'expired')).toBe(2)
+    } finally {
+      await jwks.close()
+    }
+  }, 10_000)
 })
 
 describe('a stream ticket in the log', () => {
