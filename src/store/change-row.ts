@@ -22,11 +22,12 @@ const DATA = '"data":'
 /**
  * The `data` of an event's envelope `{"type","timestamp","data":…}` as the text it was written, so that
  * its ids stay exact (parsing would round them past 2^53). `data` is the envelope's last member, and
- * `"data":` cannot occur before it: the type and timestamp before it hold no quote.
+ * `"data":` cannot occur before it: the type and timestamp before it hold no quote. Null for a payload
+ * of another form, which then shows no plant rather than failing every read of the feed that holds it.
  */
-export function payloadData(payload: string): string {
+export function payloadData(payload: string): string | null {
   const at = payload.indexOf(DATA)
-  if (at < 0 || !payload.endsWith('}')) throw new Error('an event payload without data')
+  if (at < 0 || !payload.endsWith('}')) return null
   return payload.slice(at + DATA.length, -1)
 }
 

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type PlantEventType, plantEvent, plantJson } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
+import { parseDatabaseUrl } from '../../src/store/open.js'
+import { OTHER_COMMITS_POLL_MS } from '../../src/store/sqlite/events.js'
+import { openSqlite } from '../../src/store/sqlite/index.js'
 import type { Actor, ChangeRecord, OutboxEvent, Store } from '../../src/store/types.js'
 import { sendTestEvent } from '../../src/webhooks/service.js'
 import { openFresh, sqliteKind, storeKinds } from '../helpers/stores.js'
@@ -303,10 +306,72 @@ describe.each(storeKinds)('the change feed and history on $name', (kind) => {
 
 describe('the SQLite change feed', () => {
   let store: Store
+  let url: string
   beforeEach(async () => {
-    store = (await openFresh(sqliteKind)).store
+    ;({ store, url } = await openFresh(sqliteKind))
   })
   afterEach(() => store.close())
+
+  it("rings its watchers after another process's commit on the same file, looking only while anyone watches", async () => {
+    const location = parseDatabaseUrl(url)
+    if (location?.kind !== 'sqlite') throw new Error(url)
+    const other = openSqlite({ path: location.path })
+    try {
+      const rung = vi.fn()
+      const stop = store.events.watchChanges(rung)
+      const plant = { id: 1n, name: 'a' }
+      await other.plants.create(plant, { event: (at) => change('plant.created', plant, at) })
+      await vi.waitFor(() => expect(rung).toHaveBeenCalled(), { timeout: 5 * OTHER_COMMITS_POLL_MS })
+      const [seen] = (await store.events.changes({ afterSeq: 0, limit: 10 })).changes
+      expect(seen?.after).toBe('{"id":1,"name":"a"}')
+      // A commit that wrote no event (a token) moves nothing a watcher wants.
+      rung.mockClear()
+      await other.tokens.insert({
+        id: 'tok_other',
+        name: 'other',
+        secretHash: '0'.repeat(64),
+        scopes: ['plants:read'],
+        createdAt: new Date(),
+        expiresAt: null,
+        lastUsedAt: null,
+        revokedAt: null,
+        previousSecretHash: null,
+        previousSecretExpiresAt: null,
+        rateLimit: null,
+      })
+      await new Promise((resolve) => setTimeout(resolve, 3 * OTHER_COMMITS_POLL_MS))
+      expect(rung).not.toHaveBeenCalled()
+      // Nobody watching: nothing looks.
+      stop()
+      const second = { id: 2n, name: 'b' }
+      await other.plants.create(second, { event: (at) => change('plant.created', second, at) })
+      await new Promise((resolve) => setTimeout(resolve, 3 * OTHER_COMMITS_POLL_MS))
+      expect(rung).not.toHaveBeenCalled()
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('tells every watcher, and settles the write, when one watcher throws', async () => {
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    try {
+      store.events.watchChanges(() => {
+        throw new Error('a broken watcher')
+      })
+      const rung = vi.fn()
+      store.events.watchChanges(rung)
+      const plant = { id: 1n, name: 'a' }
+      expect(await store.plants.create(plant, { event: (at) => change('plant.created', plant, at) })).toBe(
+        'created',
+      )
+      expect(rung).toHaveBeenCalledTimes(1)
+      expect(warned).toHaveBeenCalledWith(new Error('a broken watcher'))
+      // Nothing is left waiting: the store still closes.
+      await store.close()
+    } finally {
+      warned.mockRestore()
+    }
+  })
 
   it('rings its watchers once the commit is durable, and not for a write that changed nothing', async () => {
     const rung = vi.fn()

@@ -961,6 +961,15 @@ describe('SQLite store', () => {
         after: null,
       }),
     ])
+    // The feed holds them all but the test message; one whose payload has no data shows no plant.
+    const feed = await store.events.changes({ afterSeq: 0, limit: 10 })
+    expect(feed.changes.map((c) => [c.seq, c.after])).toEqual([
+      [1, big],
+      [3, '{"id":9223372036854775807,"name":"b"}'],
+      [5, null],
+      [6, null],
+    ])
+    expect(feed.lastSeq).toBe(6)
     // Seq 2 is gone: a reader resuming below it may have missed it.
     expect(await store.events.retentionHorizon()).toBe(2)
     await store.close()

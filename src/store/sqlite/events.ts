@@ -17,6 +17,9 @@ type StoredChange = Omit<ChangeRow, 'created_at'> & { created_at: number }
 
 const CHANGE_COLUMNS = 'seq, type, created_at, payload, actor, request_id, before'
 
+/** How often, while anyone watches, the store looks for events another process committed. */
+export const OTHER_COMMITS_POLL_MS = 500
+
 function changeOf(row: StoredChange): ChangeRecord {
   return changeOfRow({ ...row, created_at: new Date(row.created_at) })
 }
@@ -30,6 +33,11 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
   /** The feed's statement for each set of types asked (at most one per subset of CHANGE_TYPES). */
   private readonly feeds = new Map<string, Statement>()
   private readonly changeListeners = new Set<() => void>()
+  private readonly dataVersion: Statement
+  /** Looks for other processes' commits while anyone watches; see lookForOthers. */
+  private poll: NodeJS.Timeout | undefined
+  private seenVersion = 0
+  private seenSeq = 0
 
   constructor(
     private readonly db: Database,
@@ -57,6 +65,7 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
       )
       .pluck()
     this.horizon = db.prepare('SELECT seq FROM change_horizon').pluck()
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.readPage = db.transaction((feed: Statement | undefined, query: ChangeQuery): ChangePage => {
       const rows = (feed ? feed.all(query.afterSeq, query.limit) : []) as StoredChange[]
       const changes = rows.map(changeOf)
@@ -97,14 +106,68 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
     return (this.horizon.get() as number | undefined) ?? 0
   }
 
+  /**
+   * This process's commits ring at once (changed). Another process on the same file (`plantstore
+   * import`, a second server) cannot tell this one, so while anyone watches the store looks for its
+   * commits every OTHER_COMMITS_POLL_MS; nobody watching costs nothing.
+   */
   watchChanges(listener: () => void): () => void {
     this.changeListeners.add(listener)
-    return () => this.changeListeners.delete(listener)
+    if (this.poll === undefined && !this.db.memory && this.db.open) {
+      this.seenVersion = this.dataVersion.get() as number
+      this.seenSeq = this.lastSeq.get() as number
+      this.poll = setInterval(() => this.lookForOthers(), OTHER_COMMITS_POLL_MS)
+      this.poll.unref()
+    }
+    return () => {
+      this.changeListeners.delete(listener)
+      if (this.changeListeners.size === 0 && this.poll !== undefined) {
+        clearInterval(this.poll)
+        this.poll = undefined
+      }
+    }
   }
 
-  /** Called by the plant store after a commit that wrote plant changes, once it is durable. */
+  /**
+   * Rings when an event was committed since the last look by a connection other than this one:
+   * data_version moves then (cheaply asked, no read of the table), and the last seq handed out
+   * tells an event from other writes. This process's own writer is such a connection too, so its
+   * changes may ring a second time: a wake-up only, after which readers find nothing new.
+   */
+  private lookForOthers(): void {
+    if (!this.db.open) {
+      // The store was closed under its watchers: nothing more will commit here.
+      clearInterval(this.poll)
+      this.poll = undefined
+      return
+    }
+    try {
+      const version = this.dataVersion.get() as number
+      if (version === this.seenVersion) return
+      const seq = this.lastSeq.get() as number
+      this.seenVersion = version
+      if (seq === this.seenSeq) return
+      this.seenSeq = seq
+    } catch {
+      // Busy or closing: the next look asks again.
+      return
+    }
+    this.changed()
+  }
+
+  /**
+   * Called by the plant store after a commit that wrote plant changes, once it is durable. A listener
+   * that throws is the listener's failure, not the write's: the others are still told, and the write
+   * that rang settles as it would have.
+   */
   changed(): void {
-    for (const listener of this.changeListeners) listener()
+    for (const listener of this.changeListeners) {
+      try {
+        listener()
+      } catch (error) {
+        process.emitWarning(error as Error)
+      }
+    }
   }
 
   /**
