@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { inSchema } from '../../bench/postgres.js'
 import { plantEvent, plantJson } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
 import { CHANGES_CHANNEL } from '../../src/store/postgres/change-watch.js'
@@ -78,6 +79,27 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     expect(page.changes.map((c) => c.seq)).toEqual([1, 3, 4, 5])
     expect(page.lastSeq).toBe(5)
     expect(await store.events.retentionHorizon()).toBe(0)
+  })
+
+  it('starts the retention horizon below the oldest event an older database still holds', async () => {
+    const older = async (deleted: string) => {
+      const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+      await admin(url, async (c) => {
+        await migrate(
+          c,
+          loadMigrations().filter((m) => m.version < 20),
+        )
+        await c.query(`INSERT INTO events (type, payload, created_at, fanned_out_at)
+          SELECT 'plant.created', '{"type":"plant.created","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":' || x || ',"name":"p"}}',
+            now(), now() FROM generate_series(1, 5) AS x`)
+        await c.query(`DELETE FROM events WHERE ${deleted}`)
+      })
+      return (await another(url)).events.retentionHorizon()
+    }
+    expect(await older('false')).toBe(0)
+    // Seq 4 is missing among those kept: it may never have committed, so it does not count.
+    expect(await older('seq IN (1, 2, 4)')).toBe(2)
+    expect(await older('true')).toBe(5)
   })
 
   it('stores every write path’s change facts, and an update’s plant as it was', async () => {
@@ -245,6 +267,46 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(there).toBe(t)
     stopHere()
+  })
+
+  it('tells every watcher, and settles the write, when one watcher throws', async () => {
+    const { store } = await fresh()
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    try {
+      store.events.watchChanges(() => {
+        throw new Error('a broken watcher')
+      })
+      const rung = vi.fn()
+      store.events.watchChanges(rung)
+      rung.mockClear()
+      const plant = { id: 1n, name: 'a' }
+      expect(
+        await store.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) }),
+      ).toBe('created')
+      expect(rung).toHaveBeenCalled()
+      expect(warned).toHaveBeenCalledWith(new Error('a broken watcher'))
+      await store.close()
+    } finally {
+      warned.mockRestore()
+    }
+  })
+
+  it('is not woken by the changes of a store in another schema of the same database', async () => {
+    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
+    await admin(url, (c) => c.query('CREATE SCHEMA garden; CREATE SCHEMA nursery'))
+    const garden = await another(inSchema(url, 'garden'))
+    const nursery = await another(inSchema(url, 'nursery'))
+    const nurseryTwin = await another(inSchema(url, 'nursery'))
+    let twinRings = 0
+    nurseryTwin.events.watchChanges(() => twinRings++)
+    await vi.waitFor(async () => expect(await listeners(url)).toBe(1))
+    const before = twinRings
+    const plant = { id: 1n, name: 'p' }
+    await garden.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(twinRings).toBe(before)
+    await nursery.plants.create(plant, { event: (at) => changeEvent('plant.created', plant, at) })
+    await vi.waitFor(() => expect(twinRings).toBeGreaterThan(before), { timeout: 2000, interval: 10 })
   })
 
   it('wakes its watchers when its listening connection is opened again, since notifications may have been missed', async () => {

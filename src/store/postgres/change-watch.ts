@@ -38,7 +38,17 @@ export class ChangeWatch {
     }
   }
 
+  /**
+   * A listener that throws is the listener's failure, not the write's that rang: the others are
+   * still told, and the write settles as it would have.
+   */
   ring(): void {
-    for (const listener of [...this.listeners]) listener()
+    for (const listener of [...this.listeners]) {
+      try {
+        listener()
+      } catch (error) {
+        process.emitWarning(error as Error)
+      }
+    }
   }
 }

@@ -96,21 +96,24 @@ export class RevocationWatch {
    */
   listenTo(channel: string, listener: ChannelListener): () => void {
     this.channels.set(channel, listener)
-    const client = this.listener
-    // Sent on the connection in the order asked, so an UNLISTEN and a LISTEN that follow it keep theirs.
-    if (client)
-      client.query(`LISTEN ${channel}`).then(
-        () => {
-          if (this.listener === client && this.channels.get(channel) === listener) listener.listening()
-        },
-        () => this.discard(client),
-      )
+    // A connection being opened listens on it once open (openListener).
+    if (this.listener) this.listenOn(this.listener, channel, listener)
     return () => {
       if (this.channels.get(channel) !== listener) return
       this.channels.delete(channel)
       const current = this.listener
       current?.query(`UNLISTEN ${channel}`).catch(() => this.discard(current))
     }
+  }
+
+  /** Sent on the connection in the order asked, so an UNLISTEN and a LISTEN after it keep theirs. */
+  private listenOn(client: pg.Client, channel: string, listener: ChannelListener): void {
+    client.query(`LISTEN ${channel}`).then(
+      () => {
+        if (this.listener === client && this.channels.get(channel) === listener) listener.listening()
+      },
+      () => this.discard(client),
+    )
   }
 
   /** False until started, and for good in a process that verifies no tokens. */
@@ -210,12 +213,15 @@ export class RevocationWatch {
       if (message.channel === this.channel) this.notified(message.payload ?? '')
       else if (message.payload === this.schema) this.channels.get(message.channel)?.notified()
     })
+    let heard = new Set<string>()
     try {
       await client.connect()
       if (this.schema === undefined) {
         const found = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')
         this.schema = found.rows[0]?.schema ?? ''
       }
+      // The epoch's re-read LISTENs on the channels wanted as it is sent.
+      heard = new Set(this.channels.keys())
       await this.readEpoch(client)
     } catch (error) {
       drop()
@@ -226,7 +232,13 @@ export class RevocationWatch {
       return
     }
     this.listener = client
-    for (const listener of [...this.channels.values()]) listener.listening()
+    // Channels wanted or given up while it was being opened.
+    for (const [channel, listener] of [...this.channels]) {
+      if (heard.has(channel)) listener.listening()
+      else this.listenOn(client, channel, listener)
+    }
+    for (const channel of heard)
+      if (!this.channels.has(channel)) client.query(`UNLISTEN ${channel}`).catch(drop)
   }
 
   /**

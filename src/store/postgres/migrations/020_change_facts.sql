@@ -22,4 +22,10 @@ CREATE TABLE retention_horizon (
   one boolean PRIMARY KEY DEFAULT true CHECK (one),
   seq bigint NOT NULL
 );
-INSERT INTO retention_horizon (seq) VALUES (0);
+-- A database that lost events before this version starts below the oldest it still holds, or at the
+-- last seq handed out when it holds none. A seq missing among those kept may be a transaction that
+-- rolled back rather than one retention deleted, so the horizon never passes an event still stored.
+INSERT INTO retention_horizon (seq) VALUES (coalesce(
+  (SELECT min(seq) - 1 FROM events),
+  pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass),
+  0));
