@@ -11,13 +11,18 @@ export const TICKET_TTL_MS = 60_000
 // wherever it appears, as it hides a token.
 const PREFIX = 'pst_tk_'
 const SIGNATURE_LENGTH = 43
+/** The name a ticket's principal goes by: the token's own would be readable in every URL that holds one. */
+const TICKET_NAME = 'stream ticket'
 const TICKET_SHAPE = /^pst_tk_([A-Za-z0-9_-]+)_([A-Za-z0-9_-]{43})$/
 
-/** What a ticket carries: the principal that asked for it, and when it stops opening streams. */
+/**
+ * What a ticket carries: the principal that asked for it, and when it stops opening streams. Anyone
+ * holding the ticket can read it (the token's public id and scopes, never its name or secret); only
+ * the service can make one.
+ */
 interface TicketClaims {
   /** The token's public id (or a JWT's subject key). */
   t: string
-  n: string
   s: string[]
   l: RateLimit | null
   /** The token's own expiry (ms since the epoch), or null. */
@@ -55,7 +60,6 @@ export class StreamTickets {
     const expiresAt = Math.min(now + TICKET_TTL_MS, principal.expiresAt ?? Number.POSITIVE_INFINITY)
     const claims: TicketClaims = {
       t: principal.tokenId,
-      n: principal.name,
       s: [...principal.scopes],
       l: principal.rateLimit,
       x: principal.expiresAt,
@@ -85,7 +89,7 @@ export class StreamTickets {
     if (claims.e <= now) throw new AppError(errors.TICKET_EXPIRED)
     const principal: Principal = {
       tokenId: claims.t,
-      name: claims.n,
+      name: TICKET_NAME,
       scopes: new Set(claims.s),
       rateLimit: claims.l,
       expiresAt: claims.x,
