@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback } from 'fastify'
 import type { RateLimit } from './config.js'
+import { StreamTickets } from './events/stream-ticket.js'
 import { AnswerHeaders } from './http/answer-headers.js'
 import { requireBearer } from './http/auth.js'
 import { installCompression } from './http/compression.js'
@@ -19,6 +20,7 @@ import {
   recordUnrouted,
   requestRecorder,
 } from './http/request-metrics.js'
+import { eventStreamRoutes, type StreamTimings } from './http/routes/event-stream.js'
 import { eventRoutes } from './http/routes/events.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
@@ -77,9 +79,14 @@ export interface AppOptions {
   maxConnections?: number
   /** The plugin that traces requests (tracing/http.ts), when tracing is on; absent: none. */
   tracing?: FastifyPluginCallback | undefined
+  /** Change streams open at once (--max-streams); absent: DEFAULT_MAX_STREAMS. */
+  maxStreams?: number
+  /** The stream hub's intervals and backlog bound, for tests; absent: the service's own. */
+  streamTimings?: StreamTimings
 }
 
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+export const DEFAULT_MAX_STREAMS = 500
 
 /** Builds the application. It knows nothing of ports or signals, so tests build as many as they like. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -161,8 +168,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     (error) => app.log.warn({ err: error }, 'could not purge expired idempotency keys'),
   )
   await app.register(healthRoutes, { store: options.store, lifecycle, failures })
+  const verifier = options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens
+  const streamRecorder = recorder.of('GET', '/events/stream')
   await app.register(async (api) => {
-    requireBearer(api, options.jwts ? withJwts(options.tokens, options.jwts) : options.tokens, limits)
+    requireBearer(api, verifier, limits)
     await api.register(plantRoutes, { store: options.store, idempotency })
     await api.register(plantBatchRoutes, { store: options.store, idempotency })
     await api.register(eventRoutes, { store: options.store })
@@ -175,6 +184,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
     })
     await api.register(tokenRoutes, { tokens: options.tokens, rateLimit: options.rateLimit ?? null })
+    await api.register(eventStreamRoutes, {
+      store: options.store,
+      verifier,
+      tickets: new StreamTickets(options.store.streamTickets, options.store.tokens, options.tokens.now),
+      metrics,
+      maxStreams: options.maxStreams ?? DEFAULT_MAX_STREAMS,
+      draining: () => lifecycle.draining,
+      timings: options.streamTimings,
+      recordUnfinished: (request, reply) => {
+        streamRecorder(reply.statusCode, reply.elapsedTime / 1000)
+        requestLog.requestCompleted(undefined, request, reply)
+      },
+    })
   })
 
   app.addHook('preClose', (done) => {

@@ -47,6 +47,7 @@ export interface ServeConfig {
   unauthenticatedRateLimit: RateLimit | null
   maxEventLoopDelayMs: number
   maxConnections: number
+  maxStreams: number
   maxHeaderSize: number
   corsOrigins: string[] | null
   trustProxy: string[] | null
@@ -478,6 +479,15 @@ export const SERVE_SETTINGS: Setting[] = [
     default: '1024',
     description: 'open TCP connections accepted at once; further ones are closed at once',
     parse: integer('max-connections', 1, 1_000_000),
+  },
+  {
+    key: 'maxStreams',
+    flag: 'max-streams',
+    placeholder: 'count',
+    default: '500',
+    description:
+      'open change streams (GET /events/stream) per process; further ones get 503 + Retry-After. Each holds a connection, so keep it below --max-connections',
+    parse: integer('max-streams', 1, 1_000_000),
   },
   {
     key: 'maxHeaderSize',

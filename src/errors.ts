@@ -100,6 +100,9 @@ export const errors = {
   JWT_MALFORMED: entry(40116, 'The bearer token is not a well-formed JWT.'),
   JWT_SUBJECT_MISSING: entry(40117, 'The bearer token carries no subject (sub).'),
   JWT_EXPIRY_MISSING: entry(40118, 'The bearer token carries no expiry (exp).'),
+  // 40120–40129: a stream ticket (POST /events/tickets), which opens change streams in a browser.
+  TICKET_INVALID: entry(40120, 'The stream ticket is not valid.'),
+  TICKET_EXPIRED: entry(40121, 'The stream ticket has expired: ask for a new one.'),
   SCOPE_MISSING: entry(40301, 'The token lacks the scope this operation needs.'),
   SCOPE_NOT_GRANTABLE: entry(40302, 'A token cannot grant a scope it does not hold itself.'),
   ROLL_SCOPE_NOT_HELD: entry(
@@ -145,6 +148,10 @@ export const errors = {
   HEADERS_TOO_LARGE: entry(43101, 'The request headers are too large.'),
   INTERNAL: entry(50001, 'An unexpected error occurred.'),
   UNAVAILABLE: entry(50301, 'The service is temporarily unavailable: retry after the time given.'),
+  STREAMS_FULL: entry(
+    50302,
+    'This instance has as many change streams open as it serves: retry after the time given.',
+  ),
 } as const satisfies Record<string, CatalogEntry>
 
 /** An expected failure with its catalog entry; anything else that is thrown counts as a 500. */

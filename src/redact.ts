@@ -14,11 +14,12 @@ const QUERY_PARAMETER = /([?&])((?:[^=&"\\\s]|\\.)*)=((?:[^&"\\\s]|\\.)*)/g
  * A parameter named for a credential (`access_token`, RFC 6750 §2.3, and the like): a client that puts
  * a bearer token there may send one of another service, or one mangled out of this service's shape,
  * which TOKEN_IN_TEXT would not recognise; a password or other credential in a URL is a client's
- * mistake the log must not repeat. The name is matched decoded, as the server reads it, so
+ * mistake the log must not repeat. A stream ticket (`?ticket=`, docs/events.md) is a credential the
+ * service itself asks for in the URL. The name is matched decoded, as the server reads it, so
  * `access%5Ftoken` is one too.
  */
 const CREDENTIAL_NAME =
-  /token|secret|api[_-]?key|passw(?:or)?d|pwd|credential|(?:^|[\W_])auth(?:orization)?(?:$|[\W_])/i
+  /token|ticket|secret|api[_-]?key|passw(?:or)?d|pwd|credential|(?:^|[\W_])auth(?:orization)?(?:$|[\W_])/i
 // A value already masked: a token cut to its public id, or a password the settings' messages hide.
 const REDACTED_TOKEN = /^(?:pst_(?:[0-9a-f]{16}_)?\[redacted\]|\*\*\*)$/
 

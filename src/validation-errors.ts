@@ -340,7 +340,12 @@ const QUERIES: Record<string, readonly Row[]> = {
     cursor,
   ],
   tokens: [LIMIT, cursor],
-  events: [LIMIT, CHANGE_CURSOR('after'), ['type', { item: EVENT_TYPE, '*': EVENT_TYPE }]],
+  events: [
+    LIMIT,
+    CHANGE_CURSOR('after'),
+    ['type', { item: EVENT_TYPE, '*': EVENT_TYPE }],
+    query('ticket', 'a ticket from POST /events/tickets'),
+  ],
 }
 
 /** The table of a route's body shape, path or query string; a route without one fails at start. */

@@ -80,6 +80,7 @@ export async function serveRequests(
     trustProxy: config.trustProxy,
     maxHeaderSize: config.maxHeaderSize,
     maxConnections: config.maxConnections,
+    maxStreams: config.maxStreams,
     tracing: tracing?.http,
   })
   const stopRetention = scheduleRetention(store, config, logger, metrics)

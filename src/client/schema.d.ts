@@ -401,6 +401,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every change as it is committed, as Server-Sent Events
+         * @description Each change is an event whose `id` is its cursor and whose `data` is the change. Without `Last-Event-ID` or `after` the stream starts with the next change. A `: heartbeat` comment comes every 15 s. A stream is ended when its client falls too far behind, its token is revoked or expires, or the instance drains: resume with `Last-Event-ID`. See docs/events.md.
+         */
+        get: operations["streamChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived ticket that opens change streams where no Authorization header can be sent
+         * @description For a browser’s `EventSource`: `new EventSource("/events/stream?ticket=…")`. The ticket opens streams for a minute (no longer than the token lives), with the token’s scopes; the streams end when the token is revoked or expires.
+         */
+        post: operations["createStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "plant.created": {
@@ -596,7 +636,7 @@ export interface components {
              * @description Stable numeric error code
              * @enum {integer}
              */
-            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40070 | 40071 | 40072 | 40080 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 40903 | 41001 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301;
+            error: 40000 | 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40010 | 40011 | 40012 | 40013 | 40014 | 40050 | 40051 | 40052 | 40053 | 40054 | 40055 | 40056 | 40060 | 40061 | 40062 | 40063 | 40064 | 40070 | 40071 | 40072 | 40080 | 40101 | 40102 | 40103 | 40104 | 40105 | 40110 | 40111 | 40112 | 40113 | 40114 | 40115 | 40116 | 40117 | 40118 | 40120 | 40121 | 40301 | 40302 | 40303 | 40304 | 40401 | 40402 | 40450 | 40451 | 40460 | 40461 | 40501 | 40801 | 40901 | 40902 | 40903 | 41001 | 41201 | 41301 | 41401 | 41501 | 41601 | 41701 | 42201 | 42901 | 43101 | 50001 | 50301 | 50302;
             /** @description Text of the error */
             message: string;
         };
@@ -4446,6 +4486,220 @@ export interface operations {
             /** @description Unsupported media type (error codes: 41501) */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamChanges: {
+        parameters: {
+            query?: {
+                /** @description Resume after this change's cursor, for a client that cannot send `Last-Event-ID` (which wins when both are given) */
+                after?: string;
+            };
+            header?: {
+                /** @description Resume right after this change's cursor */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `id: <cursor>` and `data: <change>` per change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid (error codes: 40080, 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118, 40120, 40121) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone (error codes: 41001) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Expectation failed (error codes: 41701) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (error codes: 42901) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description Requests allowed per window */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (error codes: 50001) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (error codes: 50302, 50301) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream ticket for the token that asked for it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Opens streams as `GET /events/stream?ticket=…` until it expires */
+                        ticket: string;
+                        /** Format: date-time */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid (error codes: 40000) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked bearer token, or a JWT refused (error codes: 40101, 40102, 40103, 40104, 40105, 40110, 40111, 40112, 40113, 40114, 40115, 40116, 40117, 40118) */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore"`, and when a bearer token was sent, `error="invalid_token"` with an `error_description` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required scope (error codes: 40301) */
+            403: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750): `Bearer realm="plantstore", error="insufficient_scope"` with the `scope` needed */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

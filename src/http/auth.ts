@@ -21,6 +21,11 @@ declare module 'fastify' {
     scope?: Scope
     /** Routes that answer before authentication (405s). */
     public?: boolean
+    /**
+     * For a route that also takes another credential (a stream ticket in the query): its principal when
+     * the request carries one, else undefined, and the request needs a bearer token as any other.
+     */
+    otherCredential?: (request: FastifyRequest) => Promise<Principal> | undefined
   }
 }
 
@@ -127,9 +132,16 @@ export function requireBearer(app: FastifyInstance, tokens: BearerVerifier, limi
 
   /** The route's own hook: whether it is public and the scope it needs are known from the start. */
   function hookFor(config: FastifyContextConfig | undefined): onRequestHookHandler {
+    const other = config?.otherCredential
     const check: (request: FastifyRequest, reply: FastifyReply) => Promise<void> | undefined = config?.public
       ? (request, reply) => counted(byAddress, addressKey(request.ip), request, reply)
-      : (request, reply) => authenticate(config?.scope, request, reply)
+      : other
+        ? (request, reply) =>
+            other(request)?.then(
+              (principal) => admit(principal, config?.scope, request, reply),
+              (error: unknown) => refuseUnverified(error, request, reply),
+            ) ?? authenticate(config?.scope, request, reply)
+        : (request, reply) => authenticate(config?.scope, request, reply)
     return (request, reply, done) => {
       let pending: Promise<void> | undefined
       try {

@@ -77,7 +77,10 @@ export async function openApi(app: FastifyInstance): Promise<void> {
         { name: 'plants', description: 'The plant resource' },
         { name: 'webhooks', description: 'Subscriptions to plant events, and their deliveries' },
         { name: 'tokens', description: 'Bearer tokens: issue, list, roll and revoke' },
-        { name: 'events', description: 'The change feed: every change to a plant, in commit order' },
+        {
+          name: 'events',
+          description: 'Every change on record: the change feed in commit order and its live stream',
+        },
         { name: 'operations', description: 'Health checks and the published contract' },
       ],
       components: {
@@ -86,6 +89,13 @@ export async function openApi(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             description: `An opaque token issued by \`plantstore token create\` or \`POST /tokens\`. Each operation lists the scope it needs: ${SCOPES.join(', ')}.`,
+          },
+          streamTicket: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'ticket',
+            description:
+              'A short-lived ticket from `POST /events/tickets`, for `GET /events/stream` alone: a browser’s EventSource cannot send a bearer token.',
           },
         },
       },

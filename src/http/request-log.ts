@@ -28,4 +28,13 @@ export class QuietRequestLog extends LogController {
       'request completed',
     )
   }
+
+  /**
+   * A streamed response cut short (a change stream whose client went away) is how such a response
+   * usually ends: its route counts and logs it as a completed request (routes/event-stream.ts).
+   */
+  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return
+    super.streamError(error, request, reply)
+  }
 }

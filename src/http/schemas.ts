@@ -539,6 +539,13 @@ const CODE_HEADERS: Record<number, Record<string, unknown>> = {
   },
 }
 
+/** Codes only the change stream gives (a ticket's, a full stream limit): a bare status leaves them out. */
+const OWN_CODES: ReadonlySet<CatalogEntry> = new Set([
+  errors.TICKET_INVALID,
+  errors.TICKET_EXPIRED,
+  errors.STREAMS_FULL,
+])
+
 /**
  * An operation's error responses, each documented with the Error shape, the codes it can carry and
  * its headers. A catalog entry names one code the operation can answer with; a bare status stands
@@ -551,7 +558,7 @@ export function errorResponses(...answers: Array<number | CatalogEntry>): Record
     const status = typeof answer === 'number' ? answer : answer.status
     const listed = codes.get(status) ?? []
     if (typeof answer === 'number') {
-      for (const e of Object.values(errors)) if (e.status === status) listed.push(e.code)
+      for (const e of Object.values(errors)) if (e.status === status && !OWN_CODES.has(e)) listed.push(e.code)
     } else listed.push(answer.code)
     codes.set(status, listed)
   }

@@ -62,6 +62,7 @@ export const CORS_ALLOWED_HEADERS = [
   'Idempotency-Key',
   'If-Match',
   'If-None-Match',
+  'Last-Event-ID',
   'X-Request-Id',
 ]
 /**

@@ -1,4 +1,4 @@
-import { type Aggregator, Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { type Aggregator, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 // Every series the service exports, in one registry per process. The registry is an object, not
 // prom-client's global, so tests build as many apps as they like. Under --workers N the cluster
@@ -17,6 +17,8 @@ export interface Metrics {
   readonly rateLimited: Counter<'key'>
   readonly retentionDeleted: Counter<'kind'>
   readonly webhooksDisabled: Counter
+  readonly eventStreams: Gauge
+  readonly eventStreamEnds: Counter<'reason'>
 }
 
 export interface MetricsOptions {
@@ -89,6 +91,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhooksDisabled: new Counter({
       name: 'plantstore_webhook_subscriptions_disabled_total',
       help: 'Webhook subscriptions this process disabled because their attempts kept failing',
+      registers,
+    }),
+    eventStreams: new Gauge({
+      name: 'plantstore_event_streams',
+      help: 'Change streams (GET /events/stream) open now',
+      registers,
+    }),
+    eventStreamEnds: new Counter({
+      name: 'plantstore_event_stream_ends_total',
+      help: 'Change streams ended, by reason: client, backlog, revoked, expired, draining',
+      labelNames: ['reason'],
       registers,
     }),
   }

@@ -64,6 +64,7 @@ export function observeStore(store: Store, observer: Observer, parts: readonly O
     webhooks,
     idempotency,
     leases: store.leases,
+    streamTickets: store.streamTickets,
     rateLimits: store.rateLimits,
     backup: (file) => store.backup(file),
     ping: () => store.ping(),

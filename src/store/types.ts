@@ -730,6 +730,7 @@ export interface Store {
   readonly webhooks: WebhookStore
   readonly idempotency: IdempotencyStore
   readonly leases: LeaseStore
+  readonly streamTickets: StreamTicketStore
   /**
    * Where several processes settle their rate-limit counts; absent where each process counts alone
    * (SQLite).
@@ -739,6 +740,12 @@ export interface Store {
   ping(): Promise<void>
   /** Finishes pending writes, then closes the database. */
   close(): Promise<void>
+}
+
+/** The key stream tickets are signed with: one per database, so that every instance accepts every ticket. */
+export interface StreamTicketStore {
+  /** The database's key; `candidate` becomes it when it has none yet. */
+  key(candidate: Buffer): Promise<Buffer>
 }
 
 /** What the token commands use of a store: its tokens, and close. */

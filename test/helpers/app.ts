@@ -26,6 +26,7 @@ export interface TestAppOptions {
   bodyLimit?: number
   maxHeaderSize?: number
   maxConnections?: number
+  maxStreams?: number
   idempotencyTtlMs?: number
   lifecycle?: { draining: boolean }
   allowPrivateWebhookUrls?: boolean

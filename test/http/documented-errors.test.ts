@@ -66,7 +66,14 @@ const REQUESTS: Record<string, { method: InjectOptions['method']; url: string; b
   getToken: { method: 'GET', url: `/tokens/${TOKEN_ID}` },
   revokeToken: { method: 'DELETE', url: `/tokens/${TOKEN_ID}` },
   rollToken: { method: 'POST', url: `/tokens/${TOKEN_ID}/roll`, body: '{"overlap": "1h"}' },
+  streamChanges: { method: 'GET', url: '/events/stream?after=0' },
+  createStreamTicket: { method: 'POST', url: '/events/tickets' },
 }
+/**
+ * The apps here open no change stream (its response would not end): a stream request that gets
+ * through is refused as past --max-streams, after the store has been read.
+ */
+const NO_STREAMS = { maxStreams: 0 }
 const OPERATIONS = Object.keys(REQUESTS)
 const BODY_OPERATIONS = OPERATIONS.filter((id) => REQUESTS[id]?.body !== undefined)
 
@@ -104,6 +111,7 @@ describe.each(storeKinds)('every documented error answer on $name', (kind) => {
   let scrapeFailure: Error | undefined
   beforeAll(async () => {
     t = await makeApp(kind, {
+      ...NO_STREAMS,
       scrapeMetrics: async () => {
         if (scrapeFailure) throw scrapeFailure
         return ''
@@ -231,6 +239,7 @@ describe('every operation behind a token, given refused JWTs', () => {
     key = await signingKey('ES256', 'ec-1')
     jwks = await serveJwks([key])
     t = await makeApp(storeKinds[0] as (typeof storeKinds)[0], {
+      ...NO_STREAMS,
       jwts: createJwtVerifier({
         jwksUrl: jwks.url,
         issuer: ISSUER,
@@ -289,7 +298,10 @@ describe('every operation behind a token, given refused JWTs', () => {
 describe('every operation behind a token past the rate limit', () => {
   let t: TestApp
   beforeAll(async () => {
-    t = await makeApp(storeKinds[0] as (typeof storeKinds)[0], { rateLimit: { max: 1, windowMs: 60_000 } })
+    t = await makeApp(storeKinds[0] as (typeof storeKinds)[0], {
+      ...NO_STREAMS,
+      rateLimit: { max: 1, windowMs: 60_000 },
+    })
   })
   afterAll(() => t.close())
 

@@ -54,6 +54,9 @@ const OPERATIONS: Record<string, { method: string; url: string; body?: true }> =
   getToken: { method: 'GET', url: '/tokens/ffffffffffffffff' },
   revokeToken: { method: 'DELETE', url: '/tokens/ffffffffffffffff' },
   rollToken: { method: 'POST', url: '/tokens/ffffffffffffffff/roll', body: true },
+  // A cursor it refuses: a stream that opened would never close the exchange.
+  streamChanges: { method: 'GET', url: '/events/stream?after=x' },
+  createStreamTicket: { method: 'POST', url: '/events/tickets' },
 }
 const IDS = Object.keys(OPERATIONS)
 const op = (id: string) => OPERATIONS[id] as (typeof OPERATIONS)[string]

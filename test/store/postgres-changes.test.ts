@@ -57,7 +57,7 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
         ('plant.deleted', '{"type":"plant.deleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":-9223372036854775808,"name":"min"}}', to_timestamp(5), to_timestamp(5))`)
     })
     const store = await another(url)
-    expect(store.migrated).toEqual(['020_change_facts'])
+    expect(store.migrated).toEqual(['020_change_facts', '021_stream_ticket_key'])
     const ids = await store.pool.query('SELECT seq::int, plant_id::text FROM events ORDER BY seq')
     expect(ids.rows).toEqual([
       { seq: 1, plant_id: '9223372036854775807' },

@@ -69,7 +69,12 @@ describe.skipIf(!postgresKind)('PostgreSQL store', () => {
       await older.end()
     }
     const store = await another(url)
-    expect(store.migrated).toEqual(['018_lean_outbox', '019_find_plants', '020_change_facts'])
+    expect(store.migrated).toEqual([
+      '018_lean_outbox',
+      '019_find_plants',
+      '020_change_facts',
+      '021_stream_ticket_key',
+    ])
     await createPlant(store.plants, { id: 1n, name: 'a' })
     const events = await store.events.listSince(0, 10)
     expect(events.map((e) => e.seq)).toEqual([1, 2, 4])

@@ -10,6 +10,7 @@ import { migrateDatabase } from './migrate.js'
 import { PostgresPlantStore } from './plants.js'
 import { PostgresRateLimitStore } from './rate-limits.js'
 import { RevocationWatch } from './revocation.js'
+import { PostgresStreamTicketStore } from './stream-tickets.js'
 import { PostgresTokenStore } from './tokens.js'
 import { PostgresWebhookStore } from './webhooks.js'
 
@@ -46,6 +47,7 @@ export class PostgresStore implements Store {
   readonly maintenance: PostgresMaintenanceStore
   readonly idempotency: PostgresIdempotencyStore
   readonly leases: PostgresLeaseStore
+  readonly streamTickets: PostgresStreamTicketStore
   readonly rateLimits: PostgresRateLimitStore
 
   constructor(
@@ -60,6 +62,7 @@ export class PostgresStore implements Store {
     this.maintenance = new PostgresMaintenanceStore(pool)
     this.idempotency = new PostgresIdempotencyStore(pool)
     this.leases = new PostgresLeaseStore(pool)
+    this.streamTickets = new PostgresStreamTicketStore(pool)
     this.rateLimits = new PostgresRateLimitStore(pool)
   }
 

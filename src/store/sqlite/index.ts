@@ -12,6 +12,7 @@ import { makeFolder } from './make-folder.js'
 import { closeDatabase, openDatabase, PRIVATE_MODE, type SqliteOptions } from './open-database.js'
 import { type OpenedFile, openedFile } from './opened-file.js'
 import { SqlitePlantStore } from './plants.js'
+import { SqliteStreamTicketStore } from './stream-tickets.js'
 import { SqliteTokenStore } from './tokens.js'
 import { SqliteWebhookStore } from './webhooks.js'
 import { type BatchSink, batchSink, type Connection } from './writer.js'
@@ -28,6 +29,7 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhookStore
   readonly idempotency: SqliteIdempotencyStore
   readonly leases: SqliteLeaseStore
+  readonly streamTickets: SqliteStreamTicketStore
   /** The checkpoint thread, started with the writer's connection. */
   private checkpointer: Worker | undefined
 
@@ -62,6 +64,7 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhookStore(db)
     this.idempotency = new SqliteIdempotencyStore(db)
     this.leases = new SqliteLeaseStore(db)
+    this.streamTickets = new SqliteStreamTicketStore(db)
   }
 
   /**
