@@ -18,17 +18,16 @@ const HELP = `usage: npm run bench -- [options]
   --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
                         list-after, update, find (its four pages), find-plain, find-search,
                         find-tags, find-updated, batch, create-streams, cli (default all).
-                        Creates on an empty
-                        store with one worker are measured against the durable reference
-                        (bench/reference.mjs, or bench/reference-pg.mjs with --database-url) and
-                        judged; cli times plantstore --help and token create (on a fresh SQLite
-                        file) against node -e 0, and judges them; the find pages are read on a
-                        store of --find-rows plants and judged against its plain first page;
-                        batch judges POST /plants/batch of 1000 plants against 1000 single
-                        creates one after another on one connection; create-streams judges
-                        creates on ascending ids with --stream-readers open streams of
-                        GET /events/stream against the same creates with none, and the time a
-                        change takes from its create's response to a stream reader
+                        Creates on an empty store with one worker are measured against the
+                        durable reference (bench/reference.mjs, or bench/reference-pg.mjs with
+                        --database-url) and judged; cli times plantstore --help and token
+                        create (on a fresh SQLite file) against node -e 0, and judges them; the
+                        find pages are read on a store of --find-rows plants and judged against
+                        its plain first page; batch judges POST /plants/batch of 1000 plants
+                        against 1000 single creates one after another on one connection;
+                        create-streams judges creates on ascending ids with --stream-readers
+                        open streams of GET /events/stream against the same creates with none,
+                        and the time a change takes from its create's response to a reader
   --stream-readers <n>  streams held open by create-streams, in one process of their own
                         (default 100)
   --find-rows <n>       plants imported for the find pages (default 1000000; on SQLite the
