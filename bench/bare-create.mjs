@@ -6,9 +6,9 @@ export const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 
 export const isText = (value, max) => typeof value === 'string' && value.length >= 1 && value.length <= max
 
-/** Responds with JSON: a ready text as is, anything else through JSON.stringify. */
-export function respond(res, status, body) {
-  res.writeHead(status, JSON_TYPE)
+/** Responds with JSON: a ready text as is, anything else through JSON.stringify; `headers` besides. */
+export function respond(res, status, body, headers) {
+  res.writeHead(status, headers === undefined ? JSON_TYPE : { ...JSON_TYPE, ...headers })
   res.end(typeof body === 'string' ? body : JSON.stringify(body))
 }
 

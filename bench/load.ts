@@ -80,6 +80,14 @@ export interface PerfRecording {
   sampled?: number[]
 }
 
+/** What runs beside the measured load (bench/streams.ts: the stream readers' counting and probes). */
+export interface Beside {
+  /** Called right before the measured load, after the warm-up. */
+  start(): void
+  /** Called once the measured load has ended and the server's figures are read. */
+  stop(): Promise<void>
+}
+
 /**
  * Warm up (JIT, caches), then measure, sampling the server's memory and CPU throughout; with perf,
  * perf samples the event loop of each of its processes into perf.file for as long as the load lasts.
@@ -90,6 +98,7 @@ export async function measure(
   shape: LoadShape,
   env: Record<string, string>,
   perf?: PerfRecording,
+  beside?: Beside,
 ): Promise<Measured> {
   const { duration, warmup } = shape
   // Whatever earlier runs left for the disk to write is written first, so that one server's fsyncs do
@@ -112,6 +121,7 @@ export async function measure(
   }
   sample()
   const sampler = setInterval(sample, 100)
+  beside?.start()
   const started = process.hrtime.bigint()
   const startedAt = new Date().toISOString()
   try {
@@ -131,7 +141,9 @@ export async function measure(
         startedAt,
       }
     })
-    return (await Promise.all([measured, recording]))[0]
+    const result = (await Promise.all([measured, recording]))[0]
+    await beside?.stop()
+    return result
   } finally {
     clearInterval(sampler)
   }

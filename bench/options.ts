@@ -2,20 +2,34 @@
 import { parseArgs } from 'node:util'
 import { parseDatabaseUrl } from '../src/store/open.js'
 import type { LoadShape } from './load.js'
-import { BATCH, CLI_STARTUP, FIND_ROWS, GROUPS, SCENARIOS, type Scenario } from './scenarios.js'
+import {
+  BATCH,
+  CLI_STARTUP,
+  FIND_ROWS,
+  GROUPS,
+  SCENARIOS,
+  type Scenario,
+  STREAM_READERS,
+  STREAMS,
+} from './scenarios.js'
 
 const HELP = `usage: npm run bench -- [options]
 
   --scenarios <list>    create (both id orders), create-random, create-ascending, get, list,
                         list-after, update, find (its four pages), find-plain, find-search,
-                        find-tags, find-updated, batch, cli (default all). Creates on an empty
-                        store with one worker are measured against the durable reference
-                        (bench/reference.mjs, or bench/reference-pg.mjs with --database-url) and
-                        judged; cli times plantstore --help and token create (on a fresh SQLite
-                        file) against node -e 0, and judges them; the find pages are read on a
-                        store of --find-rows plants and judged against its plain first page;
-                        batch judges POST /plants/batch of 1000 plants against 1000 single
-                        creates one after another on one connection
+                        find-tags, find-updated, batch, create-streams, cli (default all).
+                        Creates on an empty store with one worker are measured against the
+                        durable reference (bench/reference.mjs, or bench/reference-pg.mjs with
+                        --database-url) and judged; cli times plantstore --help and token
+                        create (on a fresh SQLite file) against node -e 0, and judges them; the
+                        find pages are read on a store of --find-rows plants and judged against
+                        its plain first page; batch judges POST /plants/batch of 1000 plants
+                        against 1000 single creates one after another on one connection;
+                        create-streams judges creates on ascending ids with --stream-readers
+                        open streams of GET /events/stream against the same creates with none,
+                        and the time a change takes from its create's response to a reader
+  --stream-readers <n>  streams held open by create-streams, in one process of their own
+                        (default 100)
   --find-rows <n>       plants imported for the find pages (default 1000000; on SQLite the
                         seeded file is kept under stores/ beside the results and reused)
   --cli-runs <n>        runs of each command for cli, taken in turn (default 15)
@@ -78,6 +92,10 @@ export interface Options extends LoadShape {
   findRows: number
   /** Whether batch creates are measured against single ones. */
   batch: boolean
+  /** Whether creates with open streams are measured against creates with none. */
+  streams: boolean
+  /** Streams held open for that. */
+  streamReaders: number
   /** PostgreSQL's URL; undefined for SQLite, each setup on a fresh file. */
   databaseUrl: string | undefined
   perf: boolean
@@ -101,10 +119,11 @@ export function readOptions(args: string[]): Options {
           workers: { type: 'string', default: '1' },
           scenarios: {
             type: 'string',
-            default: [...SCENARIOS, BATCH, CLI_STARTUP].map((s) => s.name).join(','),
+            default: [...SCENARIOS, BATCH, STREAMS, CLI_STARTUP].map((s) => s.name).join(','),
           },
           'find-rows': { type: 'string', default: String(FIND_ROWS) },
           'cli-runs': { type: 'string', default: '15' },
+          'stream-readers': { type: 'string', default: String(STREAM_READERS) },
           perf: { type: 'boolean', default: false },
           out: { type: 'string' },
           help: { type: 'boolean', default: false },
@@ -129,6 +148,7 @@ export function readOptions(args: string[]): Options {
   const scenarioNames = list(opts.scenarios, 'scenarios').flatMap((name) => GROUPS[name] ?? [name])
   const cliRuns = whole(opts['cli-runs'], 'cli-runs', 1)
   const findRows = whole(opts['find-rows'], 'find-rows', 1)
+  const streamReaders = whole(opts['stream-readers'], 'stream-readers', 1)
   const given = opts['database-url']
   const location = given === undefined ? undefined : parseDatabaseUrl(given)
   if (given !== undefined && location?.kind !== 'postgres') {
@@ -137,13 +157,14 @@ export function readOptions(args: string[]): Options {
   }
   const databaseUrl = location?.kind === 'postgres' ? location.url : undefined
 
+  const loneNames = [CLI_STARTUP.name, BATCH.name, STREAMS.name]
   const unknownScenarios = scenarioNames.filter(
-    (name) => name !== CLI_STARTUP.name && name !== BATCH.name && !SCENARIOS.some((s) => s.name === name),
+    (name) => !loneNames.includes(name) && !SCENARIOS.some((s) => s.name === name),
   )
   if (unknownScenarios.length > 0) {
     // Skipped quietly, a misspelt scenario would make a run that measured less than it was asked to.
     refuse(
-      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name), BATCH.name, CLI_STARTUP.name].join(', ')}`,
+      `unknown scenario ${unknownScenarios.join(', ')}: the scenarios are ${[...Object.keys(GROUPS), ...SCENARIOS.map((s) => s.name), BATCH.name, STREAMS.name, CLI_STARTUP.name].join(', ')}`,
     )
   }
   return {
@@ -158,6 +179,8 @@ export function readOptions(args: string[]): Options {
     cliRuns: scenarioNames.includes(CLI_STARTUP.name) ? cliRuns : undefined,
     findRows,
     batch: scenarioNames.includes(BATCH.name),
+    streams: scenarioNames.includes(STREAMS.name),
+    streamReaders,
     databaseUrl,
     perf: opts.perf,
     out: opts.out,

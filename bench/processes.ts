@@ -120,10 +120,13 @@ export function launcherSettings(firstLine: string): { env: Record<string, strin
 }
 const LAUNCHER = launcherSettings(readFileSync(BIN, 'utf8').split('\n')[0] ?? '')
 
-/** A token for the load, issued with the CLI as an operator would. */
-export function issueToken(databaseUrl: string): string {
-  return execFileSync(BIN, ['token', 'create', '--name', 'bench', '--database-url', databaseUrl], {
+/** A token for the load, issued with the CLI as an operator would: the default scopes, or those given. */
+export function issueToken(databaseUrl: string, scopes?: string[]): string {
+  const scoped = scopes === undefined ? [] : ['--scopes', scopes.join(',')]
+  return execFileSync(BIN, ['token', 'create', '--name', 'bench', ...scoped, '--database-url', databaseUrl], {
     encoding: 'utf8',
+    // A refusal (a scope this build does not know) is the caller's to report.
+    stdio: ['ignore', 'pipe', 'pipe'],
   }).trim()
 }
 

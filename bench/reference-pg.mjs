@@ -5,7 +5,9 @@
 // (id primary key, name, tag, version, times, the name folded as search compares it, the (tag, id)
 // index entry of a tagged one, the folded name's trigrams in a pg_trgm GIN index and the entries of
 // the (name, id), (created_at, id) and (updated_at, id) indexes the sorted listings walk) and, for
-// those inserted, one outbox row each under an integer key. A statement outside BEGIN is a
+// those inserted, one outbox row each under an integer key, with the change's facts the service keeps
+// in it (the plant's id and its entry in the (plant_id, seq) index a plant's history reads, who made it
+// as JSON, the request's id, sent back as X-Request-Id, and the plant before, null for a create). A statement outside BEGIN is a
 // transaction of its own, and with the server's default synchronous_commit each create gets its response
 // only once its COMMIT is flushed. Creates that arrive while a batch is being committed wait for the
 // next one. No framework, no logging, no metrics, no lock.
@@ -16,6 +18,7 @@
 //
 //   node bench/reference-pg.mjs --port 0 --token pst_… --database-url postgres://…
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -34,6 +37,8 @@ if (!values.token || !values['database-url']?.startsWith('postgres')) {
   process.exit(2)
 }
 const expected = `Bearer ${values.token}`
+// Who makes every create: the token's public id, the part between its prefix and its secret.
+const actor = JSON.stringify({ tokenId: /^[a-z]+_([^_]+)_/.exec(values.token)?.[1] ?? values.token })
 
 const client = new pg.Client({ connectionString: values['database-url'] })
 await client.connect()
@@ -64,10 +69,16 @@ await client.query(`
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     type text NOT NULL,
     payload text NOT NULL,
-    created_at timestamptz NOT NULL
-  )`)
+    created_at timestamptz NOT NULL,
+    plant_id bigint,
+    actor text,
+    request_id text,
+    before text
+  );
+  CREATE INDEX IF NOT EXISTS outbox_by_plant ON outbox (plant_id, seq) WHERE plant_id IS NOT NULL`)
 
-// The plants inserted (ON CONFLICT skips a taken id), and one event for each, in one statement.
+// The plants inserted (ON CONFLICT skips a taken id), and one event for each, in one statement. A
+// create has no plant before it: `before` stays null.
 const CREATE = `
   WITH created AS (
     INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_folded)
@@ -76,15 +87,15 @@ const CREATE = `
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), events AS (
-    INSERT INTO outbox (type, payload, created_at)
-    SELECT 'plant.created', e.payload, $5
-    FROM unnest($1::bigint[], $4::text[]) WITH ORDINALITY AS e(id, payload, line)
+    INSERT INTO outbox (type, payload, created_at, plant_id, actor, request_id)
+    SELECT 'plant.created', e.payload, $5, e.id, $7, e.request_id
+    FROM unnest($1::bigint[], $4::text[], $8::text[]) WITH ORDINALITY AS e(id, payload, request_id, line)
     JOIN created c ON c.id = e.id
     ORDER BY e.line
   )
   SELECT id::text AS id FROM created`
 
-/** The creates waiting for the next batch: [res, plant, its JSON]. */
+/** The creates waiting for the next batch: [res, plant, its JSON, its request id]. */
 const queue = []
 let committing = false
 
@@ -115,6 +126,8 @@ async function commitQueued() {
         batch.map(([, , json]) => `{"type":"plant.created","timestamp":"${at}","data":${json}}`),
         now,
         batch.map(([, p]) => p.name.normalize('NFC').toLowerCase().replaceAll('ς', 'σ')),
+        actor,
+        batch.map(([, , , requestId]) => requestId),
       ])
       created = new Set(result.rows.map((r) => r.id))
     } catch {
@@ -123,8 +136,8 @@ async function commitQueued() {
       }
       continue
     }
-    for (const [res, plant, json] of batch) {
-      if (created.has(plant.id.toString())) respond(res, 200, json)
+    for (const [res, plant, json, requestId] of batch) {
+      if (created.has(plant.id.toString())) respond(res, 200, json, { 'x-request-id': requestId })
       else respond(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
     }
     for (const [res] of refused)
@@ -148,7 +161,7 @@ function create(req, res) {
     const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
     const json = `{"id":${id},"name":${JSON.stringify(plant.name)}${tag}}`
     if (queue.length === 0 && !committing) setImmediate(() => void commitQueued())
-    queue.push([res, { id, name: plant.name, tag: plant.tag }, json])
+    queue.push([res, { id, name: plant.name, tag: plant.tag }, json, randomUUID()])
   })
 }
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { type BenchSchema, emptySchema } from './postgres.js'
 
 const POSTGRES = process.env.TEST_DATABASE_URL
-const TOKEN = 'pst_reference_token'
+const TOKEN = 'pst_0123456789abcdef_reference-secret'
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup()
@@ -55,6 +55,8 @@ describe.skipIf(!POSTGRES)('bench/reference-pg.mjs', () => {
     const created = await post(url, '{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
     expect(created.status).toBe(200)
     expect(await created.text()).toBe('{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
+    const requestId = created.headers.get('x-request-id')
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     const again = await post(url, '{"id":9007199254740993,"name":"Again"}')
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({ error: 40901 })
@@ -63,16 +65,35 @@ describe.skipIf(!POSTGRES)('bench/reference-pg.mjs', () => {
     expect(plants.rows).toEqual([
       { id: '9007199254740993', name: 'Monstera', name_folded: 'monstera', tag: 'aroid', version: 1 },
     ])
-    const events = await client.query('SELECT seq::text, type, payload FROM outbox')
-    // One event: the refused create wrote none.
-    expect(events.rows).toEqual([{ seq: '1', type: 'plant.created', payload: expect.any(String) }])
+    const events = await client.query(
+      'SELECT seq::text, type, payload, plant_id::text, actor, request_id, before FROM outbox',
+    )
+    // One event: the refused create wrote none. It keeps the change's facts as the service's row
+    // does: the plant, the token's public id, the id of the response that made it, nothing before.
+    expect(events.rows).toEqual([
+      {
+        seq: '1',
+        type: 'plant.created',
+        payload: expect.any(String),
+        plant_id: '9007199254740993',
+        actor: '{"tokenId":"0123456789abcdef"}',
+        request_id: requestId,
+        before: null,
+      },
+    ])
     expect(events.rows[0].payload).toMatch(
       /^\{"type":"plant\.created","timestamp":"[^"]+","data":\{"id":9007199254740993,"name":"Monstera","tag":"aroid"\}\}$/,
     )
     const indexes = await client.query(
       'SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname',
     )
+    // The history's index is on (plant_id, seq), as the service's.
+    const byPlant = await client.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'outbox_by_plant'`,
+    )
+    expect(byPlant.rows[0]?.indexdef).toMatch(/\(plant_id, seq\)/)
     expect(indexes.rows.map((r) => r.indexname)).toEqual([
+      'outbox_by_plant',
       'outbox_pkey',
       'plants_by_created',
       'plants_by_folded_name',

@@ -9,7 +9,10 @@
 // features need of it: the plant row (id primary key, name, tag, version, times), its entry in the
 // (tag, id) index that listing by tag reads, and one outbox row with an integer key that webhooks
 // are fanned out from, never handed out twice (AUTOINCREMENT): a subscription receives the events
-// after a seq, and an event's id is made from it. For finding plants it also writes the name folded
+// after a seq, and an event's id is made from it. That outbox row also keeps the change's facts, as
+// the service's does: the plant's id (with its entry in the (plant_id, seq) index a plant's history
+// reads), who made it (the token's public id as JSON), the request's id (sent back as X-Request-Id)
+// and the plant before the change (null for a create). For finding plants it also writes the name folded
 // as search compares it (NFC, lower case, final sigma as σ), that name's trigrams in an FTS5 index
 // kept by triggers, and its entries in the (name, id), (created_at, id) and (updated_at, id) indexes
 // the sorted listings walk. The service writes the same, and no other index. With `--schema bare`
@@ -21,6 +24,7 @@
 //
 //   node bench/reference.mjs --port 0 --token pst_… --database /tmp/…/reference.db [--schema service|bare]
 // prints `listening on http://127.0.0.1:PORT` once it accepts connections.
+import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
@@ -40,6 +44,8 @@ if (!values.token || !values.database || !['bare', 'service'].includes(values.sc
   process.exit(2)
 }
 const expected = `Bearer ${values.token}`
+// Who makes every create: the token's public id, the part between its prefix and its secret.
+const actor = JSON.stringify({ tokenId: /^[a-z]+_([^_]+)_/.exec(values.token)?.[1] ?? values.token })
 
 const db = new Database(values.database)
 db.pragma('journal_mode = WAL')
@@ -71,8 +77,13 @@ const SCHEMAS = {
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       type TEXT NOT NULL,
       payload TEXT NOT NULL,
-      created_at INTEGER NOT NULL
-    ) STRICT;`,
+      created_at INTEGER NOT NULL,
+      plant_id INTEGER,
+      actor TEXT,
+      request_id TEXT,
+      before TEXT
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS outbox_by_plant ON outbox (plant_id, seq) WHERE plant_id IS NOT NULL;`,
   bare: 'CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT;',
 }
 db.exec(SCHEMAS[values.schema])
@@ -88,12 +99,16 @@ const insert =
         const plant = db.prepare(
           'INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_folded) VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
         )
-        const event = db.prepare('INSERT INTO outbox (type, payload, created_at) VALUES (?, ?, ?)')
-        return (p, json, now) => {
+        // A create has no plant before it: `before` stays null.
+        const event = db.prepare(
+          'INSERT INTO outbox (type, payload, created_at, plant_id, actor, request_id) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        return (p, json, now, requestId) => {
           const folded = p.name.normalize('NFC').toLowerCase().replaceAll('ς', 'σ')
           if (plant.run(p.id, p.name, p.tag ?? null, now, now, folded).changes === 0) return false
           const at = new Date(now).toISOString()
-          event.run('plant.created', `{"type":"plant.created","timestamp":"${at}","data":${json}}`, now)
+          const payload = `{"type":"plant.created","timestamp":"${at}","data":${json}}`
+          event.run('plant.created', payload, now, p.id, actor, requestId)
           return true
         }
       })()
@@ -104,7 +119,7 @@ const insert =
         return (p) => plant.run(p.id, p.name, p.tag ?? null).changes === 1
       })()
 
-/** The creates of this turn: [res, plant, its JSON]. */
+/** The creates of this turn: [res, plant, its JSON, its request id]. */
 let turn = []
 
 /** One transaction for the turn's creates; each gets its response once it has committed, or 500 if it did not. */
@@ -115,15 +130,15 @@ function commitTurn() {
   let created
   try {
     begin.run()
-    created = batch.map(([, plant, json]) => insert(plant, json, now))
+    created = batch.map(([, plant, json, requestId]) => insert(plant, json, now, requestId))
     commit.run()
   } catch {
     if (db.inTransaction) rollback.run()
     for (const [res] of batch) respond(res, 500, { error: 50001, message: 'The create was not stored.' })
     return
   }
-  batch.forEach(([res, , json], i) => {
-    if (created[i]) respond(res, 200, json)
+  batch.forEach(([res, , json, requestId], i) => {
+    if (created[i]) respond(res, 200, json, { 'x-request-id': requestId })
     else respond(res, 409, { error: 40901, message: 'A plant with this id already exists.' })
   })
 }
@@ -143,7 +158,7 @@ function create(req, res) {
     const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
     const json = `{"id":${id},"name":${JSON.stringify(plant.name)}${tag}}`
     if (turn.length === 0) setImmediate(commitTurn)
-    turn.push([res, { id, name: plant.name, tag: plant.tag }, json])
+    turn.push([res, { id, name: plant.name, tag: plant.tag }, json, randomUUID()])
   })
 }
 

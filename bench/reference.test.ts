@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 
-const TOKEN = 'pst_reference_token'
+const TOKEN = 'pst_0123456789abcdef_reference-secret'
 const cleanups: Array<() => void> = []
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup()
@@ -61,6 +61,8 @@ describe('bench/reference.mjs', () => {
     const created = await post(url, '{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
     expect(created.status).toBe(200)
     expect(await created.text()).toBe('{"id":9007199254740993,"name":"Monstera","tag":"aroid"}')
+    const requestId = created.headers.get('x-request-id')
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     const again = await post(url, '{"id":9007199254740993,"name":"Again"}')
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({ error: 40901 })
@@ -95,15 +97,34 @@ describe('bench/reference.mjs', () => {
         expect(
           db.prepare(`SELECT count(*) FROM plants INDEXED BY ${index} WHERE ${column}`).pluck().get(),
         ).toBe(1n)
-      const events = db.prepare('SELECT seq, type, payload, created_at FROM outbox').all() as Array<{
+      const events = db
+        .prepare('SELECT seq, type, payload, created_at, plant_id, actor, request_id, before FROM outbox')
+        .all() as Array<{
         seq: bigint
         type: string
         payload: string
       }>
-      // One event: the refused create wrote none.
+      // One event: the refused create wrote none. It keeps the change's facts as the service's row
+      // does: the plant, the token's public id, the id of the response that made it, nothing before.
       expect(events).toEqual([
-        { seq: 1n, type: 'plant.created', payload: expect.any(String), created_at: expect.any(BigInt) },
+        {
+          seq: 1n,
+          type: 'plant.created',
+          payload: expect.any(String),
+          created_at: expect.any(BigInt),
+          plant_id: 9007199254740993n,
+          actor: '{"tokenId":"0123456789abcdef"}',
+          request_id: requestId,
+          before: null,
+        },
       ])
+      // A plant's history is read through the (plant_id, seq) index.
+      expect(
+        db
+          .prepare('SELECT seq FROM outbox INDEXED BY outbox_by_plant WHERE plant_id = ? ORDER BY seq DESC')
+          .pluck()
+          .all(9007199254740993n),
+      ).toEqual([1n])
       expect(
         JSON.parse((events[0] as { payload: string }).payload.replace(/"id":(\d+)/, '"id":"$1"')),
       ).toEqual({

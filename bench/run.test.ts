@@ -140,6 +140,40 @@ describe('npm run bench', () => {
     )
   }, 150_000)
 
+  it("measures creates with streams open against none in the same round, and a change's time to every reader", async () => {
+    const { report, stdout } = await shortRun('--scenarios', 'create-streams', '--stream-readers', '10')
+    expect(report.results).toEqual([])
+    const [streams] = report.streams
+    expect(streams).toMatchObject({ workers: '1', readers: 10 })
+    expect(streams?.skipped).toBeUndefined()
+    expect(streams?.rounds).toHaveLength(1)
+    for (const { none, streams: open, ratio, readers, intact } of streams?.rounds ?? []) {
+      for (const side of [none, open]) {
+        expect(side.rps).toBeGreaterThan(0)
+        expect(side.non2xx + side.socketErrors).toBe(0)
+      }
+      expect(ratio).toBeCloseTo(open.rps / none.rps, 10)
+      // Every reader kept its stream and read the same changes, once each, every probe's among them.
+      expect(readers).toMatchObject({ readers: 10, missing: 0, unordered: 0, ends: 0, probes: { failed: 0 } })
+      expect(readers.changesRead?.min).toBe(readers.changesRead?.max)
+      // Far more changes than probes: the load's creates reached the readers too.
+      expect(readers.changesRead?.min).toBeGreaterThan(readers.probes.sent)
+      // Every probe created while the load ran, timed at each of the ten readers.
+      expect(readers.latency?.samples).toBe((readers.probes.sent - 1) * 10)
+      expect(readers.cpuPercent).toBeGreaterThan(0)
+      expect(intact).toBe(true)
+    }
+    expect(report.verdicts.map((v) => [v.scenario, v.level, v.target])).toEqual([
+      ['create-streams', 'required', 'creates/s with 10 streams open ≥ 0.9 × with none'],
+      ['create-streams', 'required', 'change to reader p99 ≤ 250 ms'],
+    ])
+    expect(report.verdicts[1]?.measured).toBe(streams?.latency?.p99)
+    expect(stdout).toMatch(/^\| create-streams, 10 streams \| 1 \| 1 \| [0-9,]+ \|/m)
+    expect(stdout).toMatch(
+      /^(met {4}|NOT met) {2}required {2}POST \/plants, ascending ids, with open streams against none: change to reader p99 ≤ 250 ms, measured [0-9.]+$/m,
+    )
+  }, 150_000)
+
   it('times plantstore --help and token create against node -e 0, in turn, and judges their medians', async () => {
     const { report, stdout } = await shortRun('--scenarios', 'cli', '--cli-runs', '3')
     // The CLI's start-up alone: no database is set up and no server is loaded.

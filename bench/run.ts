@@ -8,7 +8,8 @@
 // shared machine still gives comparable figures. The CLI's start-up is measured first, against
 // `node -e 0` in the same run (bench/startup.ts). The find pages are read on a store of their own and
 // held to its plain first page (bench/find.ts); batch creates are held to single creates
-// (bench/batch.ts).
+// (bench/batch.ts); creates with open streams of GET /events/stream to the same creates with none, and
+// a change's time to a stream reader to a bound (bench/streams.ts).
 // Options: `npm run bench -- --help`; the parts of the run are in the files this one imports.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -27,6 +28,7 @@ import { startupTable, table } from './report.js'
 import { READ_ROWS } from './scenarios.js'
 import { freshDatabase, routeExists } from './setup.js'
 import { measureStartup } from './startup.js'
+import { measureStreams, type StreamsResult, streamsTable } from './streams.js'
 import {
   batchVerdictLines,
   batchVerdicts,
@@ -34,6 +36,8 @@ import {
   findVerdicts,
   startupVerdictLines,
   startupVerdicts,
+  streamsVerdictLines,
+  streamsVerdicts,
   verdictLines,
   verdicts,
 } from './verdicts.js'
@@ -175,11 +179,14 @@ async function main(): Promise<void> {
   const startup = options.cliRuns === undefined ? undefined : measureStartup(options.cliRuns)
   const results: ResultRow[] = []
   const batches: BatchResult[] = []
+  const streams: StreamsResult[] = []
   const loads = options.scenarios.filter((s) => !s.find)
   const finds = options.scenarios.filter((s) => s.find)
   try {
     // A run of the CLI's start-up alone sets up no database and starts no server.
-    for (const workers of options.scenarios.length > 0 || options.batch ? workerCounts : []) {
+    for (const workers of options.scenarios.length > 0 || options.batch || options.streams
+      ? workerCounts
+      : []) {
       if (loads.length > 0) {
         for (const rows of prefills) results.push(...(await measureSetup(rows, workers, options, profiling)))
       }
@@ -187,6 +194,7 @@ async function main(): Promise<void> {
       if (finds.length > 0)
         results.push(...(await measureFind(workers, options, join(dirname(out), 'stores'))))
       if (options.batch) batches.push(await measureBatch(workers, options))
+      if (options.streams) streams.push(await measureStreams(workers, options))
     }
   } finally {
     if (profiling) tidyProfiling(profiling)
@@ -203,20 +211,23 @@ async function main(): Promise<void> {
     prefills,
     workers: workerCounts,
     findRows: options.findRows,
+    streamReaders: options.streamReaders,
   }
   const judged = [
     ...verdicts(results),
     ...findVerdicts(results),
     ...batchVerdicts(batches),
+    ...streamsVerdicts(streams),
     ...startupVerdicts(startup),
   ]
   writeFileSync(
     out,
-    `${JSON.stringify({ started, machine, settings, results, batch: batches, startup, verdicts: judged }, null, 2)}\n`,
+    `${JSON.stringify({ started, machine, settings, results, batch: batches, streams, startup, verdicts: judged }, null, 2)}\n`,
   )
   const lines = verdictLines(results)
   const findLines = findVerdictLines(results)
   const batchLines = batchVerdictLines(batches)
+  const streamsLines = streamsVerdictLines(streams)
   const sections = [
     results.length > 0 ? table(results) : '',
     lines.length > 0
@@ -228,6 +239,10 @@ async function main(): Promise<void> {
     batches.length > 0 ? batchTable(batches) : '',
     batchLines.length > 0
       ? `batch creates against single creates (median of ${rounds} round(s)):\n${batchLines.join('\n')}`
+      : '',
+    streams.length > 0 ? streamsTable(streams) : '',
+    streamsLines.length > 0
+      ? `creates with streams open against none (median of ${rounds} round(s)), and a change's time from its create's response to a stream reader (over every round):\n${streamsLines.join('\n')}`
       : '',
     startup
       ? `CLI start-up against node -e 0 (medians of ${startup.runs} runs of each, taken in turn):\n${startupTable(startup)}\n${startupVerdictLines(startup).join('\n')}`

@@ -70,6 +70,21 @@ export const CLI_STARTUP = { name: 'cli', label: 'CLI start-up' }
  */
 export const BATCH = { name: 'batch', label: 'POST /plants/batch against single creates' }
 
+/**
+ * Not a wrk load of its own: creates on ascending ids (create-ascending.lua) with --stream-readers open
+ * streams of GET /events/stream against the same creates with none, in the same rounds, and the time a
+ * change takes from its create's response to the readers (bench/streams.ts), on an empty store of
+ * their own.
+ */
+export const STREAMS = {
+  name: 'create-streams',
+  label: 'POST /plants, ascending ids, with open streams against none',
+  script: 'create-ascending.lua',
+}
+
+/** Readers of GET /events/stream held open in the streams scenario unless --stream-readers says otherwise. */
+export const STREAM_READERS = 100
+
 /** Names that stand for several scenarios: `create` is the comparison the requirement judges. */
 export const GROUPS: Record<string, string[]> = {
   create: SCENARIOS.filter((s) => s.creates).map((s) => s.name),

@@ -8,6 +8,7 @@ import { afterEach } from 'vitest'
 import type { BatchResult } from './batch.js'
 import type { ResultRow } from './figures.js'
 import type { Startup } from './startup.js'
+import type { StreamsResult } from './streams.js'
 import type { Verdict } from './verdicts.js'
 
 export const run = promisify(execFile)
@@ -29,6 +30,7 @@ export interface Report {
   settings: { rounds: number }
   results: ResultRow[]
   batch: BatchResult[]
+  streams: StreamsResult[]
   startup?: Startup
   verdicts: Verdict[]
 }

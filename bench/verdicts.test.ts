@@ -11,8 +11,10 @@ import {
 } from './figures.js'
 import { median } from './median.js'
 import { Refusal, readOptions } from './options.js'
+import { percentile } from './percentile.js'
 import { launcherSettings } from './processes.js'
 import type { Startup } from './startup.js'
+import { intact, latencyOf, type StreamReading, type StreamsResult } from './streams.js'
 import {
   batchVerdictLines,
   batchVerdicts,
@@ -20,6 +22,8 @@ import {
   findVerdicts,
   startupVerdictLines,
   startupVerdicts,
+  streamsVerdictLines,
+  streamsVerdicts,
   unjudged,
   verdictLines,
   verdicts,
@@ -52,6 +56,16 @@ describe("the benchmark's figures", () => {
     expect(median([3, 1, 2])).toBe(2)
     expect(median([4, 1, 3, 2])).toBe(2.5)
     expect(median([5])).toBe(5)
+  })
+
+  it('takes the nearest-rank percentile: p99 of 200 values is the 198th smallest', () => {
+    const values = Array.from({ length: 200 }, (_, i) => 200 - i)
+    expect(percentile(values, 99)).toBe(198)
+    expect(percentile(values, 50)).toBe(100)
+    expect(percentile(values, 100)).toBe(200)
+    expect(percentile([7], 99)).toBe(7)
+    expect(percentile([3, 1, 2], 0)).toBe(1)
+    expect(percentile([], 99)).toBeUndefined()
   })
 
   it("combines a server's runs: counts summed, the peak RSS the highest, the rest medians", () => {
@@ -270,6 +284,99 @@ describe('the verdicts on batch creates against single creates', () => {
   })
 })
 
+describe('the verdicts on creates with streams open against none', () => {
+  const reading = (extra: Partial<StreamReading> = {}): StreamReading => ({
+    readers: 100,
+    probes: { sent: 41, failed: 0 },
+    latencyMs: [],
+    missing: 0,
+    changesRead: { min: 9000, max: 9000 },
+    unordered: 0,
+    ends: 0,
+    ...extra,
+  })
+  /** Rounds of [creates/s with none, with streams, the readers' p99], the readers' report as given. */
+  const result = (pairs: Array<[number, number, number, Partial<StreamReading>?]>): StreamsResult => {
+    const rounds = pairs.map(([none, streams, p99, extra]) => {
+      const read = reading(extra)
+      const [without, withStreams] = [run(none, 10), run(streams, 12)]
+      return {
+        none: without,
+        streams: withStreams,
+        ratio: streams / none,
+        readers: { ...read, latency: { p50: p99 / 4, p99, samples: 4000 }, cpuPercent: 40 },
+        intact: intact(without, withStreams, read),
+      }
+    })
+    const p99s = rounds.map((r) => r.readers.latency.p99)
+    return {
+      workers: '1',
+      readers: 100,
+      rounds,
+      ratio: median(rounds.map((r) => r.ratio)),
+      latency: { p50: 1, p99: Math.max(...p99s), samples: 12000 },
+    }
+  }
+
+  it("requires 0.9 of the creates a second with none, and a change's p99 to a reader of at most 250 ms", () => {
+    const met = result([
+      [10_000, 9_000, 40],
+      [10_000, 9_500, 250],
+      [8_000, 6_400, 30],
+    ])
+    expect(streamsVerdicts([met])).toEqual([
+      {
+        level: 'required',
+        scenario: 'create-streams',
+        target: 'creates/s with 100 streams open ≥ 0.9 × with none',
+        measured: 0.9,
+        rounds: [0.9, 0.95, 0.8],
+        met: true,
+      },
+      {
+        level: 'required',
+        scenario: 'create-streams',
+        target: 'change to reader p99 ≤ 250 ms',
+        measured: 250,
+        rounds: [40, 250, 30],
+        met: true,
+      },
+    ])
+    expect(streamsVerdicts([result([[10_000, 8_900, 10]])]).map((v) => v.met)).toEqual([false, true])
+    expect(streamsVerdicts([result([[10_000, 9_900, 251]])]).map((v) => v.met)).toEqual([true, false])
+    expect(streamsVerdictLines([met])).toEqual([
+      'met      required  POST /plants, ascending ids, with open streams against none: creates/s with 100 streams open ≥ 0.9 × with none, measured 0.9 (rounds: 0.9, 0.95, 0.8)',
+      'met      required  POST /plants, ascending ids, with open streams against none: change to reader p99 ≤ 250 ms, measured 250 (rounds: 40, 250, 30)',
+    ])
+  })
+
+  it.each([
+    ['a stream ended', { ends: 1 }],
+    ['a change read twice', { unordered: 1 }],
+    ["a probe's change that never arrived", { missing: 1 }],
+    ['a probe refused', { probes: { sent: 41, failed: 1 } }],
+    ['readers that read different changes', { changesRead: { min: 8999, max: 9000 } }],
+    ['no changes read', { changesRead: null }],
+  ])('meets neither with %s, however fast', (_what, extra) => {
+    const verdicts = streamsVerdicts([result([[10_000, 10_000, 5, extra]])])
+    expect(verdicts.map((v) => v.met)).toEqual([false, false])
+  })
+
+  it('meets neither with a create that failed, and judges no run without samples or a skipped build', () => {
+    const failed = result([[10_000, 10_000, 5]])
+    const [round] = failed.rounds
+    if (round) round.intact = intact(run(10_000, 5, { non2xx: 1 }), round.streams, reading())
+    expect(streamsVerdicts([failed]).map((v) => v.met)).toEqual([false, false])
+    const { latency: _none, ...unsampled } = result([[10_000, 10_000, 5]])
+    expect(streamsVerdicts([unsampled])[1]).toMatchObject({ measured: Number.POSITIVE_INFINITY, met: false })
+    expect(latencyOf([])).toBeNull()
+    expect(latencyOf([3, 1, 2, 250])).toEqual({ p50: 2, p99: 250, samples: 4 })
+    expect(
+      streamsVerdicts([{ workers: '1', readers: 100, skipped: 'route not in this build', rounds: [] }]),
+    ).toEqual([])
+  })
+})
+
 describe("the verdicts on the CLI's start-up against node -e 0", () => {
   const startup = (help: number, create: number): Startup => ({
     runs: 3,
@@ -353,10 +460,21 @@ describe("the benchmark's options", () => {
     })
   })
 
+  it('measures creates with 100 open streams by default and as the create-streams scenario, and not in `create`', () => {
+    expect(readOptions([])).toMatchObject({ streams: true, streamReaders: 100 })
+    expect(readOptions(['--scenarios', 'create-streams', '--stream-readers', '10'])).toMatchObject({
+      scenarios: [],
+      streams: true,
+      streamReaders: 10,
+    })
+    expect(readOptions(['--scenarios', 'create']).streams).toBe(false)
+  })
+
   it.each([
     [['--rounds', '0'], 'bench: --rounds must be a whole number of at least 1, not "0"'],
     [['--cli-runs', '0'], 'bench: --cli-runs must be a whole number of at least 1, not "0"'],
     [['--find-rows', '0'], 'bench: --find-rows must be a whole number of at least 1, not "0"'],
+    [['--stream-readers', '0'], 'bench: --stream-readers must be a whole number of at least 1, not "0"'],
     // wrk would refuse these only once the servers had started, with a usage text and exit 1.
     [['--duration', '0'], 'bench: --duration must be a whole number of at least 1, not "0"'],
     [['--threads', '0'], 'bench: --threads must be a whole number of at least 1'],

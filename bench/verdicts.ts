@@ -2,12 +2,14 @@
 // same run, for random ids and for ascending ones. The reference is the least a server giving the
 // same guarantees must do on this machine, so a shortfall is the service's own work. And what the
 // CLI's start-up is held to: node's own, measured in the same run. What the find pages are held to:
-// the plain first page on the same store; and batch creates: single creates on the same service.
+// the plain first page on the same store; batch creates: single creates on the same service; and
+// creates with streams open: the same creates with none, and a bound on a change's way to a reader.
 import type { BatchResult } from './batch.js'
 import type { ResultRow } from './figures.js'
 import { fmt } from './format.js'
-import { BATCH, CLI_STARTUP, SCENARIOS } from './scenarios.js'
+import { BATCH, CLI_STARTUP, SCENARIOS, STREAMS } from './scenarios.js'
 import type { Startup } from './startup.js'
+import type { StreamsResult } from './streams.js'
 
 /** The service's creates/s at least this share of the reference's, for both id orders. */
 export const REQUIRED_RPS = 0.75
@@ -21,6 +23,10 @@ export const REQUIRED_STARTUP = 3
 export const REQUIRED_FIND = 3
 /** Batch creates' plants a second at least this many times single creates'. */
 export const REQUIRED_BATCH = 5
+/** Creates a second with the streams open at least this share of those with none (within 10 %). */
+export const REQUIRED_STREAMS = 0.9
+/** A change's p99 from its create's response to a stream reader at most this many ms. */
+export const REQUIRED_CHANGE_P99_MS = 250
 
 export interface Verdict {
   level: 'required' | 'goal'
@@ -122,6 +128,37 @@ export function batchVerdicts(results: BatchResult[]): Verdict[] {
 }
 
 /**
+ * The verdicts on creates with streams open: their rate against none, and a change's p99 to the
+ * readers. A round whose readers lost, repeated or missed a change, or whose stream ended, or with a
+ * failed request, is not met, however fast: the streams it claims were not all open and read.
+ */
+export function streamsVerdicts(results: StreamsResult[]): Verdict[] {
+  return results.flatMap(({ rounds, ratio, latency, readers }): Verdict[] => {
+    if (ratio === undefined) return []
+    const whole = rounds.every((r) => r.intact)
+    return [
+      {
+        level: 'required',
+        scenario: STREAMS.name,
+        target: `creates/s with ${fmt(readers)} streams open ≥ ${REQUIRED_STREAMS} × with none`,
+        measured: ratio,
+        rounds: rounds.map((r) => r.ratio),
+        met: ratio >= REQUIRED_STREAMS && whole,
+      },
+      {
+        level: 'required',
+        scenario: STREAMS.name,
+        target: `change to reader p99 ≤ ${REQUIRED_CHANGE_P99_MS} ms`,
+        // No sample at all is no bound kept.
+        measured: latency?.p99 ?? Number.POSITIVE_INFINITY,
+        rounds: rounds.map((r) => r.readers.latency?.p99 ?? Number.POSITIVE_INFINITY),
+        met: latency !== undefined && latency.p99 <= REQUIRED_CHANGE_P99_MS && whole,
+      },
+    ]
+  })
+}
+
+/**
  * In a run that judged creates, the id orders it left unjudged: the requirement holds for both, so a
  * run of one alone must not read as a pass.
  */
@@ -130,7 +167,8 @@ export function unjudged(rows: ResultRow[]): string[] {
   return JUDGED.filter((name) => !rows.some((r) => r.scenario === name && r.vsReference))
 }
 
-const label = (name: string) => [...SCENARIOS, BATCH, CLI_STARTUP].find((s) => s.name === name)?.label ?? name
+const label = (name: string) =>
+  [...SCENARIOS, BATCH, STREAMS, CLI_STARTUP].find((s) => s.name === name)?.label ?? name
 
 /** A verdict as the report prints it. */
 function verdictLine(v: Verdict): string {
@@ -159,6 +197,11 @@ export function startupVerdictLines(startup: Startup | undefined): string[] {
 /** The verdicts on the find pages as the report prints them, one a line. */
 export function findVerdictLines(rows: ResultRow[]): string[] {
   return findVerdicts(rows).map(verdictLine)
+}
+
+/** The verdicts on creates with streams open as the report prints them, one a line. */
+export function streamsVerdictLines(results: StreamsResult[]): string[] {
+  return streamsVerdicts(results).map(verdictLine)
 }
 
 /** The verdicts on batch creates as the report prints them, one a line. */
