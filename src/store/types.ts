@@ -75,6 +75,7 @@ export interface ChangeRecord {
 export interface ChangeQuery {
   /** Changes with a seq above this, oldest first. */
   afterSeq: number
+  /** At most this many; 0 reads none, and the page's lastSeq then says where the feed stands now. */
   limit: number
   /** Only changes of these types; all plant change types when absent. */
   types?: readonly string[]

@@ -193,6 +193,8 @@ describe.each(storeKinds)('the change feed and history on $name', (kind) => {
     expect(second.lastSeq).toBe(seqs[3])
     const third = await store.events.changes({ afterSeq: second.lastSeq, limit: 2 })
     expect(third).toEqual({ changes: [], lastSeq: newest })
+    // A read of no change says where the feed stands.
+    expect(await store.events.changes({ afterSeq: 0, limit: 0 })).toEqual({ changes: [], lastSeq: newest })
     // Never below where the read started.
     expect(await store.events.changes({ afterSeq: 1_000_000, limit: 2 })).toEqual({
       changes: [],
