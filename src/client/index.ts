@@ -508,12 +508,14 @@ export class PlantStoreClient {
         await pause(retryWait(failures, retryAfter), read.signal)
         continue
       }
+      const asked = after
       for (const change of page.changes) {
         yield change
         after = change.cursor
       }
       after = page.next
-      if (page.changes.length > 0) continue
+      // An empty page that moved on skipped events of other types: there may be more right after.
+      if (page.changes.length > 0 || page.next !== asked) continue
       if (!follow) return
       await pause(pollIntervalMs, read.signal)
     }

@@ -190,7 +190,7 @@ export class StreamHub {
         this.send(stream, page.changes, 0, render(page.changes))
         if (stream.ended) return
         stream.position = Math.max(stream.position, page.lastSeq)
-        if (page.changes.length === PAGE) {
+        if (!page.reachedEnd) {
           // Its own reads go at its client's pace: one that resumes far back is not cut off for
           // the backlog its catching up would otherwise pile up.
           await stream.sink.drained()
@@ -243,7 +243,7 @@ export class StreamHub {
         if (this.live.size === 0) break
         this.position = Math.max(afterSeq, page.lastSeq)
         if (page.changes.length > 0) this.deliver(page.changes)
-        if (page.changes.length === PAGE) {
+        if (!page.reachedEnd) {
           this.rung = true
           // The connections send what they were given before the next page is added to it.
           await new Promise((resolve) => setImmediate(resolve))

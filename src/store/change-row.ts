@@ -1,5 +1,5 @@
 import { PLANT_EVENT_TYPES } from '../plants/events.js'
-import type { Actor, ChangeRecord } from './types.js'
+import type { Actor, ChangePage, ChangeQuery, ChangeRecord } from './types.js'
 
 /** The event types the change feed and a plant's history hold: a plant's changes, never a webhook's test message. */
 export const CHANGE_TYPES: readonly string[] = PLANT_EVENT_TYPES
@@ -15,6 +15,32 @@ export interface ChangeRow {
   request_id: string | null
   /** The plant before an update, as JSON text; null otherwise. */
   before: string | null
+}
+
+/**
+ * How many seqs past its afterSeq one read of the feed looks at. A read filtered by type over a long
+ * run of other events would otherwise walk all of them at once (there is no index by type, which
+ * would cost every write an entry); it stops here instead, and its page says where it stopped.
+ */
+export const FEED_SCAN_SEQS = 10_000
+
+/** The highest seq a read of the feed may return, from its afterSeq. */
+export function scanEnd(afterSeq: number): number {
+  return afterSeq + FEED_SCAN_SEQS
+}
+
+/**
+ * The page a read of the feed gives, from its changes (at most `limit`, none above scanEnd) and the
+ * highest seq handed out that the same read could see: where the next read resumes, and whether
+ * that is the newest seq. A read of no change (limit 0) is only asking where the feed stands.
+ */
+export function pageOf(changes: ChangeRecord[], query: ChangeQuery, top: number): ChangePage {
+  const last = changes.at(-1)
+  if (last !== undefined && changes.length >= query.limit)
+    return { changes, lastSeq: last.seq, reachedEnd: false }
+  const end = query.limit === 0 ? top : scanEnd(query.afterSeq)
+  if (top > end) return { changes, lastSeq: end, reachedEnd: false }
+  return { changes, lastSeq: Math.max(query.afterSeq, top), reachedEnd: true }
 }
 
 const DATA = '"data":'

@@ -85,10 +85,15 @@ export interface ChangePage {
   changes: ChangeRecord[]
   /**
    * Where the next read resumes (its afterSeq): the last change's seq when the page is full, else the
-   * highest seq the read could see, so that a reader filtering by type does not scan the same events
+   * highest seq the read looked at, so that a reader filtering by type does not scan the same events
    * again. Never below the query's afterSeq. Every event at or below it is committed and was seen.
    */
   lastSeq: number
+  /**
+   * lastSeq is the newest seq the read could see: nothing follows yet. False when the page is full,
+   * or when the read stopped after looking at FEED_SCAN_SEQS seqs (change-row.ts): read on at once.
+   */
+  reachedEnd: boolean
 }
 
 /** The first answer to a create that carried an Idempotency-Key, kept to replay to its retries. */

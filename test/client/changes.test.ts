@@ -171,6 +171,26 @@ describe('the change iterator when the service is away for a while', () => {
     expect(urls.map(afterOf)).toEqual(['7', '7', '7', '7'])
   })
 
+  it('reads on at once after an empty page that moved on past changes of other types', async () => {
+    const urls: string[] = []
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      fetch: async (request) => {
+        urls.push(request.url)
+        const body =
+          urls.length === 1
+            ? '{"data":[],"next":"10000"}'
+            : '{"data":[{"cursor":"10003","type":"plant.deleted","time":"2026-01-01T00:00:00.000Z","actor":null,"requestId":null,"before":{"id":1,"name":"a"},"after":null}],"next":"10003"}'
+        return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } })
+      },
+    })
+    // A wait between the two reads would outlast the test.
+    const first = await client.changes({ after: '0', pollIntervalMs: 600_000 }).next()
+    expect(first.value).toMatchObject({ cursor: '10003' })
+    expect(urls.map(afterOf)).toEqual(['0', '10000'])
+  })
+
   it('gives up at once without follow', async () => {
     const client = createClient({
       baseUrl: 'http://127.0.0.1:1',

@@ -7,6 +7,7 @@ import {
   StreamHub,
   type StreamSink,
 } from '../../src/events/stream-hub.js'
+import { pageOf, scanEnd } from '../../src/store/change-row.js'
 import type { ChangePage, ChangeQuery, ChangeRecord, EventStore } from '../../src/store/types.js'
 
 /** An outbox in memory: plant changes at the seqs given, other events (not changes) in between. */
@@ -31,17 +32,13 @@ class FakeEvents implements EventStore {
   async changes(query: ChangeQuery): Promise<ChangePage> {
     this.reads++
     // What the read sees is taken when it starts, as a database snapshot is.
-    const seen = this.seqs.filter((seq) => seq > query.afterSeq).slice(0, query.limit)
+    const end = scanEnd(query.afterSeq)
+    const seen = this.seqs.filter((seq) => seq > query.afterSeq && seq <= end).slice(0, query.limit)
     const top = this.top
     if (this.gate) await this.gate
     const gated = this.gateAfter.get(query.afterSeq)
     if (gated) await gated
-    const changes = seen.map(change)
-    const last = changes.at(-1)
-    return {
-      changes,
-      lastSeq: last && changes.length >= query.limit ? last.seq : Math.max(query.afterSeq, top),
-    }
+    return pageOf(seen.map(change), query, top)
   }
 
   watchChanges(listener: () => void): () => void {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type PlantEventType, plantEvent, plantJson } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
+import { FEED_SCAN_SEQS } from '../../src/store/change-row.js'
 import { parseDatabaseUrl } from '../../src/store/open.js'
 import { OTHER_COMMITS_POLL_MS } from '../../src/store/sqlite/events.js'
 import { openSqlite } from '../../src/store/sqlite/index.js'
@@ -173,7 +174,11 @@ describe.each(storeKinds)('the change feed and history on $name', (kind) => {
   })
 
   it('pages the feed in seq order, resuming after the last seq it saw, and never shows a test message', async () => {
-    expect(await store.events.changes({ afterSeq: 0, limit: 10 })).toEqual({ changes: [], lastSeq: 0 })
+    expect(await store.events.changes({ afterSeq: 0, limit: 10 })).toEqual({
+      changes: [],
+      lastSeq: 0,
+      reachedEnd: true,
+    })
     await store.webhooks.insert(subscriptionRecord('wh_1', new Date(0), ['plant.created', 'plant.deleted']))
     for (const id of [1n, 2n, 3n]) await create({ id, name: `p${id}` })
     await remove(2n)
@@ -192,13 +197,18 @@ describe.each(storeKinds)('the change feed and history on $name', (kind) => {
     expect(second.changes.map((c) => c.seq)).toEqual(seqs.slice(2, 4))
     expect(second.lastSeq).toBe(seqs[3])
     const third = await store.events.changes({ afterSeq: second.lastSeq, limit: 2 })
-    expect(third).toEqual({ changes: [], lastSeq: newest })
+    expect(third).toEqual({ changes: [], lastSeq: newest, reachedEnd: true })
     // A read of no change says where the feed stands.
-    expect(await store.events.changes({ afterSeq: 0, limit: 0 })).toEqual({ changes: [], lastSeq: newest })
+    expect(await store.events.changes({ afterSeq: 0, limit: 0 })).toEqual({
+      changes: [],
+      lastSeq: newest,
+      reachedEnd: true,
+    })
     // Never below where the read started.
     expect(await store.events.changes({ afterSeq: 1_000_000, limit: 2 })).toEqual({
       changes: [],
       lastSeq: 1_000_000,
+      reachedEnd: true,
     })
 
     // Only the types asked; a short page still moves on past the events it passed over.
@@ -212,11 +222,42 @@ describe.each(storeKinds)('the change feed and history on $name', (kind) => {
     })
     expect(twoTypes.changes.map((c) => c.seq)).toEqual(seqs.slice(0, 3))
     const created = await store.events.changes({ afterSeq: 0, limit: 1, types: ['plant.created'] })
-    expect(created).toEqual({ changes: [expect.objectContaining({ seq: seqs[0] })], lastSeq: seqs[0] })
+    expect(created).toEqual({
+      changes: [expect.objectContaining({ seq: seqs[0] })],
+      lastSeq: seqs[0],
+      reachedEnd: false,
+    })
     // A test message is no change, even when asked for by its type.
     expect(await store.events.changes({ afterSeq: 0, limit: 10, types: ['webhook.test'] })).toEqual({
       changes: [],
       lastSeq: newest,
+      reachedEnd: true,
+    })
+  })
+
+  it('looks at most FEED_SCAN_SEQS seqs past afterSeq in one read, and says where it stopped', async () => {
+    const created = FEED_SCAN_SEQS + 50
+    for (let from = 1; from <= created; from += 1000) {
+      const items = Array.from({ length: Math.min(1000, created - from + 1) }, (_, i) => {
+        const plant = { id: BigInt(from + i), name: 'many' }
+        return { plant, event: (at: Date) => change('plant.created', plant, at) }
+      })
+      expect(await store.plants.createMany(items)).toEqual({ outcome: 'created' })
+    }
+    await remove(7n)
+    const deletes = { afterSeq: 0, limit: 10, types: ['plant.deleted'] }
+    const first = await store.events.changes(deletes)
+    expect(first.changes).toEqual([])
+    expect(first.reachedEnd).toBe(false)
+    expect(first.lastSeq).toBe(FEED_SCAN_SEQS)
+    const second = await store.events.changes({ ...deletes, afterSeq: first.lastSeq })
+    expect(second.changes.map((c) => c.type)).toEqual(['plant.deleted'])
+    expect(second.reachedEnd).toBe(true)
+    // Asking where the feed stands looks at no change, however far it is.
+    expect(await store.events.changes({ afterSeq: 0, limit: 0 })).toEqual({
+      changes: [],
+      lastSeq: second.lastSeq,
+      reachedEnd: true,
     })
   })
 

@@ -189,8 +189,16 @@ describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
     expect(full.changes.map((c) => c.seq)).toEqual([1, 2])
     expect(full.lastSeq).toBe(2)
     // Nothing after: the page is empty and stays where it was asked; never below it.
-    expect(await store.events.changes({ afterSeq: 4, limit: 10 })).toEqual({ changes: [], lastSeq: 4 })
-    expect(await store.events.changes({ afterSeq: 40, limit: 10 })).toEqual({ changes: [], lastSeq: 40 })
+    expect(await store.events.changes({ afterSeq: 4, limit: 10 })).toEqual({
+      changes: [],
+      lastSeq: 4,
+      reachedEnd: true,
+    })
+    expect(await store.events.changes({ afterSeq: 40, limit: 10 })).toEqual({
+      changes: [],
+      lastSeq: 40,
+      reachedEnd: true,
+    })
     // A type that is no change's shows nothing.
     expect((await store.events.changes({ afterSeq: 0, limit: 10, types: ['webhook.test'] })).changes).toEqual(
       [],

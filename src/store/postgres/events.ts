@@ -1,6 +1,6 @@
 import type { Pool } from 'pg'
 import { AppendSignal } from '../append-signal.js'
-import { CHANGE_TYPES, type ChangeRow, changeOfRow } from '../change-row.js'
+import { CHANGE_TYPES, type ChangeRow, changeOfRow, pageOf, scanEnd } from '../change-row.js'
 import type { ChangePage, ChangeQuery, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
 import { ChangeWatch, type Listening } from './change-watch.js'
 import { guarded } from './errors.js'
@@ -58,20 +58,15 @@ export class PostgresEventStore extends AppendSignal implements EventStore {
         `SELECT (SELECT max(seq) FROM events)::text AS top, p.*
          FROM (VALUES (1)) AS one(x) LEFT JOIN (
            SELECT ${CHANGE_COLUMNS} FROM events
-           WHERE seq > $1 AND type = ANY($3::text[]) ORDER BY seq LIMIT $2
+           WHERE seq > $1 AND seq <= $4 AND type = ANY($3::text[]) ORDER BY seq LIMIT $2
          ) p ON true
          ORDER BY p.seq`,
-        [query.afterSeq, query.limit, types],
+        [query.afterSeq, query.limit, types, scanEnd(query.afterSeq)],
       ),
     )
     // With no change to show, the one row carries only the highest seq.
     const changes = result.rows.flatMap((row) => (row.seq === null ? [] : [toChange(row)]))
-    const last = changes.at(-1)
-    const lastSeq =
-      last && changes.length >= query.limit
-        ? last.seq
-        : Math.max(query.afterSeq, Number(result.rows[0]?.top ?? 0))
-    return { changes, lastSeq }
+    return pageOf(changes, query, Number(result.rows[0]?.top ?? 0))
   }
 
   async history(plantId: bigint, limit: number, beforeSeq?: number): Promise<ChangeRecord[]> {

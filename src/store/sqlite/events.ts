@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { AppendSignal } from '../append-signal.js'
-import { CHANGE_TYPES, type ChangeRow, changeOfRow } from '../change-row.js'
+import { CHANGE_TYPES, type ChangeRow, changeOfRow, pageOf, scanEnd } from '../change-row.js'
 import type { ChangePage, ChangeQuery, ChangeRecord, EventStore, OutboxEvent } from '../types.js'
 import { eventIdSql } from './fan-out.js'
 
@@ -67,11 +67,10 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
     this.horizon = db.prepare('SELECT seq FROM change_horizon').pluck()
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.readPage = db.transaction((feed: Statement | undefined, query: ChangeQuery): ChangePage => {
-      const rows = (feed ? feed.all(query.afterSeq, query.limit) : []) as StoredChange[]
-      const changes = rows.map(changeOf)
-      const last = changes.at(-1)
-      if (last !== undefined && changes.length >= query.limit) return { changes, lastSeq: last.seq }
-      return { changes, lastSeq: Math.max(query.afterSeq, this.lastSeq.get() as number) }
+      const rows = (
+        feed ? feed.all(query.afterSeq, scanEnd(query.afterSeq), query.limit) : []
+      ) as StoredChange[]
+      return pageOf(rows.map(changeOf), query, this.lastSeq.get() as number)
     })
   }
 
@@ -183,7 +182,7 @@ export class SqliteEventStore extends AppendSignal implements EventStore {
       // The types are the fixed names of CHANGE_TYPES, never a caller's text.
       const names = kept.map((type) => `'${type}'`).join(', ')
       statement = this.db.prepare(
-        `SELECT ${CHANGE_COLUMNS} FROM events WHERE seq > ? AND type IN (${names}) ORDER BY seq LIMIT ?`,
+        `SELECT ${CHANGE_COLUMNS} FROM events WHERE seq > ? AND seq <= ? AND type IN (${names}) ORDER BY seq LIMIT ?`,
       )
       this.feeds.set(key, statement)
     }
