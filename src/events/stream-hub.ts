@@ -40,6 +40,8 @@ export interface StreamHubOptions {
   checkMs?: number
   /** Reads without a wake-up, in case one was lost (a dropped LISTEN connection). */
   pollMs?: number
+  /** How long a wake-up waits for others to join it before the shared read; 0: none. */
+  gatherMs?: number
   backlogBytes?: number
   now?: () => number
 }
@@ -49,6 +51,12 @@ export const HEARTBEAT_MS = 15_000
 /** Within the revocation bound (docs/tokens.md): a revoked token's stream ends a second after the store says so. */
 const CHECK_MS = 1000
 const POLL_MS = 2000
+/**
+ * The wake-ups of this long are gathered into one shared read and one write per stream. A busy
+ * writer commits many small batches a second, and a write to every stream for each of them costs
+ * the event loop a system call per stream per batch; a change reaches its readers this much later.
+ */
+export const GATHER_MS = 20
 /**
  * Bytes a stream may have waiting for its client before it is ended: a reader that falls this far
  * behind resumes from its last id, and the server holds no more than this and one read's changes for it.
@@ -80,6 +88,8 @@ export class StreamHub {
   private position: number | undefined
   private reading = false
   private rung = false
+  /** The wait for wake-ups to gather before the next shared read. */
+  private gathering: NodeJS.Timeout | undefined
   /** The newest change, being found for streams that start at the present. */
   private finding: Promise<number> | undefined
   private readonly checking = new Set<string>()
@@ -89,6 +99,7 @@ export class StreamHub {
   private readonly heartbeatMs: number
   private readonly checkMs: number
   private readonly pollMs: number
+  private readonly gatherMs: number
   private readonly backlogBytes: number
   private readonly now: () => number
 
@@ -97,6 +108,7 @@ export class StreamHub {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
     this.checkMs = options.checkMs ?? CHECK_MS
     this.pollMs = options.pollMs ?? POLL_MS
+    this.gatherMs = options.gatherMs ?? GATHER_MS
     this.backlogBytes = options.backlogBytes ?? BACKLOG_BYTES
     this.now = options.now ?? Date.now
   }
@@ -146,6 +158,8 @@ export class StreamHub {
     this.unwatch = undefined
     for (const timer of this.timers) clearInterval(timer)
     this.timers = []
+    clearTimeout(this.gathering)
+    this.gathering = undefined
   }
 
   private end(stream: Stream, reason: StreamEndReason): void {
@@ -222,39 +236,50 @@ export class StreamHub {
     this.end(stream, 'error')
   }
 
-  /** Rung after commits, and by the poll: one read at a time, and one more if rung during it. */
+  /**
+   * Rung after commits, and by the poll: one read at a time, after the wake-ups of GATHER_MS have
+   * gathered, and one more if rung during it.
+   */
   private readonly wake = (): void => {
     if (this.live.size === 0 || this.position === undefined) return
     if (this.reading) {
       this.rung = true
       return
     }
-    void this.read()
+    if (this.gathering !== undefined) return
+    if (this.gatherMs === 0) {
+      void this.read()
+      return
+    }
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined
+      void this.read()
+    }, this.gatherMs)
   }
 
   private async read(): Promise<void> {
     this.reading = true
+    this.rung = false
     try {
-      do {
-        this.rung = false
+      for (;;) {
         const afterSeq = this.position
         if (afterSeq === undefined) break
         const page = await this.events.changes({ afterSeq, limit: PAGE })
         if (this.live.size === 0) break
         this.position = Math.max(afterSeq, page.lastSeq)
         if (page.changes.length > 0) this.deliver(page.changes)
-        if (!page.reachedEnd) {
-          this.rung = true
-          // The connections send what they were given before the next page is added to it.
-          await new Promise((resolve) => setImmediate(resolve))
-        }
-      } while (this.rung && this.live.size > 0)
+        if (page.reachedEnd) break
+        // The connections send what they were given before the next page is added to it.
+        await new Promise((resolve) => setImmediate(resolve))
+        if (this.live.size === 0) break
+      }
     } catch (error) {
       // The next ring or poll reads again from the same place.
       this.options.onError?.(error)
     } finally {
       this.reading = false
       if (this.live.size === 0) this.position = undefined
+      else if (this.rung) this.wake()
     }
   }
 

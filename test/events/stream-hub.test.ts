@@ -71,7 +71,9 @@ class FakeSink implements StreamSink {
   text = ''
   held = 0
   ended: StreamEndReason | undefined
+  writes = 0
   write(chunk: Buffer): void {
+    this.writes++
     this.text += chunk.toString()
   }
   backlog(): number {
@@ -102,6 +104,8 @@ function hubOf(events: FakeEvents, options: Partial<ConstructorParameters<typeof
     heartbeatMs: 60_000,
     checkMs: 60_000,
     pollMs: 60_000,
+    // Reads at once, so that each test says when they happen; gathering has a test of its own.
+    gatherMs: 0,
     ...options,
   })
   hubs.push(hub)
@@ -175,6 +179,23 @@ describe('the stream hub', () => {
     await settle()
     expect(events.reads - before).toBe(2)
     expect(sink.ids()).toEqual([1, 2, 3, 4, 5, 6])
+  })
+
+  it('gathers the wake-ups of gatherMs into one shared read and one write to each stream', async () => {
+    const events = new FakeEvents()
+    const { hub } = hubOf(events, { gatherMs: 50 })
+    const sinks = [new FakeSink(), new FakeSink()]
+    for (const sink of sinks) hub.open(sink, always, undefined)
+    await settle()
+    const before = events.reads
+    for (let i = 0; i < 6; i++) events.commit(1)
+    expect(events.reads - before).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    expect(events.reads - before).toBe(1)
+    for (const sink of sinks) {
+      expect(sink.ids()).toEqual([1, 2, 3, 4, 5, 6])
+      expect(sink.writes).toBe(1)
+    }
   })
 
   it('catches a resuming stream up with reads of its own, then joins it: every change once, in order', async () => {
