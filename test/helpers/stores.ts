@@ -3,8 +3,10 @@ import { mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { afterEach } from 'vitest'
 import { createPlant } from '../../src/plants/service.js'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
+import { openPostgres, type PostgresStore } from '../../src/store/postgres/index.js'
 import type { PlantStore, Store } from '../../src/store/types.js'
 import { admin, createDatabase, TEST_DATABASE_URL } from './postgres.js'
 
@@ -87,4 +89,31 @@ export async function createTaggedAndUntagged(plants: PlantStore): Promise<void>
     [4n, undefined],
   ] as const)
     await createPlant(plants, tag === undefined ? { id, name: `p${id}` } : { id, name: `p${id}`, tag })
+}
+
+/**
+ * Opens PostgreSQL stores for the tests of one describe block and closes them after each test:
+ * `fresh` on a database of its own, `another` on the same database as one opened before (a second
+ * instance).
+ */
+export function postgresStores(): {
+  /** The stores open now; a test may add one it opened otherwise, to be closed with them. */
+  open: PostgresStore[]
+  fresh: (options?: { revocationPollMs?: number }) => Promise<{ url: string; store: PostgresStore }>
+  another: (url: string, options?: { revocationPollMs?: number }) => Promise<PostgresStore>
+} {
+  const open: PostgresStore[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close().catch(() => {})))
+  })
+  const another = async (url: string, options: { revocationPollMs?: number } = {}) => {
+    const store = await openPostgres({ url, ...options })
+    open.push(store)
+    return store
+  }
+  const fresh = async (options: { revocationPollMs?: number } = {}) => {
+    const url = await (postgresKind as StoreKind).freshUrl()
+    return { url, store: await another(url, options) }
+  }
+  return { open, fresh, another }
 }

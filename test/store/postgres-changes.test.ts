@@ -1,14 +1,13 @@
 import pg from 'pg'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { inSchema } from '../../bench/postgres.js'
 import { plantEvent, plantJson } from '../../src/plants/events.js'
 import type { Plant } from '../../src/plants/model.js'
 import { CHANGES_CHANNEL } from '../../src/store/postgres/change-watch.js'
-import { openPostgres, type PostgresStore } from '../../src/store/postgres/index.js'
 import { loadMigrations, migrate } from '../../src/store/postgres/migrate.js'
 import type { Actor, OutboxEvent } from '../../src/store/types.js'
 import { admin } from '../helpers/postgres.js'
-import { postgresKind } from '../helpers/stores.js'
+import { postgresKind, postgresStores } from '../helpers/stores.js'
 
 const actor: Actor = { tokenId: 'tok_a' }
 
@@ -26,21 +25,7 @@ function changeEvent(
 }
 
 describe.skipIf(!postgresKind)('PostgreSQL change feed', () => {
-  const open: PostgresStore[] = []
-  const fresh = async (options: { revocationPollMs?: number } = {}) => {
-    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-    const store = await openPostgres({ url, ...options })
-    open.push(store)
-    return { url, store }
-  }
-  const another = async (url: string, options: { revocationPollMs?: number } = {}) => {
-    const store = await openPostgres({ url, ...options })
-    open.push(store)
-    return store
-  }
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close().catch(() => {})))
-  })
+  const { fresh, another } = postgresStores()
 
   it('records the plant of the events a database held before, exactly, and no actor', async () => {
     const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg, { type PoolClient } from 'pg'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { inSchema } from '../../bench/postgres.js'
 import type { AppError } from '../../src/errors.js'
 import type { Plant } from '../../src/plants/model.js'
@@ -13,30 +13,15 @@ import { REVOCATION_CHANNEL } from '../../src/store/postgres/revocation.js'
 import { inTransaction } from '../../src/store/postgres/transaction.js'
 import type { ListedPlant, ListQuery } from '../../src/store/types.js'
 import { admin, waitingOnLock, whileLocked } from '../helpers/postgres.js'
-import { createTaggedAndUntagged, postgresKind } from '../helpers/stores.js'
+import { createTaggedAndUntagged, postgresKind, postgresStores } from '../helpers/stores.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
 import { subscriptionRecord } from '../helpers/webhooks.js'
 
 describe.skipIf(!postgresKind)('PostgreSQL store', () => {
-  const open: PostgresStore[] = []
+  const { open, fresh, another } = postgresStores()
   const proxies: TcpProxy[] = []
-  const fresh = async (options: { revocationPollMs?: number } = {}) => {
-    const url = await (postgresKind as NonNullable<typeof postgresKind>).freshUrl()
-    const store = await openPostgres({ url, ...options })
-    open.push(store)
-    return { url, store }
-  }
-  const another = async (url: string, options: { revocationPollMs?: number } = {}) => {
-    const store = await openPostgres({ url, ...options })
-    open.push(store)
-    return store
-  }
   afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close().catch(() => {})))
     await Promise.all(proxies.splice(0).map((p) => p.close()))
-  })
-  afterAll(async () => {
-    await Promise.all(open.map((s) => s.close().catch(() => {})))
   })
 
   it('keeps ids in bigint columns and round-trips both ends of the int64 range', async () => {
