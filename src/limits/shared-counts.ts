@@ -103,7 +103,6 @@ export class SharedCounts implements Counting {
   private touched = new Set<Window>()
   /** The database's clock less the monotonic clock; the host's wall clock until a settlement tells. */
   private offset = Date.now() - performance.now()
-  private calibrated = false
   /** When the settlement in flight was sent (monotonic), if one is. */
   private settling: number | undefined
   /** What the settlement in flight carries. */
@@ -340,12 +339,13 @@ export class SharedCounts implements Counting {
   /**
    * Takes the database's clock from a settlement. Small steps back are jitter of the round trip and
    * ignored, so that the clock never runs back over a window boundary for them; a larger step (the
-   * database's clock was set back) is followed, and windows start again from it.
+   * database's clock was set back) is followed, and windows start again from it. The first
+   * settlement is no exception: a host clock a little ahead of the database's stays, for the window
+   * the process counted in just past a boundary holds allowance it would forget if the clock ran back
+   * into the window before, and no longer see when it came forward again.
    */
   private calibrate(offset: number): void {
-    if (!this.calibrated || offset > this.offset || this.offset - offset > CLOCK_JITTER_MS)
-      this.offset = offset
-    this.calibrated = true
+    if (offset > this.offset || this.offset - offset > CLOCK_JITTER_MS) this.offset = offset
   }
 }
 
