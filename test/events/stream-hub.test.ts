@@ -19,6 +19,8 @@ class FakeEvents implements EventStore {
   gate: Promise<void> | undefined
   /** Reads from this seq wait for its promise. */
   readonly gateAfter = new Map<number, Promise<void>>()
+  /** While set, each read fails with it (the database is unreachable). */
+  failure: Error | undefined
   private readonly listeners = new Set<() => void>()
 
   commit(count: number, { gap = 0, ring = true } = {}): void {
@@ -31,6 +33,7 @@ class FakeEvents implements EventStore {
 
   async changes(query: ChangeQuery): Promise<ChangePage> {
     this.reads++
+    if (this.failure) throw this.failure
     // What the read sees is taken when it starts, as a database snapshot is.
     const end = scanEnd(query.afterSeq)
     const seen = this.seqs.filter((seq) => seq > query.afterSeq && seq <= end).slice(0, query.limit)
@@ -196,6 +199,40 @@ describe('the stream hub', () => {
       expect(sink.ids()).toEqual([1, 2, 3, 4, 5, 6])
       expect(sink.writes).toBe(1)
     }
+  })
+
+  it('keeps its live streams through a shared read that fails, and reads on from the same place', async () => {
+    const events = new FakeEvents()
+    const errors: unknown[] = []
+    const { hub, ends } = hubOf(events, { onError: (error) => errors.push(error) })
+    const sink = new FakeSink()
+    hub.open(sink, always, undefined)
+    await settle()
+    events.failure = new Error('connection refused')
+    events.commit(2)
+    await settle()
+    expect(errors).toEqual([events.failure])
+    expect(sink.ended).toBeUndefined()
+    events.failure = undefined
+    events.commit(1)
+    await settle()
+    expect(sink.ids()).toEqual([1, 2, 3])
+    expect(ends).toEqual([])
+  })
+
+  it('ends a resuming stream whose own read fails, as an error its client resumes from', async () => {
+    const events = new FakeEvents()
+    events.commit(5)
+    const errors: unknown[] = []
+    const { hub, ends } = hubOf(events, { onError: (error) => errors.push(error) })
+    events.failure = new Error('connection refused')
+    const sink = new FakeSink()
+    hub.open(sink, always, 2)
+    await settle()
+    expect(sink.ended).toBe('error')
+    expect(ends).toEqual(['error'])
+    expect(errors).toEqual([events.failure])
+    expect(hub.size).toBe(0)
   })
 
   it('catches a resuming stream up with reads of its own, then joins it: every change once, in order', async () => {

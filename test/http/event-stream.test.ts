@@ -11,6 +11,7 @@ import type { Store } from '../../src/store/types.js'
 import { createJwtVerifier } from '../../src/tokens/jwt.js'
 import type { Scope } from '../../src/tokens/scopes.js'
 import { TokenService } from '../../src/tokens/service.js'
+import { type ContractWatch, watchContract } from '../helpers/contract.js'
 import { AUDIENCE, ISSUER, serveJwks, signingKey, signJwt } from '../helpers/jwks.js'
 import { captureLines } from '../helpers/log.js'
 import { openFresh, postgresKind, type StoreKind, sqliteKind, storeKinds } from '../helpers/stores.js'
@@ -22,6 +23,8 @@ interface Instance {
   metrics: Metrics
   port: number
   lifecycle: { draining: boolean }
+  /** Records what the injected responses were checked against in the published document. */
+  contract: ContractWatch
   token(scopes?: Scope[]): Promise<string>
   create(id: number, name?: string): Promise<void>
 }
@@ -47,6 +50,7 @@ const clients: StreamClient[] = []
 afterEach(async () => {
   for (const client of clients.splice(0)) client.close()
   for (const instance of instances.splice(0)) {
+    instance.contract.done()
     await instance.app.close()
     await instance.store.close()
   }
@@ -76,6 +80,8 @@ async function start(
     ...appOptions,
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
+  // Every injected response is checked against the document, and its error codes count as received.
+  const contract = watchContract(app)
   const port = (app.server.address() as { port: number }).port
   const writer = (await tokens.create('writer', ['plants:write'])).token
   const instance = {
@@ -85,6 +91,7 @@ async function start(
     metrics,
     port,
     lifecycle,
+    contract,
     url,
     token: async (scopes: Scope[] = ['events:read']) => (await tokens.create('reader', scopes)).token,
     create: async (id: number, name = `plant ${id}`) => {
@@ -424,6 +431,7 @@ describe('GET /events/stream: limits, heartbeat, backlog, draining', () => {
     const open = await openStream(instance.port, { headers: bearer(token) })
     const started = Date.now()
     instances.splice(instances.indexOf(instance), 1)
+    instance.contract.done()
     await instance.app.close()
     await instance.store.close()
     await open.ended

@@ -61,9 +61,11 @@ describe('the docs page in a browser', () => {
     await page.goto(`${server.url}/docs`)
 
     await page.locator('button.authorize').first().click()
-    await page.locator('.modal-ux input[type=text], .modal-ux input:not([type])').first().fill(token)
-    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
-    await page.locator('.modal-ux button.btn-done').click()
+    // The stream's ticket is a scheme of its own, with a form of its own: the token goes in the bearer's.
+    const bearer = page.locator('.modal-ux form', { hasText: 'bearerAuth' })
+    await bearer.locator('input[type=text], input:not([type])').first().fill(token)
+    await bearer.locator('.auth-btn-wrapper button.authorize').click()
+    await page.locator('.modal-ux button.btn-done').first().click()
 
     const create = page.locator('#operations-plants-createPlant')
     await create.locator('.opblock-summary').click()
@@ -101,9 +103,11 @@ describe('the docs page in a browser', () => {
     })
     await page.goto(`${server.url}/docs`)
     await page.locator('button.authorize').first().click()
-    await page.locator('.modal-ux input[type=text], .modal-ux input:not([type])').first().fill(token)
-    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
-    await page.locator('.modal-ux button.btn-done').click()
+    // The stream's ticket is a scheme of its own, with a form of its own: the token goes in the bearer's.
+    const bearer = page.locator('.modal-ux form', { hasText: 'bearerAuth' })
+    await bearer.locator('input[type=text], input:not([type])').first().fill(token)
+    await bearer.locator('.auth-btn-wrapper button.authorize').click()
+    await page.locator('.modal-ux button.btn-done').first().click()
 
     const responseOf = async (
       operation: string,

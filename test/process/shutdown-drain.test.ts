@@ -227,7 +227,7 @@ describe.each(storeKinds)('a SIGTERM on $name while the retention sweep waits on
                 await client.query(
                   `SELECT count(*)::int AS n FROM pg_stat_activity
                  WHERE datname = current_database() AND wait_event_type = 'Lock'
-                   AND query LIKE 'DELETE FROM webhook_deliveries%'`,
+                   AND query LIKE '%DELETE FROM webhook_deliveries%'`,
                 )
               ).rows[0].n > 0
             )
