@@ -4595,17 +4595,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (error codes: 40501) */
-            405: {
-                headers: {
-                    /** @description The methods the route serves */
-                    Allow?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Gone (error codes: 41001) */
             410: {
                 headers: {

@@ -529,7 +529,6 @@ const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
     'RateLimit-Remaining': text('Requests left in the current window'),
     'RateLimit-Reset': text('Seconds until the window resets'),
   },
-  405: { Allow: text('The methods the route serves') },
   503: { 'Retry-After': RETRY_AFTER },
 }
 

@@ -144,7 +144,6 @@ export async function eventStreamRoutes(
             errors.TICKET_INVALID,
             errors.TICKET_EXPIRED,
             errors.SCOPE_MISSING,
-            errors.METHOD_NOT_ALLOWED,
             errors.CURSOR_EXPIRED,
             500,
             errors.STREAMS_FULL,
