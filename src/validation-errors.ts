@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { AppError, type CatalogEntry, errors } from './errors.js'
+import { notACursor } from './events/query.js'
 import { PLANT_EVENT_TYPES } from './plants/events.js'
 import { INT64_MAX, INT64_MIN } from './plants/int64.js'
 import { NAME_MAX_LENGTH as PLANT_NAME_MAX, TAG_MAX_LENGTH } from './plants/model.js'
@@ -262,10 +263,7 @@ const EVENT_TYPE = refuse(
 const CHANGE_CURSOR = (parameter: string): Row => [
   parameter,
   {
-    '*': refuse(
-      errors.CURSOR_INVALID,
-      `The query parameter ${parameter} must be a cursor this service gave out (a change's cursor or a page's next).`,
-    ),
+    '*': refuse(errors.CURSOR_INVALID, notACursor(parameter)),
   },
 ]
 
