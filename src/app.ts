@@ -24,6 +24,8 @@ import { eventStreamRoutes, type StreamTimings } from './http/routes/event-strea
 import { eventRoutes } from './http/routes/events.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
 import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
+import { consoleRoutes } from './http/routes/console.js'
+import { meRoutes } from './http/routes/me.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantBatchRoutes } from './http/routes/plant-batches.js'
 import { plantRoutes } from './http/routes/plants.js'
@@ -159,6 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const schema of sharedSchemas) app.addSchema(schema)
   await installCompression(app)
   await openApi(app)
+  await consoleRoutes(app)
 
   const idempotency = new IdempotentCreates(
     options.store.plants,
@@ -184,6 +187,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       allowPrivateUrls: options.allowPrivateWebhookUrls ?? false,
     })
     await api.register(tokenRoutes, { tokens: options.tokens, rateLimit: options.rateLimit ?? null })
+    await api.register(meRoutes)
     await api.register(eventStreamRoutes, {
       store: options.store,
       verifier,
