@@ -1,5 +1,6 @@
 // Bundles the console (src/console) into dist/console: its page, one script and one stylesheet, which
-// the service serves at /console (src/http/routes/console.ts). Everything it needs is in the bundle:
+// the service serves at /console (src/http/routes/console.ts). The stylesheets the code imports become
+// console.css. Everything it needs is in the bundle:
 // no CDN, nothing fetched at run time but the API.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs'
 import { build } from 'esbuild'
@@ -20,4 +21,3 @@ await build({
   logLevel: 'warning',
 })
 copyFileSync('src/console/index.html', `${out}/index.html`)
-copyFileSync('src/console/console.css', `${out}/console.css`)

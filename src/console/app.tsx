@@ -5,18 +5,37 @@ import { PlantsPage } from './pages/plants.js'
 import { TokensPage } from './pages/tokens.js'
 import { WebhooksPage } from './pages/webhooks.js'
 import { useRoute } from './route.js'
-import { type Caller, forgetToken, type Scope, type Session, SessionContext, savedToken, saveToken } from './session.js'
+import {
+  type Caller,
+  forgetToken,
+  type Scope,
+  type Session,
+  SessionContext,
+  savedToken,
+  saveToken,
+} from './session.js'
 import { SignIn } from './sign-in.js'
 import { NotAllowed, Page } from './ui.js'
 
 /** The console's sections: each needs one scope to be of use, and says so without it. */
-const SECTIONS: Array<{ path: string; title: string; scope: Scope; what: string; Show: () => preact.JSX.Element }> =
-  [
-    { path: 'plants', title: 'Plants', scope: 'plants:read', what: 'read plants', Show: PlantsPage },
-    { path: 'tokens', title: 'Tokens', scope: 'tokens:manage', what: 'manage tokens', Show: TokensPage },
-    { path: 'webhooks', title: 'Webhooks', scope: 'webhooks:manage', what: 'manage webhooks', Show: WebhooksPage },
-    { path: 'live', title: 'Live', scope: 'events:read', what: 'follow the change feed', Show: LivePage },
-  ]
+const SECTIONS: Array<{
+  path: string
+  title: string
+  scope: Scope
+  what: string
+  Show: () => preact.JSX.Element
+}> = [
+  { path: 'plants', title: 'Plants', scope: 'plants:read', what: 'read plants', Show: PlantsPage },
+  { path: 'tokens', title: 'Tokens', scope: 'tokens:manage', what: 'manage tokens', Show: TokensPage },
+  {
+    path: 'webhooks',
+    title: 'Webhooks',
+    scope: 'webhooks:manage',
+    what: 'manage webhooks',
+    Show: WebhooksPage,
+  },
+  { path: 'live', title: 'Live', scope: 'events:read', what: 'follow the change feed', Show: LivePage },
+]
 
 interface Signed {
   token: string
@@ -41,7 +60,6 @@ export function App() {
     setSigned({ token, caller })
   }
   // A reload of the tab keeps its session: the token is checked again, as at sign-in.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: once, on load
   useEffect(() => {
     const token = savedToken()
     if (token === null) return
@@ -54,7 +72,9 @@ export function App() {
     if (!signed) return null
     const scopes = new Set(signed.caller.scopes)
     return {
-      api: apiFor(signed.token, () => signOut('Your token no longer works (expired or revoked): sign in again.')),
+      api: apiFor(signed.token, () =>
+        signOut('Your token no longer works (expired or revoked): sign in again.'),
+      ),
       caller: signed.caller,
       can: (scope) => scopes.has(scope),
       signOut: () => signOut(),

@@ -1,3 +1,4 @@
+import './console.css'
 import { render } from 'preact'
 import { App } from './app.js'
 

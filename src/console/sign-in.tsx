@@ -3,7 +3,13 @@ import { ApiError } from './api.js'
 import { Field, Page } from './ui.js'
 
 /** The first page: a token pasted in, checked with GET /me before it is kept. */
-export function SignIn({ onSignIn, reason }: { onSignIn: (token: string) => Promise<void>; reason?: string }) {
+export function SignIn({
+  onSignIn,
+  reason,
+}: {
+  onSignIn: (token: string) => Promise<void>
+  reason?: string
+}) {
   const [token, setToken] = useState('')
   const [error, setError] = useState<string>()
   const [busy, setBusy] = useState(false)

@@ -150,9 +150,9 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 export function TableRegion({ label, children }: { label: string; children: ComponentChildren }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard
-    <div class="table-region" role="region" aria-label={label} tabIndex={0}>
+    <section class="table-region" aria-label={label} tabIndex={0}>
       <table>{children}</table>
-    </div>
+    </section>
   )
 }
 
@@ -177,7 +177,6 @@ export interface Loaded<T> {
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true })
   const [round, setRound] = useState(0)
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
   useEffect(() => {
     const abort = new AbortController()
     setState((previous) => ({ ...previous, loading: true }))

@@ -34,7 +34,7 @@ describe('GET /me: who the caller is and what it may do', () => {
     await jwks?.close()
   })
 
-  it("names an opaque token by its public id and name, with its scopes sorted, whatever they are", async () => {
+  it('names an opaque token by its public id and name, with its scopes sorted, whatever they are', async () => {
     const made = await t.tokens.create('reader', ['plants:write', 'events:read'])
     const res = await me(t, made.token)
     expect(res.statusCode).toBe(200)
