@@ -20,12 +20,12 @@ import {
   recordUnrouted,
   requestRecorder,
 } from './http/request-metrics.js'
+import { consoleRoutes } from './http/routes/console.js'
 import { eventStreamRoutes, type StreamTimings } from './http/routes/event-stream.js'
 import { eventRoutes } from './http/routes/events.js'
 import { healthRoutes, type Lifecycle } from './http/routes/health.js'
-import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
-import { consoleRoutes } from './http/routes/console.js'
 import { meRoutes } from './http/routes/me.js'
+import { recognizeEveryMethod } from './http/routes/method-not-allowed.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { plantBatchRoutes } from './http/routes/plant-batches.js'
 import { plantRoutes } from './http/routes/plants.js'
@@ -51,6 +51,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
+  /** Where the built console is (dist/console by default); without one, /console is not served. */
+  consoleDir?: string
   lifecycle?: Lifecycle
   /** Accept loopback, private and link-local webhook URLs (local development and tests). */
   allowPrivateWebhookUrls?: boolean
@@ -161,7 +163,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const schema of sharedSchemas) app.addSchema(schema)
   await installCompression(app)
   await openApi(app)
-  await consoleRoutes(app)
+  await consoleRoutes(app, { root: options.consoleDir })
 
   const idempotency = new IdempotentCreates(
     options.store.plants,

@@ -38,6 +38,7 @@ export interface TestAppOptions {
   /** The token service's clock (expiries, a roll's overlap); Date.now by default. */
   now?: () => number
   jwts?: AppOptions['jwts']
+  consoleDir?: AppOptions['consoleDir']
 }
 
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {

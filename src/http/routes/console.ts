@@ -16,7 +16,10 @@ const hidden = { hide: true } as FastifySchema
  * ETag, so a new version is seen on the next load. Without a built console (a checkout that never ran
  * the build) the API is served without it.
  */
-export async function consoleRoutes(app: FastifyInstance, { root = CONSOLE_DIR }: { root?: string } = {}) {
+export async function consoleRoutes(
+  app: FastifyInstance,
+  { root = CONSOLE_DIR }: { root?: string | undefined } = {},
+): Promise<void> {
   if (!existsSync(join(root, 'index.html'))) return
   await app.register(fastifyStatic, {
     root,
