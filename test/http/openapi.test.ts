@@ -40,7 +40,7 @@ describe('the published contract', () => {
     expect(result.valid).toBe(true)
   })
 
-  it('lists every operation of the plant resource, the change feed, the webhook subscriptions and the tokens', () => {
+  it('lists every operation of the plant resource, the change feed, the webhook subscriptions, the tokens and the caller', () => {
     const operations = Object.values(doc.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),
     )
@@ -78,6 +78,7 @@ describe('the published contract', () => {
         'rollToken',
         'streamChanges',
         'createStreamTicket',
+        'getCaller',
       ].sort(),
     )
   })

@@ -34,7 +34,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
         operationId: 'getCaller',
         summary: "The caller: who the request's token speaks for, and its scopes",
         tags: ['tokens'],
-        response: { 200: Caller, ...errorResponses(401) },
+        response: { 200: Caller, ...errorResponses(401, 500) },
       },
     },
     async (request) => {
