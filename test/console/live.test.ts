@@ -181,6 +181,35 @@ describe.skipIf(noBrowser())('the Live page', () => {
       }
     })
 
+    it('says that changes may be missing when the connection dropped before a first change came', async () => {
+      const proxy = await TcpProxy.start(server.url)
+      try {
+        const { page, faults } = await signedIn(
+          browser,
+          proxy.route(server.url).replace(/\/$/, ''),
+          server.token,
+        )
+        await openLive(page)
+        expect(await connection(page).textContent()).not.toContain('may be missing')
+        await proxy.down()
+        await expect
+          .poll(() => connection(page).textContent(), { timeout: 10_000 })
+          .toContain('Reconnecting…')
+        await create(server, '71', 'Made with no cursor to resume after')
+        await proxy.up()
+        await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Connected')
+        expect(await connection(page).textContent()).toContain(
+          'Changes made while the connection was down may be missing',
+        )
+        await create(server, '72', 'Made after')
+        await expect.poll(() => shown(page), { timeout: 10_000 }).toEqual(['Created Made after id 72'])
+        expectNoFaults(faults)
+        await page.close()
+      } finally {
+        await proxy.close()
+      }
+    })
+
     it('shows an id past 2^53 digit for digit, pauses, resumes and clears, and has no serious axe violation', async () => {
       const { page, faults } = await signedIn(browser, server.url, server.token)
       await openLive(page)

@@ -6,7 +6,8 @@ export type Change = Schemas['Change']
 /** Where the stream is, as the page says it in words. */
 export type StreamState =
   | { kind: 'connecting' }
-  | { kind: 'connected' }
+  /** `note`: what the person should know about the changes shown, when something may be missing. */
+  | { kind: 'connected'; note?: string }
   /** Dropped or refused for a while: another try is on its way. */
   | { kind: 'reconnecting'; reason: string }
   /** Refused for a reason that waiting does not fix: the person decides what next. */
@@ -32,6 +33,11 @@ export class ChangeFollower {
   private failures = 0
   /** The cursor of the last change received: where a new connection resumes. */
   private cursor: string | undefined
+  /**
+   * A connection dropped before any change came: with no cursor to resume from, the next one starts at
+   * its own present, and what was made in between is not shown.
+   */
+  private gap = false
 
   constructor(
     private readonly api: Api,
@@ -45,6 +51,7 @@ export class ChangeFollower {
     const run = {}
     this.run = run
     this.cursor = after
+    this.gap = false
     this.failures = 0
     this.onState({ kind: 'connecting' })
     void this.connect(run)
@@ -76,7 +83,14 @@ export class ChangeFollower {
     source.onopen = () => {
       opened = true
       this.failures = 0
-      this.onState({ kind: 'connected' })
+      this.onState(
+        this.gap
+          ? {
+              kind: 'connected',
+              note: 'Changes made while the connection was down may be missing: it dropped before a first change came to resume after.',
+            }
+          : { kind: 'connected' },
+      )
     }
     source.onmessage = (event: MessageEvent<string>) => {
       let change: Change
@@ -94,6 +108,7 @@ export class ChangeFollower {
       source.close()
       if (this.source !== source || this.run !== run) return
       this.source = undefined
+      if (opened && this.cursor === undefined) this.gap = true
       if (opened) this.retry(run, 'The connection dropped.')
       else void this.diagnose(run)
     }

@@ -72,6 +72,8 @@ export function LivePage() {
           <span>{CONNECTION[connection.kind]}</span>
           {connection.kind === 'reconnecting' || connection.kind === 'stopped' ? (
             <span class="live-reason"> {connection.reason}</span>
+          ) : connection.kind === 'connected' && connection.note ? (
+            <span class="live-reason"> {connection.note}</span>
           ) : null}
         </p>
         <div class="actions">
