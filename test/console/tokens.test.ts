@@ -279,6 +279,46 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
       await page.close()
     })
 
+    it('works from the keyboard: the secret takes the focus, and the roll dialog opens with Enter and closes with Escape', async () => {
+      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const focused = async () => String(await page.evaluate('document.activeElement?.textContent'))
+      await openTokens(page)
+      const form = page.getByRole('form', { name: 'Issue a token' })
+      await form.getByRole('textbox', { name: 'Name' }).focus()
+      await page.keyboard.type('by keyboard')
+      await page.keyboard.press('Tab')
+      await page.keyboard.press('Tab')
+      await page.keyboard.press('Space')
+      expect(await form.getByRole('checkbox', { name: 'metrics:read' }).isChecked()).toBe(true)
+      // Enter in the name box sends the form.
+      await page.keyboard.press('Shift+Tab')
+      await page.keyboard.press('Shift+Tab')
+      await page.keyboard.press('Enter')
+      await secretShown(page, /shown once/)
+      expect(await focused()).toMatch(/“by keyboard”, shown once/)
+
+      await rowOf(page, 'by keyboard').getByRole('button', { name: 'Roll' }).focus()
+      await page.keyboard.press('Enter')
+      const dialog = page.getByRole('dialog', { name: 'Roll “by keyboard”' })
+      await dialog.waitFor()
+      expect(
+        await dialog
+          .getByRole('textbox', { name: 'Overlap' })
+          .evaluate((box) => box === box.ownerDocument.activeElement),
+      ).toBe(true)
+      await page.keyboard.press('Escape')
+      await expect.poll(() => dialog.count()).toBe(0)
+      expect(await focused()).toBe('Roll')
+
+      await page
+        .getByRole('region', { name: /shown once/ })
+        .getByRole('button', { name: 'Dismiss' })
+        .click()
+      expect(await focused()).toBe('All tokens')
+      expectNoFaults(faults)
+      await page.close()
+    })
+
     it('fits a 375 px wide phone screen, the shown secret too', async () => {
       const { page, faults } = await signedIn(browser, server.url, server.token, { phone: true })
       await openTokens(page)

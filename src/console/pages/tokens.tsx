@@ -52,7 +52,16 @@ export function TokensPage() {
 
   return (
     <Page title="Tokens">
-      {shown ? <SecretBox shown={shown} onDismiss={() => setShown(undefined)} /> : null}
+      {shown ? (
+        <SecretBox
+          shown={shown}
+          onDismiss={() => {
+            // The box and its focused button go: the focus moves on to the list rather than nowhere.
+            setShown(undefined)
+            listHeading.current?.focus()
+          }}
+        />
+      ) : null}
       <IssueForm
         onIssued={(token) => {
           setStatus(undefined)
