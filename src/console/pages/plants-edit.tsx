@@ -95,7 +95,7 @@ export function PlantEdit({
         </h3>
         <p role="alert">
           {theirs
-            ? 'This plant was changed after you opened it, so your change was not saved. Their version is beside yours.'
+            ? 'This plant was changed after you opened it, so your change was not saved. Here are both versions.'
             : 'This plant was deleted after you opened it, so your change was not saved.'}
         </p>
         <div class="versions">

@@ -64,36 +64,38 @@ export function PlantHistory({ id }: { id: bigint }) {
       <ErrorNote error={error} />
       {changes?.length === 0 ? <p>No change of this plant is on record.</p> : null}
       {changes && changes.length > 0 ? (
-        <TableRegion label="History, newest first">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Change</th>
-              <th scope="col">Who</th>
-              <th scope="col">Plant</th>
-              <th scope="col">Before</th>
-              <th scope="col">After</th>
-            </tr>
-          </thead>
-          <tbody>
-            {changes.map((change) => (
-              <tr key={change.cursor}>
-                <td>
-                  <Time iso={change.time} />
-                </td>
-                <td>{KINDS[change.type]}</td>
-                <td class="who-did">{who(change.actor)}</td>
-                <td class="id">{String((change.after ?? change.before)?.id ?? id)}</td>
-                <td>
-                  <PlantState plant={change.before} />
-                </td>
-                <td>
-                  <PlantState plant={change.after} />
-                </td>
+        <div class="plant-history">
+          <TableRegion label="History, newest first">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Change</th>
+                <th scope="col">Who</th>
+                <th scope="col">Plant</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
               </tr>
-            ))}
-          </tbody>
-        </TableRegion>
+            </thead>
+            <tbody>
+              {changes.map((change) => (
+                <tr key={change.cursor}>
+                  <td>
+                    <Time iso={change.time} />
+                  </td>
+                  <td>{KINDS[change.type]}</td>
+                  <td>{who(change.actor)}</td>
+                  <td class="id">{String((change.after ?? change.before)?.id ?? id)}</td>
+                  <td>
+                    <PlantState plant={change.before} />
+                  </td>
+                  <td>
+                    <PlantState plant={change.after} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableRegion>
+        </div>
       ) : null}
       {before !== undefined ? (
         <button type="button" disabled={loading} onClick={() => load(before)}>
