@@ -37,6 +37,9 @@ export function stringifyExactJson(body: unknown): string {
   return stringify(body) as string
 }
 
+/** The statuses a Response can have no body with (the Fetch Standard's null body statuses). */
+const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304])
+
 /**
  * openapi-fetch reads JSON with `response.json()`, or with `JSON.parse` when there is no
  * Content-Length. This gives it a response read in full (a connection reset half-way is then no
@@ -45,9 +48,9 @@ export function stringifyExactJson(body: unknown): string {
  * the call like any other: a PlantStoreError with the status, not a bare SyntaxError.
  */
 export async function withExactJson(response: Response): Promise<Response> {
-  // Nothing to read: a 204 or 304, or a HEAD (a Response cannot be built with a body for those).
-  // A browser's fetch gives a 204 an empty body stream rather than none, so the status is asked too.
-  if (response.body === null || response.status === 204 || response.status === 304) return response
+  // Nothing to read: a 204 or 304, or a HEAD (a Response cannot be built with a body for those). A
+  // browser's fetch gives a 204 an empty body rather than none, so the status decides too.
+  if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response
   const type = response.headers.get('content-type') ?? ''
   const text = await response.text()
   const headers = new Headers(response.headers)
