@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Schemas } from '../api.js'
 import { CopyButton } from '../ui.js'
 
@@ -35,9 +35,14 @@ export function outcomeOf(attempt: { statusCode: number | null; error: string | 
  * it will not be shown again.
  */
 export function SecretOnce({ secret, title }: { secret: string; title: string }) {
+  // The form or dialog that asked for it is gone: the focus goes to what it gave.
+  const heading = useRef<HTMLHeadingElement>(null)
+  useEffect(() => heading.current?.focus(), [secret])
   return (
     <section class="card webhook-secret" aria-label={title}>
-      <h2>{title}</h2>
+      <h2 tabIndex={-1} ref={heading}>
+        {title}
+      </h2>
       <p>Copy it now: it is not shown again.</p>
       <code class="secret">{secret}</code>
       <div class="actions">

@@ -38,8 +38,8 @@ export function DeliveryList({ webhookId, round }: { webhookId: string; round: n
   }, [pending, list.loading, list.data])
 
   return (
-    <section aria-labelledby="deliveries-title">
-      <h2 id="deliveries-title">Deliveries</h2>
+    <div class="webhook-deliveries">
+      <h2>Deliveries</h2>
       <div class="toolbar">
         <div class="field">
           <label for="delivery-status">Status</label>
@@ -120,6 +120,6 @@ export function DeliveryList({ webhookId, round }: { webhookId: string; round: n
         </TableRegion>
       )}
       <Pager pager={pager} next={list.data?.next} what="deliveries" />
-    </section>
+    </div>
   )
 }

@@ -287,6 +287,7 @@ function SinceForm({
         label="Since"
         type="datetime-local"
         step={1}
+        hint="In your browser's time zone."
         required
         value={since}
         onInput={(e) => setSince(e.currentTarget.value)}
