@@ -15,7 +15,7 @@ import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/r
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
 /** Receivers on 127.0.0.1, and a retry schedule short enough that a failing delivery ends in a moment. */
-const SERVE_ARGS = ['--webhook-allow-private-urls', '--webhook-retry-schedule', '200ms']
+const SERVE_ARGS = ['--webhook-allow-private-urls', 'true', '--webhook-retry-schedule', '200ms']
 const WAIT = { timeout: 15_000 }
 
 type Json = Record<string, unknown> & { data?: Array<Record<string, unknown>> }

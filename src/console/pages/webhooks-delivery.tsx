@@ -61,8 +61,9 @@ export function DeliveryView({ webhookId, deliveryId }: { webhookId: string; del
   const [error, setError] = useState<unknown>()
   const [busy, setBusy] = useState(false)
 
-  // The retry's response is newer than a search that has not come back since.
-  const shown = delivery.loading && retried ? retried : (delivery.data ?? retried)
+  // The retry's response is newer than what was found before it, until a search made since comes back.
+  useEffect(() => setRetried(undefined), [delivery.data])
+  const shown = retried ?? delivery.data
   const pending = shown?.status === 'pending'
   useEffect(() => {
     if (!pending || delivery.loading || attempts.loading) return
