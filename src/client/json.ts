@@ -46,7 +46,8 @@ export function stringifyExactJson(body: unknown): string {
  */
 export async function withExactJson(response: Response): Promise<Response> {
   // Nothing to read: a 204 or 304, or a HEAD (a Response cannot be built with a body for those).
-  if (response.body === null) return response
+  // A browser's fetch gives a 204 an empty body stream rather than none, so the status is asked too.
+  if (response.body === null || response.status === 204 || response.status === 304) return response
   const type = response.headers.get('content-type') ?? ''
   const text = await response.text()
   const headers = new Headers(response.headers)
