@@ -278,11 +278,16 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
     it('deletes a subscription after asking', async () => {
       const api = apiOf(service)
       await page.getByRole('link', { name: 'Back to the subscription' }).click()
-      await page.getByRole('button', { name: 'Delete' }).click()
+      // By keyboard: Enter asks, Escape backs out.
+      await page.getByRole('button', { name: 'Delete' }).focus()
+      await page.keyboard.press('Enter')
       const dialog = page.getByRole('dialog')
       await dialog.waitFor()
       expect(await dialog.textContent()).toContain(receiver.url)
       await expectAccessible(page)
+      await page.keyboard.press('Escape')
+      await dialog.waitFor({ state: 'hidden' })
+      await page.getByRole('button', { name: 'Delete' }).click()
       await dialog.getByRole('button', { name: 'Cancel' }).click()
       expect((await api('GET', `/webhooks/${id}`)).status).toBe(200)
 
@@ -291,6 +296,32 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
       await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor(WAIT)
       await page.getByText(`Deleted the subscription to ${receiver.url}.`).waitFor()
       expect((await api('GET', `/webhooks/${id}`)).status).toBe(404)
+      expectNoFaults(faults)
+    })
+
+    it('pages through the deliveries, older and newer', async () => {
+      const api = apiOf(service)
+      const webhook = await api('POST', '/webhooks', { url: receiver.url, description: 'Paged' })
+      const hookId = String(webhook.body.id)
+      for (let n = 100; n < 122; n++)
+        expect((await api('POST', '/plants', { id: n, name: `Plant ${n}` })).status).toBe(200)
+      const all = ((await api('GET', `/webhooks/${hookId}/deliveries?limit=500`)).body.data ?? []).map((d) =>
+        String(d.id),
+      )
+      expect(all).toHaveLength(22)
+
+      await page.goto(`${service.url}/console#/webhooks/${hookId}`)
+      const links = page.locator('section[aria-label="Deliveries"] tbody tr a')
+      await expect.poll(() => links.count(), WAIT).toBe(20)
+      const first = await links.allTextContents()
+      expect(await page.getByRole('button', { name: 'Newer deliveries' }).isDisabled()).toBe(true)
+      await page.getByRole('button', { name: 'Older deliveries' }).click()
+      await expect.poll(() => links.count(), WAIT).toBe(2)
+      const second = await links.allTextContents()
+      expect([...first, ...second]).toEqual(all)
+      expect(await page.getByRole('button', { name: 'Older deliveries' }).isDisabled()).toBe(true)
+      await page.getByRole('button', { name: 'Newer deliveries' }).click()
+      await expect.poll(() => links.allTextContents(), WAIT).toEqual(first)
       expectNoFaults(faults)
     })
 
