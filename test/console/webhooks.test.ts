@@ -325,6 +325,24 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
       expectNoFaults(faults)
     })
 
+    it('shows the network error of an attempt that got no response', async () => {
+      const api = apiOf(service)
+      // Port 1 on the loopback: nothing listens, so the connection is refused.
+      const webhook = await api('POST', '/webhooks', {
+        url: 'http://127.0.0.1:1/hook',
+        description: 'Nobody home',
+      })
+      const hookId = String(webhook.body.id)
+      const test = await api('POST', `/webhooks/${hookId}/test`)
+      await page.goto(`${service.url}/console#/webhooks/${hookId}/deliveries/${String(test.body.id)}`)
+      await expect.poll(() => page.locator('.delivery-status').textContent(), WAIT).toBe('Failed')
+      const attempts = page.locator('ol.attempts > li')
+      await expect.poll(() => attempts.count(), WAIT).toBe(2)
+      expect(await attempts.first().textContent()).toContain('ECONNREFUSED')
+      expect(await attempts.first().textContent()).toContain('No response came.')
+      expectNoFaults(faults)
+    })
+
     it('fits a 375 px phone screen', async () => {
       const api = apiOf(service)
       const webhook = await api('POST', '/webhooks', {
