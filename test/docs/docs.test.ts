@@ -12,7 +12,12 @@ import { sqliteKind, tempDir } from '../helpers/stores.js'
 const ROOT = new URL('../../', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8')
 const readme = read('README.md')
-const pages = ['README.md', ...readdirSync(new URL('docs/', ROOT)).map((name) => `docs/${name}`)]
+const pages = [
+  'README.md',
+  ...readdirSync(new URL('docs/', ROOT))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
 
 describe('the docs', () => {
   it('keep the README to a few screens', () => {
