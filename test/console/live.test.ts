@@ -1,14 +1,14 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import {
   type ConsoleServer,
   expectAccessible,
   expectNoFaults,
-  launchBrowser,
   noBrowser,
   signedIn,
   startConsoleServer,
+  useBrowser,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -79,13 +79,7 @@ async function openStreams(server: ConsoleServer): Promise<number> {
 }
 
 describe.skipIf(noBrowser())('the Live page', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchBrowser()
-  }, 60_000)
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
     let server: ConsoleServer
@@ -97,7 +91,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
     })
 
     it('shows each change as it is made, newest first, with its type, exact id, name, time and author', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       await openLive(page)
       expect(await shown(page)).toEqual([])
       await expect.poll(() => openStreams(server)).toBe(1)
@@ -146,7 +140,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
       const proxy = await TcpProxy.start(server.url)
       try {
         const via = proxy.route(server.url).replace(/\/$/, '')
-        const { page, faults } = await signedIn(browser, via, server.token)
+        const { page, faults } = await signedIn(browser(), via, server.token)
         await openLive(page)
         await create(server, '51', 'Before the drop')
         await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
@@ -185,7 +179,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
       const proxy = await TcpProxy.start(server.url)
       try {
         const { page, faults } = await signedIn(
-          browser,
+          browser(),
           proxy.route(server.url).replace(/\/$/, ''),
           server.token,
         )
@@ -211,7 +205,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
     })
 
     it('shows an id past 2^53 digit for digit, pauses, resumes and clears, and has no serious axe violation', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       await openLive(page)
       await expectAccessible(page)
       await create(server, '9007199254740993', 'Exact fern')
@@ -252,7 +246,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
       const proxy = await TcpProxy.start(server.url)
       try {
         const { page, faults } = await signedIn(
-          browser,
+          browser(),
           proxy.route(server.url).replace(/\/$/, ''),
           server.token,
         )
@@ -293,7 +287,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
     })
 
     it('fits a 375 px wide phone screen', async () => {
-      const { page } = await signedIn(browser, server.url, server.token, { phone: true })
+      const { page } = await signedIn(browser(), server.url, server.token, { phone: true })
       await openLive(page)
       await create(server, '9223372036854775807', 'Phlebodium aureum blue star fern, the widest name here')
       await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
@@ -304,7 +298,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
 
     it('tells a token without events:read that it cannot follow the feed', async () => {
       const reader = await issue(server, ['plants:read'])
-      const { page, faults } = await signedIn(browser, server.url, reader.secret)
+      const { page, faults } = await signedIn(browser(), server.url, reader.secret)
       await page.getByRole('link', { name: 'Live' }).click()
       await page.getByRole('heading', { name: 'Live' }).waitFor()
       await page.getByText('Your token cannot follow the change feed').waitFor()
@@ -317,7 +311,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
 
     it('signs out, saying why, when the token is revoked while the page follows the feed', async () => {
       const follower = await issue(server, ['events:read'])
-      const { page } = await signedIn(browser, server.url, follower.secret)
+      const { page } = await signedIn(browser(), server.url, follower.secret)
       await page.getByRole('heading', { name: 'Live' }).waitFor()
       await expect.poll(() => connection(page).textContent(), { timeout: 15_000 }).toContain('Connected')
       await call(server, 'DELETE', `/tokens/${follower.id}`)

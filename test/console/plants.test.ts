@@ -1,13 +1,13 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ConsoleServer,
   expectAccessible,
   expectNoFaults,
-  launchBrowser,
   noBrowser,
   signedIn,
   startConsoleServer,
+  useBrowser,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
@@ -56,13 +56,7 @@ async function openPlant(page: Page, id: string) {
 }
 
 describe.skipIf(noBrowser())('the Plants page of the console', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchBrowser()
-  }, 60_000)
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
     let cs: ConsoleServer
@@ -80,7 +74,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('finds plants by a piece of their name, and by any of several tags', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await expect.poll(() => total(page)).toBe('4 plants')
       await search(page, { q: 'ern' })
       await expect.poll(() => column(page, 2)).toEqual(['Boston Fern', 'FERNLEAF'])
@@ -98,7 +92,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('creates a plant, its id digit for digit, and shows the service’s refusal as it is', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       const form = page.getByRole('form', { name: 'New plant' })
       const create = async (id: string, name: string, tag: string) => {
         await form.getByRole('textbox', { name: 'Id', exact: true }).fill(id)
@@ -127,7 +121,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('shows a change made meanwhile as a conflict and never overwrites it; saves once on top of theirs', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await found(page).getByRole('link', { name: '2', exact: true }).click()
       await page.getByRole('heading', { level: 1, name: 'Plant 2', exact: true }).waitFor()
       const edit = page.getByRole('form', { name: 'Edit plant' })
@@ -166,7 +160,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('deletes a plant after a confirmation, then shows the list with what was done', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await openPlant(page, '4')
       await page.getByRole('button', { name: 'Delete', exact: true }).click()
       const dialog = page.getByRole('dialog')
@@ -199,7 +193,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('shows an id past 2^53 digit for digit in the list, the plant’s page and its history', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await search(page, { q: 'exact' })
       const link = found(page).getByRole('link', { name: EXACT, exact: true })
       await link.waitFor()
@@ -224,7 +218,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('shows the total and pages forward and back with the Link cursor', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await search(page, { q: 'Pot', perPage: '10' })
       await expect.poll(() => total(page)).toBe('30 plants')
       await expect.poll(() => column(page, 1)).toEqual(Array.from({ length: 10 }, (_, i) => String(101 + i)))
@@ -253,7 +247,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     it('pages a long history with the Link cursor, newest first', async () => {
       for (let n = 1; n <= 21; n++)
         expect((await call(cs, '/plants/130', 'PUT', `{"name": "Pot 130, change ${n}"}`)).status).toBe(200)
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await openPlant(page, '130')
       const history = page.getByRole('region', { name: 'History, newest first' })
       const afterColumn = () => history.locator('tbody tr td:nth-child(6)').allTextContents()
@@ -274,7 +268,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
       const issued = await call(cs, '/tokens', 'POST', '{"name": "reader", "scopes": ["plants:read"]}')
       expect(issued.status).toBe(201)
       const { secret } = (await issued.json()) as { secret: string }
-      const { page, faults } = await signedIn(browser, cs.url, secret)
+      const { page, faults } = await signedIn(browser(), cs.url, secret)
       await expect.poll(() => total(page)).toBe('31 plants')
       expect(await page.getByRole('button', { name: 'Create plant' }).count()).toBe(0)
       expect(await page.locator('.not-allowed').textContent()).toContain('lacks the plants:write scope')
@@ -289,7 +283,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('has no serious accessibility fault on the list, a plant with its history, and the delete dialog', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token)
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token)
       await expect.poll(() => total(page)).toBe('31 plants')
       await expectAccessible(page)
       // A refusal shown in the create form.
@@ -313,7 +307,7 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
     })
 
     it('fits a 375 px wide phone screen, the tables scrolling inside their regions', async () => {
-      const { page, faults } = await signedIn(browser, cs.url, cs.token, { phone: true })
+      const { page, faults } = await signedIn(browser(), cs.url, cs.token, { phone: true })
       const width = () => page.evaluate<number>('document.documentElement.scrollWidth')
       await expect.poll(() => total(page)).toBe('31 plants')
       expect(await width()).toBeLessThanOrEqual(375)

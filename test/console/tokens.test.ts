@@ -1,13 +1,13 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ConsoleServer,
   expectAccessible,
   expectNoFaults,
-  launchBrowser,
   noBrowser,
   signedIn,
   startConsoleServer,
+  useBrowser,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
@@ -67,13 +67,7 @@ async function secretShown(page: Page, title: RegExp): Promise<string> {
 const textOf = async (page: Page, name: string) => (await rowOf(page, name).textContent()) ?? ''
 
 describe.skipIf(noBrowser())('the Tokens page of the console', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchBrowser()
-  }, 60_000)
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
     let server: ConsoleServer
@@ -85,7 +79,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
     })
 
     it('issues a token with the scopes ticked, whose secret works with exactly those, and revokes it after a confirmation', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       await openTokens(page)
       const secret = await issueOnPage(page, 'ci reader', ['plants:read', 'events:read'])
 
@@ -119,7 +113,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
 
     it('rolls a token with an overlap: the new secret is shown once and copied, and the old one works until the overlap ends', async () => {
       const old = await issue(server.url, server.token, { name: 'deploy bot', scopes: ['plants:read'] })
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write'])
       await openTokens(page)
       await rowOf(page, 'deploy bot').getByRole('button', { name: 'Roll' }).click()
@@ -171,7 +165,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
     })
 
     it('keeps the secret out of the address, the storage and the console log, and forgets it when the person leaves the page', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       const logged: string[] = []
       page.on('console', (message) => logged.push(message.text()))
       await openTokens(page)
@@ -221,7 +215,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
         scopes: ['plants:read', 'plants:write'],
         expiresIn: '30m',
       })
-      const { page, faults } = await signedIn(browser, server.url, limited.secret)
+      const { page, faults } = await signedIn(browser(), server.url, limited.secret)
       await openTokens(page)
       const form = page.getByRole('form', { name: 'Issue a token' })
       const offered = await form
@@ -250,7 +244,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
 
     it('tells a token without tokens:manage that it cannot manage tokens', async () => {
       const reader = await issue(server.url, server.token, { name: 'only a reader', scopes: ['plants:read'] })
-      const { page, faults } = await signedIn(browser, server.url, reader.secret)
+      const { page, faults } = await signedIn(browser(), server.url, reader.secret)
       await openTokens(page)
       await expect
         .poll(() => page.getByRole('main').textContent())
@@ -261,7 +255,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
     })
 
     it('works from the keyboard: the secret takes the focus, and the roll dialog opens with Enter and closes with Escape', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       const focused = async () => String(await page.evaluate('document.activeElement?.textContent'))
       await openTokens(page)
       const form = page.getByRole('form', { name: 'Issue a token' })
@@ -301,7 +295,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
     })
 
     it('fits a 375 px wide phone screen, the shown secret too', async () => {
-      const { page, faults } = await signedIn(browser, server.url, server.token, { phone: true })
+      const { page, faults } = await signedIn(browser(), server.url, server.token, { phone: true })
       await openTokens(page)
       await expect.poll(() => page.getByRole('region', { name: 'Token list' }).count()).toBe(1)
       const width = async () => Number(await page.evaluate('document.documentElement.scrollWidth'))
@@ -317,7 +311,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
       // fill a second. Last in this block, as these push the other tests' tokens off the first page.
       for (let n = 1; n <= 50; n++)
         await issue(server.url, server.token, { name: `batch ${n}`, scopes: ['plants:read'] })
-      const { page, faults } = await signedIn(browser, server.url, server.token)
+      const { page, faults } = await signedIn(browser(), server.url, server.token)
       await openTokens(page)
       await expect.poll(() => rowOf(page, 'batch 40').count()).toBe(1)
       expect(await rowOf(page, 'batch 50').count()).toBe(0)

@@ -1,14 +1,14 @@
 import { createHmac } from 'node:crypto'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ConsoleServer,
   expectAccessible,
   expectNoFaults,
-  launchBrowser,
   noBrowser,
   signedIn,
   startConsoleServer,
+  useBrowser,
 } from '../helpers/console.js'
 import { issueToken } from '../helpers/process.js'
 import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -59,13 +59,7 @@ async function createInPage(page: Page, url: string, description: string): Promi
 }
 
 describe.skipIf(noBrowser())('the webhooks console', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchBrowser()
-  }, 60_000)
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
     let service: ConsoleServer
@@ -82,7 +76,7 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
     it('follows a failing delivery to its attempts, retries it, and sees it succeed', async () => {
       const api = apiOf(service)
       receiver.respondWith(500, 'receiver down: try again later')
-      const { page, faults } = await signedIn(browser, service.url, service.token)
+      const { page, faults } = await signedIn(browser(), service.url, service.token)
       await openWebhooks(page)
       expect(await createInPage(page, receiver.url, 'Orders CRM')).toMatch(/^whsec_/)
       const [webhook] = (await api('GET', '/webhooks')).body.data ?? []
@@ -140,7 +134,7 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
     beforeAll(async () => {
       receiver = await startReceiver()
       service = await startConsoleServer(sqliteKind, SERVE_ARGS)
-      ;({ page, faults } = await signedIn(browser, service.url, service.token))
+      ;({ page, faults } = await signedIn(browser(), service.url, service.token))
     }, 60_000)
     afterAll(async () => {
       await page?.close()
@@ -351,7 +345,7 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
       })
       const hookId = String(webhook.body.id)
       const test = await api('POST', `/webhooks/${hookId}/test`)
-      const phone = await signedIn(browser, service.url, service.token, { phone: true })
+      const phone = await signedIn(browser(), service.url, service.token, { phone: true })
       const fits = () => phone.page.evaluate<number>('document.documentElement.scrollWidth')
       const deliveryId = String(test.body.id)
       // Each view, once what it loads is shown.
@@ -370,7 +364,7 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
 
     it('says so to a token without webhooks:manage', async () => {
       const reader = await issueToken(service.databaseUrl, 'reader', 'plants:read')
-      const other = await signedIn(browser, service.url, reader)
+      const other = await signedIn(browser(), service.url, reader)
       await other.page.getByRole('link', { name: 'Webhooks' }).click()
       await other.page.getByText('Your token cannot manage webhooks').waitFor(WAIT)
       await other.page.close()

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { expect } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { type RunningServer, startServer } from './process.js'
 import { lacking } from './requirement.js'
 import { type StoreKind, tempDir } from './stores.js'
@@ -26,6 +26,21 @@ export function launchBrowser(): Promise<Browser> {
       '--no-first-run',
     ],
   })
+}
+
+/** One browser for the tests of a file (or a describe block): launched before them, closed after. */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    browser = await launchBrowser()
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+  })
+  return () => {
+    if (browser === undefined) throw new Error('the browser is launched before the tests')
+    return browser
+  }
 }
 
 /** A real `plantstore serve` on a fresh database of the kind, with a bootstrap token of every scope. */
