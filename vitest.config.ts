@@ -1,27 +1,14 @@
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+import { builtShapeValidators } from './test/setup/built-shape-validators.js'
 import { SlowFirstSequencer } from './test/setup/slow-first.js'
 
-const SRC = fileURLToPath(new URL('src/', import.meta.url))
-const DIST = fileURLToPath(new URL('dist/', import.meta.url))
-
 export default defineConfig({
-  plugins: [
-    {
-      // The validators generated from the schemas exist only once built (scripts/shape-validators.mjs):
-      // code run from src uses those of the build (test/shape-validators.test.ts checks that they
-      // agree with the schemas in src).
-      name: 'built-shape-validators',
-      resolveId(id, importer) {
-        if (!id.endsWith('/shape-validators.js') || importer === undefined) return null
-        const path = resolve(dirname(importer), id)
-        return path.startsWith(SRC) ? join(DIST, path.slice(SRC.length)) : null
-      },
-    },
-  ],
+  plugins: [builtShapeValidators],
   test: {
     include: ['test/**/*.test.ts', 'bench/**/*.test.ts'],
+    // The console's browser tests run after these, on their own (vitest.console.config.ts): Chromium
+    // beside the timing-sensitive tests here would slow them past their bounds.
+    exclude: [...configDefaults.exclude, 'test/console/**'],
     // Enables the PostgreSQL suite when TEST_DATABASE_URL is set (and says loudly when it is not);
     // checks that the tests exercise every documented operation; with coverage on, empties the
     // directory the processes the tests start write their coverage to.

@@ -57,6 +57,7 @@ const OPERATIONS: Record<string, { method: string; url: string; body?: true }> =
   // A cursor it refuses: a stream that opened would never close the exchange.
   streamChanges: { method: 'GET', url: '/events/stream?after=x' },
   createStreamTicket: { method: 'POST', url: '/events/tickets' },
+  getCaller: { method: 'GET', url: '/me' },
 }
 const IDS = Object.keys(OPERATIONS)
 const op = (id: string) => OPERATIONS[id] as (typeof OPERATIONS)[string]
