@@ -1,6 +1,7 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
 import { PlantStoreError } from './error.js'
 import { stringifyExactJson, withExactJson } from './json.js'
+import { nextPageQuery } from './link.js'
 import type { components, operations, paths } from './schema.js'
 
 export { PlantStoreError } from './error.js'
@@ -207,24 +208,23 @@ const mayPass = (error: unknown) =>
 
 /** The `before` of a history's `Link: <…>; rel="next"` header; undefined on the last page. */
 function nextBefore(response: Response): string | undefined {
-  const link = response.headers.get('link')
-  const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
-  if (!target) return undefined
-  const before = new URL(target, 'http://x').searchParams.get('before')
+  const query = nextPageQuery(response)
+  if (!query) return undefined
+  const before = query.get('before')
   // A next page this client cannot ask for is no last page: stopping there would lose its changes.
-  if (before === null || before === '') throw unexpected(response, `a cursor in its Link header: ${link}`)
+  if (before === null || before === '')
+    throw unexpected(response, `a cursor in its Link header: ${response.headers.get('link')}`)
   return before
 }
 
 /** The `cursor` of a `Link: <…>; rel="next"` header; undefined on the last page. */
 function nextCursor(response: Response): string | undefined {
-  const link = response.headers.get('link')
-  const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
-  if (!target) return undefined
-  const cursor = new URL(target, 'http://x').searchParams.get('cursor')
+  const query = nextPageQuery(response)
+  if (!query) return undefined
+  const cursor = query.get('cursor')
   // A next page this client cannot ask for is no last page: stopping there would lose the plants on it.
   if (cursor === null || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw unexpected(response, `a cursor in its Link header: ${link}`)
+    throw unexpected(response, `a cursor in its Link header: ${response.headers.get('link')}`)
   return cursor
 }
 

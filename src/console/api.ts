@@ -63,10 +63,3 @@ export async function must<T>(call: Promise<Outcome<T>>): Promise<{ data: T; res
   }
   return { data: data as T, response }
 }
-
-/** The `rel="next"` target of a Link header: the query of the next page, or undefined on the last. */
-export function nextQuery(response: Response): URLSearchParams | undefined {
-  const link = response.headers.get('link')
-  const target = link && /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
-  return target ? new URL(target, location.origin).searchParams : undefined
-}

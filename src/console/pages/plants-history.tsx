@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
-import { must, nextQuery, type Schemas } from '../api.js'
+import { nextPageQuery } from '../../client/link.js'
+import { must, type Schemas } from '../api.js'
 import { useSession } from '../session.js'
 import { ErrorNote, TableRegion, Time } from '../ui.js'
 
@@ -47,7 +48,7 @@ export function PlantHistory({ id }: { id: bigint }) {
         api.GET('/plants/{id}/history', { params: { path: { id }, query: { limit: PAGE, before: from } } }),
       )
       setChanges((shown) => (from === undefined ? data.data : [...(shown ?? []), ...data.data]))
-      setBefore(nextQuery(response)?.get('before') ?? undefined)
+      setBefore(nextPageQuery(response)?.get('before') ?? undefined)
     } catch (cause) {
       setError(cause)
     } finally {

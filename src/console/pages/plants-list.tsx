@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
+import { nextPageQuery } from '../../client/link.js'
 import type { operations } from '../../client/schema.js'
-import { must, nextQuery, type Schemas } from '../api.js'
+import { must, type Schemas } from '../api.js'
 import { href } from '../route.js'
 import { useSession } from '../session.js'
 import { ErrorNote, Field, NotAllowed, Page, StatusNote, TableRegion, useLoad } from '../ui.js'
@@ -82,7 +83,7 @@ export function PlantList({
       return {
         plants: data,
         total: total === null ? undefined : Number(total),
-        next: nextQuery(response)?.get('cursor') ?? undefined,
+        next: nextPageQuery(response)?.get('cursor') ?? undefined,
       }
     },
     [api, search, cursor],

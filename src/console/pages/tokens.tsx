@@ -1,6 +1,7 @@
 import './tokens.css'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { must, nextQuery, type Schemas } from '../api.js'
+import { nextPageQuery } from '../../client/link.js'
+import { must, type Schemas } from '../api.js'
 import { useSession } from '../session.js'
 import { ConfirmButton, ErrorNote, Page, StatusNote, TableRegion, Time, useLoad } from '../ui.js'
 import { IssueForm } from './tokens-issue.js'
@@ -26,7 +27,7 @@ export function TokensPage() {
       const { data, response } = await must(
         api.GET('/tokens', { params: { query: after === undefined ? {} : { after } }, signal }),
       )
-      return { tokens: data.data, next: nextQuery(response)?.get('after') ?? undefined }
+      return { tokens: data.data, next: nextPageQuery(response)?.get('after') ?? undefined }
     },
     [after],
   )

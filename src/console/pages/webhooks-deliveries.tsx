@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
-import { must, nextQuery } from '../api.js'
+import { nextPageQuery } from '../../client/link.js'
+import { must } from '../api.js'
 import { href } from '../route.js'
 import { useSession } from '../session.js'
 import { ErrorNote, TableRegion, Time, useLoad } from '../ui.js'
@@ -26,7 +27,7 @@ export function DeliveryList({ webhookId, round }: { webhookId: string; round: n
       const { data, response } = await must(
         api.GET('/webhooks/{id}/deliveries', { params: { path: { id: webhookId }, query }, signal }),
       )
-      return { deliveries: data.data, next: nextQuery(response)?.get('after') ?? undefined }
+      return { deliveries: data.data, next: nextPageQuery(response)?.get('after') ?? undefined }
     },
     [webhookId, status, pager.after, round],
   )

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
-import { type Api, must, nextQuery } from '../api.js'
+import { nextPageQuery } from '../../client/link.js'
+import { type Api, must } from '../api.js'
 import { href } from '../route.js'
 import { useSession } from '../session.js'
 import { ErrorNote, Page, StatusNote, Time, useLoad } from '../ui.js'
@@ -29,7 +30,7 @@ async function findDelivery(
     )
     const found = data.data.find((d) => d.id === deliveryId)
     if (found) return found
-    after = nextQuery(response)?.get('after') ?? undefined
+    after = nextPageQuery(response)?.get('after') ?? undefined
     if (after === undefined) break
   }
   return null
@@ -52,7 +53,7 @@ export function DeliveryView({ webhookId, deliveryId }: { webhookId: string; del
           signal,
         }),
       )
-      return { attempts: data.data, next: nextQuery(response)?.get('after') ?? undefined }
+      return { attempts: data.data, next: nextPageQuery(response)?.get('after') ?? undefined }
     },
     [webhookId, deliveryId, pager.after],
   )
