@@ -1,5 +1,5 @@
-import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, Page } from 'playwright-core'
+import { afterEach, describe, expect, it } from 'vitest'
 import { openStore, parseDatabaseUrl } from '../../src/store/open.js'
 import {
   type ConsoleServer,
@@ -7,8 +7,8 @@ import {
   expectNoFaults,
   noBrowser,
   signedIn,
-  startConsoleServer,
   useBrowser,
+  useConsoleServer,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -72,6 +72,29 @@ async function openLive(page: Page): Promise<void> {
   await expect.poll(() => connection(page).textContent(), { timeout: 15_000 }).toContain('Connected')
 }
 
+const proxies: TcpProxy[] = []
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()))
+})
+
+/**
+ * The Live page, signed in through a proxy the test can cut (a real drop of every connection
+ * between the browser and the service), following the feed.
+ */
+async function openLiveViaProxy(browser: Browser, server: ConsoleServer) {
+  const proxy = await TcpProxy.start(server.url)
+  proxies.push(proxy)
+  const opened = await signedIn(browser, proxy.route(server.url).replace(/\/$/, ''), server.token)
+  await openLive(opened.page)
+  return { proxy, ...opened }
+}
+
+/** Cuts every connection to the service, and waits for the page to say it is reconnecting. */
+async function dropConnection(proxy: TcpProxy, page: Page): Promise<void> {
+  await proxy.down()
+  await expect.poll(() => connection(page).textContent(), { timeout: 10_000 }).toContain('Reconnecting…')
+}
+
 /** Open streams on the server, from its metrics. */
 async function openStreams(server: ConsoleServer): Promise<number> {
   const text = await (await call(server, 'GET', '/metrics')).text()
@@ -82,13 +105,7 @@ describe.skipIf(noBrowser())('the Live page', () => {
   const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
-    let server: ConsoleServer
-    beforeAll(async () => {
-      server = await startConsoleServer(kind)
-    }, 60_000)
-    afterAll(async () => {
-      await server?.server.end()
-    })
+    const server = useConsoleServer(kind)
 
     it('shows each change as it is made, newest first, with its type, exact id, name, time and author', async () => {
       const { page, faults } = await signedIn(browser(), server.url, server.token)
@@ -127,81 +144,51 @@ describe.skipIf(noBrowser())('the Live page', () => {
   })
 
   describe('on SQLite', () => {
-    let server: ConsoleServer
-    beforeAll(async () => {
-      server = await startConsoleServer(sqliteKind)
-    }, 60_000)
-    afterAll(async () => {
-      await server?.server.end()
-    })
+    const server = useConsoleServer(sqliteKind)
 
     it('resumes after a dropped connection with no change lost or shown twice', async () => {
-      // The browser reaches the service through a proxy the test cuts: a real drop of every connection.
-      const proxy = await TcpProxy.start(server.url)
-      try {
-        const via = proxy.route(server.url).replace(/\/$/, '')
-        const { page, faults } = await signedIn(browser(), via, server.token)
-        await openLive(page)
-        await create(server, '51', 'Before the drop')
-        await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
+      const { proxy, page, faults } = await openLiveViaProxy(browser(), server)
+      await create(server, '51', 'Before the drop')
+      await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
 
-        await proxy.down()
-        await expect
-          .poll(() => connection(page).textContent(), { timeout: 10_000 })
-          .toContain('Reconnecting…')
-        await create(server, '52', 'During the drop')
-        await rename(server, '51', 'Renamed during the drop')
-        await create(server, '53', 'Also during the drop')
-        await remove(server, '52')
-        await proxy.up()
+      await dropConnection(proxy, page)
+      await create(server, '52', 'During the drop')
+      await rename(server, '51', 'Renamed during the drop')
+      await create(server, '53', 'Also during the drop')
+      await remove(server, '52')
+      await proxy.up()
 
-        await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Connected')
-        // A change made after the reconnection comes after everything missed, and after nothing twice.
-        await create(server, '54', 'After the drop')
-        await expect
-          .poll(async () => await shown(page), { timeout: 10_000 })
-          .toEqual([
-            'Created After the drop id 54',
-            'Deleted During the drop id 52',
-            'Created Also during the drop id 53',
-            'Updated Renamed during the drop id 51 (was Before the drop)',
-            'Created During the drop id 52',
-            'Created Before the drop id 51',
-          ])
-        expectNoFaults(faults)
-        await page.close()
-      } finally {
-        await proxy.close()
-      }
+      await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Connected')
+      // A change made after the reconnection comes after everything missed, and after nothing twice.
+      await create(server, '54', 'After the drop')
+      await expect
+        .poll(async () => await shown(page), { timeout: 10_000 })
+        .toEqual([
+          'Created After the drop id 54',
+          'Deleted During the drop id 52',
+          'Created Also during the drop id 53',
+          'Updated Renamed during the drop id 51 (was Before the drop)',
+          'Created During the drop id 52',
+          'Created Before the drop id 51',
+        ])
+      expectNoFaults(faults)
+      await page.close()
     })
 
     it('says that changes may be missing when the connection dropped before a first change came', async () => {
-      const proxy = await TcpProxy.start(server.url)
-      try {
-        const { page, faults } = await signedIn(
-          browser(),
-          proxy.route(server.url).replace(/\/$/, ''),
-          server.token,
-        )
-        await openLive(page)
-        expect(await connection(page).textContent()).not.toContain('may be missing')
-        await proxy.down()
-        await expect
-          .poll(() => connection(page).textContent(), { timeout: 10_000 })
-          .toContain('Reconnecting…')
-        await create(server, '71', 'Made with no cursor to resume after')
-        await proxy.up()
-        await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Connected')
-        expect(await connection(page).textContent()).toContain(
-          'Changes made while the connection was down may be missing',
-        )
-        await create(server, '72', 'Made after')
-        await expect.poll(() => shown(page), { timeout: 10_000 }).toEqual(['Created Made after id 72'])
-        expectNoFaults(faults)
-        await page.close()
-      } finally {
-        await proxy.close()
-      }
+      const { proxy, page, faults } = await openLiveViaProxy(browser(), server)
+      expect(await connection(page).textContent()).not.toContain('may be missing')
+      await dropConnection(proxy, page)
+      await create(server, '71', 'Made with no cursor to resume after')
+      await proxy.up()
+      await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Connected')
+      expect(await connection(page).textContent()).toContain(
+        'Changes made while the connection was down may be missing',
+      )
+      await create(server, '72', 'Made after')
+      await expect.poll(() => shown(page), { timeout: 10_000 }).toEqual(['Created Made after id 72'])
+      expectNoFaults(faults)
+      await page.close()
     })
 
     it('shows an id past 2^53 digit for digit, pauses, resumes and clears, and has no serious axe violation', async () => {
@@ -243,47 +230,37 @@ describe.skipIf(noBrowser())('the Live page', () => {
     })
 
     it('says when the changes after the last one shown are past retention, and follows from now on request', async () => {
-      const proxy = await TcpProxy.start(server.url)
+      const { proxy, page, faults } = await openLiveViaProxy(browser(), server)
+      await create(server, '61', 'Kept a moment')
+      await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
+      await dropConnection(proxy, page)
+      await create(server, '62', 'Swept away')
+      // Retention deletes every change so far: the page's cursor is now below what is kept.
+      const location = parseDatabaseUrl(server.databaseUrl)
+      if (!location) throw new Error(`bad database url ${server.databaseUrl}`)
+      const store = await openStore(location)
       try {
-        const { page, faults } = await signedIn(
-          browser(),
-          proxy.route(server.url).replace(/\/$/, ''),
-          server.token,
-        )
-        await openLive(page)
-        await create(server, '61', 'Kept a moment')
-        await expect.poll(async () => (await shown(page)).length, { timeout: 10_000 }).toBe(1)
-        await proxy.down()
-        await create(server, '62', 'Swept away')
-        // Retention deletes every change so far: the page's cursor is now below what is kept.
-        const location = parseDatabaseUrl(server.databaseUrl)
-        if (!location) throw new Error(`bad database url ${server.databaseUrl}`)
-        const store = await openStore(location)
-        try {
-          await store.maintenance.sweep({
-            now: new Date(),
-            eventsBefore: new Date(Date.now() + 60_000),
-            tokensBefore: new Date(0),
-          })
-        } finally {
-          await store.close()
-        }
-        await proxy.up()
-        await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Disconnected')
-        expect(await connection(page).textContent()).toContain('no longer kept by the service')
-        await expectAccessible(page)
-
-        await page.getByRole('button', { name: 'Follow from now' }).click()
-        await expect.poll(() => connection(page).textContent(), { timeout: 10_000 }).toContain('Connected')
-        await create(server, '63', 'After starting again')
-        await expect
-          .poll(async () => await shown(page), { timeout: 10_000 })
-          .toEqual(['Created After starting again id 63', 'Created Kept a moment id 61'])
-        expectNoFaults(faults)
-        await page.close()
+        await store.maintenance.sweep({
+          now: new Date(),
+          eventsBefore: new Date(Date.now() + 60_000),
+          tokensBefore: new Date(0),
+        })
       } finally {
-        await proxy.close()
+        await store.close()
       }
+      await proxy.up()
+      await expect.poll(() => connection(page).textContent(), { timeout: 20_000 }).toContain('Disconnected')
+      expect(await connection(page).textContent()).toContain('no longer kept by the service')
+      await expectAccessible(page)
+
+      await page.getByRole('button', { name: 'Follow from now' }).click()
+      await expect.poll(() => connection(page).textContent(), { timeout: 10_000 }).toContain('Connected')
+      await create(server, '63', 'After starting again')
+      await expect
+        .poll(async () => await shown(page), { timeout: 10_000 })
+        .toEqual(['Created After starting again id 63', 'Created Kept a moment id 61'])
+      expectNoFaults(faults)
+      await page.close()
     })
 
     it('fits a 375 px wide phone screen', async () => {

@@ -1,13 +1,13 @@
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   type ConsoleServer,
   expectAccessible,
   expectNoFaults,
   noBrowser,
   signedIn,
-  startConsoleServer,
   useBrowser,
+  useConsoleServer,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
@@ -59,9 +59,8 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
   const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
-    let cs: ConsoleServer
+    const cs = useConsoleServer(kind)
     beforeAll(async () => {
-      cs = await startConsoleServer(kind)
       await seed(cs, [
         '{"id": 1, "name": "Boston Fern", "tag": "fern"}',
         '{"id": 2, "name": "Monstera", "tag": "aroid"}',
@@ -69,9 +68,6 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
         '{"id": 4, "name": "Philodendron", "tag": "aroid"}',
       ])
     }, 60_000)
-    afterAll(async () => {
-      await cs?.server.end()
-    })
 
     it('finds plants by a piece of their name, and by any of several tags', async () => {
       const { page, faults } = await signedIn(browser(), cs.url, cs.token)
@@ -182,15 +178,11 @@ describe.skipIf(noBrowser())('the Plants page of the console', () => {
 
   describe('on one store', () => {
     const EXACT = '9007199254740993'
-    let cs: ConsoleServer
+    const cs = useConsoleServer(sqliteKind)
     beforeAll(async () => {
-      cs = await startConsoleServer(sqliteKind)
       const pots = Array.from({ length: 30 }, (_, i) => `{"id": ${101 + i}, "name": "Pot ${101 + i}"}`)
       await seed(cs, [...pots, `{"id": ${EXACT}, "name": "Exact fig", "tag": "ficus"}`])
     }, 60_000)
-    afterAll(async () => {
-      await cs?.server.end()
-    })
 
     it('shows an id past 2^53 digit for digit in the list, the plant’s page and its history', async () => {
       const { page, faults } = await signedIn(browser(), cs.url, cs.token)

@@ -1,13 +1,12 @@
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
-  type ConsoleServer,
   expectAccessible,
   expectNoFaults,
   noBrowser,
   signedIn,
-  startConsoleServer,
   useBrowser,
+  useConsoleServer,
 } from '../helpers/console.js'
 import { sqliteKind, storeKinds } from '../helpers/stores.js'
 
@@ -70,13 +69,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
   const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
-    let server: ConsoleServer
-    beforeAll(async () => {
-      server = await startConsoleServer(kind)
-    }, 60_000)
-    afterAll(async () => {
-      await server?.server.end()
-    })
+    const server = useConsoleServer(kind)
 
     it('issues a token with the scopes ticked, whose secret works with exactly those, and revokes it after a confirmation', async () => {
       const { page, faults } = await signedIn(browser(), server.url, server.token)
@@ -103,13 +96,7 @@ describe.skipIf(noBrowser())('the Tokens page of the console', () => {
   })
 
   describe('on sqlite', () => {
-    let server: ConsoleServer
-    beforeAll(async () => {
-      server = await startConsoleServer(sqliteKind)
-    }, 60_000)
-    afterAll(async () => {
-      await server?.server.end()
-    })
+    const server = useConsoleServer(sqliteKind)
 
     it('rolls a token with an overlap: the new secret is shown once and copied, and the old one works until the overlap ends', async () => {
       const old = await issue(server.url, server.token, { name: 'deploy bot', scopes: ['plants:read'] })

@@ -7,8 +7,8 @@ import {
   expectNoFaults,
   noBrowser,
   signedIn,
-  startConsoleServer,
   useBrowser,
+  useConsoleServer,
 } from '../helpers/console.js'
 import { issueToken } from '../helpers/process.js'
 import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -62,14 +62,12 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
   const browser = useBrowser()
 
   describe.each(storeKinds)('on $name', (kind) => {
-    let service: ConsoleServer
+    const service = useConsoleServer(kind, SERVE_ARGS)
     let receiver: Receiver
     beforeAll(async () => {
       receiver = await startReceiver()
-      service = await startConsoleServer(kind, SERVE_ARGS)
     }, 60_000)
     afterAll(async () => {
-      await service?.server.end()
       await receiver?.close()
     })
 
@@ -125,7 +123,7 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
   })
 
   describe('on SQLite', () => {
-    let service: ConsoleServer
+    const service = useConsoleServer(sqliteKind, SERVE_ARGS)
     let receiver: Receiver
     let page: Page
     let faults: Awaited<ReturnType<typeof signedIn>>['faults']
@@ -133,12 +131,10 @@ describe.skipIf(noBrowser())('the webhooks console', () => {
     let firstSecret: string
     beforeAll(async () => {
       receiver = await startReceiver()
-      service = await startConsoleServer(sqliteKind, SERVE_ARGS)
       ;({ page, faults } = await signedIn(browser(), service.url, service.token))
     }, 60_000)
     afterAll(async () => {
       await page?.close()
-      await service?.server.end()
       await receiver?.close()
     })
 

@@ -67,6 +67,21 @@ export async function startConsoleServer(kind: StoreKind, args: string[] = []): 
   return { server, url: server.url, databaseUrl, token: readFileSync(tokenFile, 'utf8').trim() }
 }
 
+/**
+ * A console server for the tests of a describe block: started before them, ended after. The object
+ * returned is filled in once the server has started, so the tests read it as they would a constant.
+ */
+export function useConsoleServer(kind: StoreKind, args: string[] = []): ConsoleServer {
+  const started = {} as ConsoleServer
+  beforeAll(async () => {
+    Object.assign(started, await startConsoleServer(kind, args))
+  }, 60_000)
+  afterAll(async () => {
+    await started.server?.end()
+  })
+  return started
+}
+
 /** What a page did that it must not: a refusal by its Content-Security-Policy, a request elsewhere, a script error. */
 export interface PageFaults {
   refused: string[]
