@@ -218,3 +218,55 @@ describe('the change iterator when the service is away for a while', () => {
     })
   })
 })
+
+describe('the typed client against a server that is not the service', () => {
+  /** A client whose every request is answered 200 with `body` and the headers given. */
+  const answering = (body: string, headers: Record<string, string> = {}) =>
+    createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      retries: 0,
+      fetch: async () =>
+        new Response(body, { status: 200, headers: { 'content-type': 'application/json', ...headers } }),
+    })
+  const failureOf = (promise: Promise<unknown>) => promise.catch((error: unknown) => error)
+
+  it('refuses a history whose changes are not changes', async () => {
+    expect(await failureOf(answering('{"data":[1]}').history(1n))).toMatchObject({
+      status: 200,
+      message: 'HTTP 200 without a list of changes',
+    })
+  })
+
+  it('refuses a history page whose next link it cannot follow, or that leads back to the same page', async () => {
+    const noBefore = '</plants/1/history?limit=2>; rel="next"'
+    expect(await failureOf(answering('{"data":[]}', { link: noBefore }).history(1n))).toMatchObject({
+      status: 200,
+      message: `HTTP 200 without a cursor in its Link header: ${noBefore}`,
+    })
+    const same = answering('{"data":[]}', { link: '</plants/1/history?before=5>; rel="next"' })
+    expect(await failureOf(same.history(1n, { before: '5' }))).toMatchObject({
+      status: 200,
+      message: 'HTTP 200 without a next cursor other than the one sent in its Link header: 5',
+    })
+    const next = answering('{"data":[]}', {
+      link: '<http://elsewhere/plants/1/history?before=4#x>; rel="next"',
+    })
+    expect(await next.history(1n, { before: '5' })).toEqual({ changes: [], next: '4' })
+  })
+
+  it('stops following the feed at once, with its reason, when aborted while a read fails', async () => {
+    const controller = new AbortController()
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:1',
+      token: 't',
+      retries: 0,
+      fetch: async () => {
+        controller.abort(new Error('stopped by the caller'))
+        return new Response('', { status: 503 })
+      },
+    })
+    const failure = await failureOf(client.changes({ signal: controller.signal }).next())
+    expect(failure).toMatchObject({ message: 'stopped by the caller' })
+  })
+})
