@@ -9,7 +9,3 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number]
 
 export const DEFAULT_SCOPES: readonly Scope[] = ['plants:read', 'plants:write']
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value)
-}
