@@ -21,12 +21,14 @@ const OTHER_QUERY =
   'The query parameter cursor belongs to another listing: send it with the sort, q and tag of the request whose `Link` header gave it.'
 const MALFORMED = 'The query parameter cursor must be a cursor given in the `Link` header of a previous page.'
 
-/** A cursor written as the service writes one, around any JSON text: only the content is forged. */
-function forged(body: unknown): string {
-  const text = Buffer.from(JSON.stringify(body))
+/** A cursor written as the service writes one, around any text: only the content is forged. */
+function forgedText(content: string): string {
+  const text = Buffer.from(content)
   const sum = createHash('sha256').update(text).digest().subarray(0, 12)
   return Buffer.concat([sum, text]).toString('base64url')
 }
+
+const forged = (body: unknown): string => forgedText(JSON.stringify(body))
 
 describe('the listing cursor', () => {
   it('gives back the position it was made from, for its own sort and filter', () => {
@@ -121,5 +123,11 @@ describe('the listing cursor', () => {
       expect(refusal(() => decodeCursor(forged(body), sort as SortText, {})).message).toBe(MALFORMED)
     }
     expect(decodeCursor(forged({ ...at, s: 'name', k: 'a' }), 'name', {})).toEqual({ id: 7n, key: 'a' })
+  })
+
+  it('refuses a text that is not JSON, even under a checksum that holds', () => {
+    for (const text of ['{"v":1,', 'v=1&s=id', '{"v":1}x']) {
+      expect(refusal(() => decodeCursor(forgedText(text), 'id', {})).message).toBe(MALFORMED)
+    }
   })
 })

@@ -147,6 +147,8 @@ describe.each(storeKinds)('webhook API on $name', (kind) => {
     ['no url', {}, errors.WEBHOOK_URL_INVALID],
     ['a relative url', { url: '/hook' }, errors.WEBHOOK_URL_INVALID],
     ['an ftp url', { url: 'ftp://receiver.example/' }, errors.WEBHOOK_URL_INVALID],
+    ['an http url without a host', { url: 'https://' }, errors.WEBHOOK_URL_INVALID],
+    ['an http url whose host does not parse', { url: 'https://[::1/hook' }, errors.WEBHOOK_URL_INVALID],
     ['credentials in the url', { url: 'https://u:p@receiver.example/' }, errors.WEBHOOK_URL_INVALID],
     ['a number for url', { url: 42 }, errors.WEBHOOK_URL_INVALID],
     ['unknown events', { url: 'https://r.example/', events: ['plant.eaten'] }, errors.WEBHOOK_EVENTS_INVALID],
