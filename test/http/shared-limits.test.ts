@@ -18,6 +18,8 @@ interface Instance {
   tokens: TokenService
   /** Settlements this instance made with the database so far. */
   settlements: number
+  /** Of those, the ones the database answered. */
+  settled: number
 }
 
 const opened: Instance[] = []
@@ -42,13 +44,17 @@ async function instance(url: string, options: Partial<AppOptions>): Promise<Inst
     store,
     tokens: undefined as never,
     settlements: 0,
+    settled: 0,
   }
   const shared = store.rateLimits
   if (shared) {
     const settle = shared.settle.bind(shared)
     shared.settle = (changes) => {
       counted.settlements += 1
-      return settle(changes)
+      return settle(changes).then((settlement) => {
+        counted.settled += 1
+        return settlement
+      })
     }
   }
   counted.tokens = new TokenService(store.tokens)
@@ -291,12 +297,15 @@ describe.skipIf(!postgresKind)('rate limits shared by instances on PostgreSQL', 
     await vi.waitFor(() => expect(told('rate limits settled with the database again')).toBe(1), {
       timeout: 5000,
     })
-    // The other instance's pool lost its connections too: as a load balancer would, send it requests
-    // once it is ready again, or its first settlement waits on a new connection and may take long
-    // enough on a busy machine for it to count alone meanwhile.
+    // The other instance's pool lost its connections too, and one it still holds may fail its next
+    // settlement, which leaves it counting alone until one succeeds. Asked for another address, it
+    // settles; the address under test is asked once it has settled with the database.
     await vi.waitFor(async () => expect((await b.app.inject({ url: '/readyz' })).statusCode).toBe(200), {
       timeout: 5000,
     })
+    const settledBefore = b.settled
+    await b.app.inject({ url: '/plants/1', remoteAddress: '127.0.0.2' })
+    await vi.waitFor(() => expect(b.settled).toBeGreaterThan(settledBefore), { timeout: 5000 })
     const after = []
     for (let i = 0; i < 5; i++) after.push(await anonymous(b))
     expect(after.filter((status) => status === 401).length).toBeLessThanOrEqual(1)
