@@ -121,6 +121,29 @@ describe.skipIf(!postgresKind)('the token revocation epoch on PostgreSQL', () =>
     await expect(watch.check()).rejects.toThrow()
   }, 30_000)
 
+  it('ends a listening connection that finished opening after the watch was closed, and starts no poll', async () => {
+    const { url, store } = await behindProxy()
+    const application = 'plantstore_closed_while_opening'
+    const watch = new RevocationWatch({
+      client: { connectionString: url, application_name: application },
+      pool: store.pool,
+      pollIntervalMs: 100,
+    })
+    const starting = watch.start()
+    await watch.close()
+    await starting
+    expect(watch.started).toBe(false)
+    await vi.waitFor(
+      async () => {
+        const sessions = await admin(url, (c) =>
+          c.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [application]),
+        )
+        expect(sessions.rows).toEqual([])
+      },
+      { timeout: 5000, interval: 50 },
+    )
+  })
+
   it('gives no epoch once no re-read has answered for the bound, either way, and gives it again once one does', async () => {
     // Both ways to the database cross the proxy: the listening connection and the pool.
     const { url, proxy } = await behindProxy()

@@ -125,6 +125,8 @@ export class RevocationWatch {
     // Opening the listening connection reads the epoch on it: the first confirmation takes no pooled
     // connection.
     await this.listen()
+    // Closed while the connection was opening: nothing is left to poll for.
+    if (this.closed) return
     this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs)
     this.timer.unref()
   }
@@ -227,10 +229,7 @@ export class RevocationWatch {
       drop()
       throw error
     }
-    if (this.closed) {
-      await client.end().catch(() => {})
-      return
-    }
+    // Closed meanwhile, close() ends it: it waits for this opening, then ends the listener it left.
     this.listener = client
     // Channels wanted or given up while it was being opened.
     for (const [channel, listener] of [...this.channels]) {
