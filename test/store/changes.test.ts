@@ -395,6 +395,26 @@ describe('the SQLite change feed', () => {
     }
   })
 
+  it('stops looking for other commits once the store is closed under its watchers', async () => {
+    const started = vi.spyOn(globalThis, 'setInterval')
+    const cleared = vi.spyOn(globalThis, 'clearInterval')
+    try {
+      const rung = vi.fn()
+      store.events.watchChanges(rung)
+      expect(started).toHaveBeenCalledTimes(1)
+      const poll = started.mock.results[0]?.value
+      await store.close()
+      // The next look finds the store closed and ends the poll, though its watcher never stopped.
+      await vi.waitFor(() => expect(cleared).toHaveBeenCalledWith(poll), {
+        timeout: 5 * OTHER_COMMITS_POLL_MS,
+      })
+      expect(rung).not.toHaveBeenCalled()
+    } finally {
+      started.mockRestore()
+      cleared.mockRestore()
+    }
+  })
+
   it('tells every watcher, and settles the write, when one watcher throws', async () => {
     const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
     try {
