@@ -468,6 +468,7 @@ function spawnServe(args: string[]) {
   return { child, output: () => output, terminate }
 }
 
+// Each waits for a process to reach a state of its start; on a busy machine a start takes seconds.
 describe('a serve process stopped before it serves', () => {
   it.each([
     ['one process', []],
@@ -485,7 +486,7 @@ describe('a serve process stopped before it serves', () => {
       ])
       try {
         await vi.waitFor(() => expect(serve.output()).toContain('database unreachable; retrying'), {
-          timeout: 10_000,
+          timeout: 20_000,
         })
         expect(await serve.terminate()).toEqual([0, null])
         expect(serve.output()).toMatch(/stopped while starting, before serving anything/)
@@ -494,6 +495,7 @@ describe('a serve process stopped before it serves', () => {
         serve.child.kill('SIGKILL')
       }
     },
+    60_000,
   )
 
   it.skipIf(!postgresKind)(
@@ -516,7 +518,7 @@ describe('a serve process stopped before it serves', () => {
               )
               expect(waiting.rowCount).toBe(1)
             },
-            { timeout: 10_000 },
+            { timeout: 20_000 },
           )
           expect(await serve.terminate()).toEqual([0, null])
           expect(serve.output()).toMatch(/stopped while starting, before serving anything/)
@@ -525,6 +527,7 @@ describe('a serve process stopped before it serves', () => {
         }
       })
     },
+    60_000,
   )
 })
 
