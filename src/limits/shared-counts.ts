@@ -13,7 +13,7 @@ export const SETTLE_INTERVAL_MS = 100
  */
 const SETTLE_SPACING_MS = 20
 /** A settlement still without a response after this long: the process counts alone until one succeeds. */
-const ALONE_AFTER_MS = 1000
+export const ALONE_AFTER_MS = 1000
 /** A process holds this many intervals' worth of a key's recent requests in reserve. */
 const INTERVALS_AHEAD = 2
 /**
